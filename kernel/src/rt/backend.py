@@ -1,0 +1,48 @@
+"""The one place that decides which async backend runs rt's coroutines, and runs them.
+
+Every plugin that needs an event loop of its own (``server.run()``, ``rt test``, ``rt run``) calls
+:func:`run` instead of choosing: the choice is ``backend=`` given by the caller, else the configuration
+(``--backend`` flag, then ``RT_BACKEND``, then ``backend`` in rt.toml / ``[tool.rt]``), else asyncio.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from rt.errors import BackendError
+
+if TYPE_CHECKING:
+    from rt.config import Config
+
+BACKENDS = ("asyncio", "trio")
+DEFAULT_BACKEND = "asyncio"
+T = TypeVar("T")
+
+
+def resolve_backend(backend: str | None = None, config: Config | None = None) -> str:
+    """Name the backend to use, checking that it exists and is installed."""
+    if backend is not None:
+        chosen, source = backend, "the backend= argument"
+    else:
+        if config is None:
+            from rt.kernel import get_kernel
+
+            config = get_kernel().config
+        chosen, source = config.get("backend", DEFAULT_BACKEND), config.source("backend")
+    if chosen not in BACKENDS:
+        raise BackendError(f"unknown async backend {chosen!r} (from {source}); choose one of {', '.join(BACKENDS)}")
+    if chosen == "trio" and importlib.util.find_spec("trio") is None:
+        raise BackendError(
+            f"the trio backend was requested (from {source}) but trio is not installed: "
+            "pip install 'rt-kernel[trio]'"
+        )
+    return chosen
+
+
+def run(func: Callable[..., Awaitable[T]], *args: Any, backend: str | None = None, config: Config | None = None) -> T:
+    """Run ``func(*args)`` to completion on the chosen backend and return its result."""
+    import anyio
+
+    return anyio.run(func, *args, backend=resolve_backend(backend, config))

@@ -1,0 +1,161 @@
+"""The ``rt`` command. The kernel owns ``--version``, ``--help``, ``--backend`` and ``rt plugins``;
+every other subcommand comes from a plugin through ``rt_register_commands``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+import rt
+from rt._known import COMMAND_TO_DISTRIBUTION
+from rt.backend import BACKENDS
+from rt.errors import RtError
+from rt.interfaces import Command
+from rt.kernel import Kernel, use_kernel
+
+BUILTIN_COMMANDS = ("plugins",)
+
+
+def _common_options() -> argparse.ArgumentParser:
+    """Options every subcommand accepts, so ``rt test --backend trio`` and ``rt --backend trio test`` agree."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--backend", choices=BACKENDS, default=argparse.SUPPRESS,
+        help="async backend (default: RT_BACKEND, then config, then asyncio)",
+    )
+    return common
+
+
+def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
+    common = _common_options()
+    parser = argparse.ArgumentParser(
+        prog="rt",
+        description="rt: a Python runtime kernel; facilities come from plugins (see `rt plugins`).",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"rt {rt.__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    plugins_parser = subparsers.add_parser(
+        "plugins", parents=[common], help="list loaded plugins: name, distribution, version, hooks"
+    )
+    plugins_parser.add_argument("--json", action="store_true", help="machine-readable output")
+    seen: set[str] = set()
+    for name, registered in sorted(kernel.host.commands().items()):
+        command = registered.value
+        if command.name in seen or name != command.name:
+            continue
+        seen.add(command.name)
+        sub = subparsers.add_parser(
+            command.name, parents=[common], help=command.help, description=command.help,
+            aliases=list(command.aliases),
+        )
+        command.configure(sub)
+    return parser
+
+
+def _command_names(kernel: Kernel) -> list[str]:
+    return sorted({*BUILTIN_COMMANDS, *kernel.host.commands()})
+
+
+def _first_positional(argv: Sequence[str]) -> int | None:
+    skip_next = False
+    for index, arg in enumerate(argv):
+        if skip_next:
+            skip_next = False
+            continue
+        if arg == "--backend":
+            skip_next = True
+            continue
+        if arg.startswith("-"):
+            continue
+        return index
+    return None
+
+
+def _route(argv: list[str], kernel: Kernel) -> list[str] | int:
+    """Turn ``rt script.py`` into ``rt run script.py``; reject an unknown command with a suggestion."""
+    index = _first_positional(argv)
+    if index is None:
+        return argv
+    word = argv[index]
+    names = _command_names(kernel)
+    if word in names:
+        return argv
+    looks_like_script = word.endswith(".py") or os.path.isfile(word)
+    if looks_like_script:
+        if "run" in names:
+            return [*argv[:index], "run", *argv[index:]]
+        print(
+            f"rt: running a script needs the rt-debug plugin, which provides `rt run`: pip install rt-debug",
+            file=sys.stderr,
+        )
+        return 2
+    if word in COMMAND_TO_DISTRIBUTION:
+        dist = COMMAND_TO_DISTRIBUTION[word]
+        print(f"rt: `rt {word}` is provided by {dist}, which is not installed: pip install {dist}", file=sys.stderr)
+        return 2
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.5)
+    hint = f" Did you mean `rt {close[0]}`?" if close else ""
+    print(f"rt: unknown command {word!r}.{hint} Commands: {', '.join(names)}", file=sys.stderr)
+    return 2
+
+
+def _print_plugins(kernel: Kernel, as_json: bool) -> int:
+    infos = kernel.plugins()
+    if as_json:
+        print(json.dumps([
+            {"name": i.name, "distribution": i.distribution, "version": i.version, "hooks": list(i.hooks),
+             "disabled": i.disabled}
+            for i in infos
+        ], indent=2))
+        return 0
+    if not infos:
+        print("No plugins installed. Each facility is a plugin: pip install rt-csrf rt-secrets rt-http "
+              "rt-testrunner rt-debug")
+        return 0
+    rows = [("NAME", "DISTRIBUTION", "VERSION", "HOOKS")]
+    for info in infos:
+        hooks = "(disabled)" if info.disabled else ", ".join(info.hooks) or "-"
+        rows.append((info.name, info.distribution or "-", info.version or "-", hooks))
+    widths = [max(len(row[col]) for row in rows) for col in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3])
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``rt`` console script; returns the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        kernel = Kernel()
+        for warning in kernel.config.warnings:
+            print(f"rt: warning: {warning}", file=sys.stderr)
+        routed = _route(args_list, kernel)
+        if isinstance(routed, int):
+            return routed
+        parser = build_parser(kernel)
+        args = parser.parse_args(routed)
+        if getattr(args, "backend", None):
+            kernel.with_overrides({"backend": args.backend})
+        if args.command is None:
+            parser.print_help()
+            return 0
+        if args.command == "plugins":
+            return _print_plugins(kernel, args.json)
+        command: Command = kernel.host.commands()[args.command].value
+        with use_kernel(kernel):
+            return int(command.run(args, kernel) or 0)
+    except RtError as exc:
+        print(f"rt: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m rt.cli`
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Event types that cross plugin boundaries.
+
+Test events flow from the runner (rt-testrunner) to reporters (any distribution); HTTP events flow from
+clients (rt.fetch, http.client, httpx hooks) to observers (verbose fetch logging in rt-debug). They live in
+the kernel so that a third-party reporter or observer depends on ``rt-kernel`` alone.
+
+All are frozen attrs classes: a reporter must not be able to change what the next reporter sees.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+
+import attrs
+
+# --- test run ---------------------------------------------------------------------------------------------
+
+
+class TestStatus(enum.Enum):
+    """How one test ended. ``FAIL`` covers time-outs and a ``.failing`` test that passed."""
+
+    __test__ = False  # not a pytest test class
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    TODO = "todo"
+
+
+@attrs.frozen
+class Location:
+    """Where something is declared: file path (as the user sees it), 1-based line, 1-based column."""
+
+    file: str
+    line: int = 0
+    column: int = 0
+
+
+@attrs.frozen
+class TestFailure:
+    """Why a test failed, already rendered: reporters print it, they do not re-format exceptions."""
+
+    __test__ = False
+
+    message: str
+    kind: str = "Error"  # exception class name, or "Timeout"
+    details: str = ""  # the full rendered failure: diff, traceback, source preview
+    location: Location | None = None
+    timed_out: bool = False
+
+
+@attrs.frozen
+class RunStarted:
+    """The run begins: how many files were selected, and the seed when order is randomized."""
+
+    files: Sequence[str]
+    seed: int | None = None
+    root: str = ""
+
+
+@attrs.frozen
+class FileStarted:
+    file: str
+
+
+@attrs.frozen
+class TestStarted:
+    __test__ = False
+
+    file: str
+    path: tuple[str, ...]  # describe names, then the test name
+    attempt: int = 1
+    run: int = 1
+
+
+@attrs.frozen
+class TestFinished:
+    """One test's final result (after retries). ``attempt``/``run`` are 1-based; ``duration`` in seconds."""
+
+    __test__ = False
+
+    file: str
+    path: tuple[str, ...]
+    status: TestStatus
+    duration: float
+    attempt: int = 1
+    run: int = 1
+    failure: TestFailure | None = None
+    location: Location | None = None
+    expect_calls: int = 0
+
+    @property
+    def name(self) -> str:
+        return " > ".join(self.path)
+
+
+@attrs.frozen
+class FileFinished:
+    file: str
+    duration: float
+    error: TestFailure | None = None  # the file itself failed to load or a file-level hook raised
+
+
+@attrs.frozen
+class RunFinished:
+    """The run is over. ``bailed`` is set when ``--bail`` stopped it early."""
+
+    passed: int
+    failed: int
+    skipped: int
+    todo: int
+    expect_calls: int
+    files: int
+    duration: float
+    seed: int | None = None
+    bailed: bool = False
+
+    @property
+    def tests(self) -> int:
+        return self.passed + self.failed + self.skipped + self.todo
+
+
+TestEvent = RunStarted | FileStarted | TestStarted | TestFinished | FileFinished | RunFinished
+
+# --- outgoing HTTP ----------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class HttpRequest:
+    """An outgoing HTTP request, as a client is about to send it. ``body`` is ``None`` when it is streamed."""
+
+    method: str
+    url: str
+    headers: Sequence[tuple[str, str]]
+    body: bytes | None = None
+    http_version: str = "HTTP/1.1"
+    client: str = ""  # "rt.fetch", "http.client", "httpx" ...
+
+
+@attrs.frozen
+class HttpResponse:
+    """The response to an :class:`HttpRequest` (status line and headers; the body is not buffered)."""
+
+    request: HttpRequest
+    status: int
+    reason: str
+    headers: Sequence[tuple[str, str]]
+    http_version: str = "HTTP/1.1"
+    elapsed: float = 0.0

@@ -1,0 +1,258 @@
+"""The plugin manager: entry points of group ``rt``, blocking by name, and a typed facade over the hooks.
+
+A :class:`PluginHost` belongs to one :class:`rt.kernel.Kernel`; there is no module-level manager, so a
+test builds a fresh kernel instead of resetting a global. The rest of rt calls the facade's methods
+(``host.hmac_algorithms()``), never ``pm.hook.x(...)`` directly: the facade calls each implementation
+separately so it knows *which plugin* registered what, which is what duplicate and failure messages need.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable, Iterable
+from typing import Any, Generic, TypeVar
+
+import attrs
+import pluggy
+
+from rt import hookspecs
+from rt.errors import DuplicateRegistrationError, PluginLoadError
+from rt.interfaces import Command, ConfigOption, NamespaceEntry
+
+ENTRY_POINT_GROUP = "rt"
+T = TypeVar("T")
+
+
+@attrs.frozen
+class PluginInfo:
+    """One loaded (or disabled) plugin, as ``rt plugins`` shows it."""
+
+    name: str
+    distribution: str | None
+    version: str | None
+    hooks: tuple[str, ...] = ()
+    disabled: bool = False
+    entry_point: str | None = None
+
+
+@attrs.frozen
+class Registered(Generic[T]):
+    """A registered thing and the name of the plugin that registered it."""
+
+    value: T
+    plugin: str
+
+
+def _entry_point_distribution(ep: importlib.metadata.EntryPoint) -> tuple[str | None, str | None]:
+    dist = ep.dist
+    if dist is None:
+        return None, None
+    return dist.metadata["Name"], dist.version
+
+
+class PluginHost:
+    """Loads plugins into a fresh :class:`pluggy.PluginManager` and exposes what they register."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.pm.add_hookspecs(hookspecs)
+        self._infos: dict[str, PluginInfo] = {}
+        self._internal: set[str] = set()
+        self._cache: dict[str, Any] = {}
+        self._current_plugin = ""
+
+    # -- loading -------------------------------------------------------------------------------------------
+
+    def load_entry_points(self, disabled: Iterable[str] = ()) -> None:
+        """Import and register every entry point of group ``rt`` whose name is not in ``disabled``."""
+        blocked = set(disabled)
+        entry_points = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        for ep in entry_points:
+            dist_name, version = _entry_point_distribution(ep)
+            if ep.name in self._infos:
+                continue  # the same distribution seen twice on sys.path: first one wins, as for imports
+            if ep.name in blocked:
+                self.pm.set_blocked(ep.name)
+                self._infos[ep.name] = PluginInfo(ep.name, dist_name, version, disabled=True, entry_point=ep.value)
+                continue
+            try:
+                plugin = ep.load()
+            except Exception as exc:
+                raise PluginLoadError(
+                    f"plugin {ep.name!r} (distribution {dist_name or '?'}, entry point {ep.value}) failed to "
+                    f"import: {type(exc).__name__}: {exc}. Reinstall it, or disable it with "
+                    f"RT_DISABLE_PLUGINS={ep.name}"
+                ) from exc
+            self.register(plugin, ep.name, distribution=dist_name, version=version, entry_point=ep.value)
+        self.check_pending()
+
+    def register(
+        self,
+        plugin: object,
+        name: str | None = None,
+        *,
+        distribution: str | None = None,
+        version: str | None = None,
+        entry_point: str | None = None,
+        internal: bool = False,
+    ) -> str:
+        """Register a plugin object (a module or an instance with ``@hookimpl`` methods); returns its name."""
+        try:
+            registered = self.pm.register(plugin, name)
+        except pluggy.PluginValidationError as exc:
+            raise PluginLoadError(f"plugin {name or plugin!r} does not match rt's hook specifications: {exc}") from exc
+        except ValueError as exc:
+            raise PluginLoadError(f"cannot register plugin {name or plugin!r}: {exc}") from exc
+        if registered is None:  # blocked
+            return name or ""
+        plugin_name = self.pm.get_name(plugin) or str(name)
+        if internal:
+            self._internal.add(plugin_name)
+        self._infos[plugin_name] = PluginInfo(
+            plugin_name, distribution, version, entry_point=entry_point,
+            hooks=tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or ())),
+        )
+        self._cache.clear()
+        return plugin_name
+
+    def unregister(self, name: str) -> None:
+        self.pm.unregister(name=name)
+        self._infos.pop(name, None)
+        self._internal.discard(name)
+        self._cache.clear()
+
+    def check_pending(self) -> None:
+        """Fail on an implementation whose hook name matches no specification (usually a typo)."""
+        try:
+            self.pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise PluginLoadError(f"plugin {exc.plugin!r} implements an unknown hook: {exc}") from exc
+
+    def plugins(self, *, include_internal: bool = False) -> list[PluginInfo]:
+        """Loaded and disabled plugins, by name."""
+        return [
+            info for name, info in sorted(self._infos.items()) if include_internal or name not in self._internal
+        ]
+
+    # -- the typed facade ----------------------------------------------------------------------------------
+
+    def _call_each(self, hook_name: str, **kwargs: Any) -> None:
+        """Call every implementation of ``hook_name`` separately, so failures name their plugin.
+
+        ``kwargs`` values that are callbacks receive the plugin's name through ``self._current_plugin``.
+        """
+        caller = getattr(self.pm.hook, hook_name)
+        for impl in reversed(caller.get_hookimpls()):  # pluggy's own order: last registered first
+            self._current_plugin = impl.plugin_name
+            try:
+                impl.function(*(kwargs[arg] for arg in impl.argnames))
+            except (DuplicateRegistrationError, PluginLoadError):
+                raise
+            except Exception as exc:
+                raise PluginLoadError(
+                    f"plugin {impl.plugin_name!r} failed in {hook_name}: {type(exc).__name__}: {exc}"
+                ) from exc
+            finally:
+                self._current_plugin = ""
+
+    def _named(self, hook_name: str, kind: str, check: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
+        """Collect ``register(name, thing)`` calls of a hook into ``{name: Registered(thing, plugin)}``."""
+        cached = self._cache.get(hook_name)
+        if cached is not None:
+            return cached
+        found: dict[str, Registered[Any]] = {}
+
+        def register(name: str, thing: Any) -> None:
+            if not isinstance(name, str) or not name:
+                raise PluginLoadError(f"plugin {self._current_plugin!r} registered a {kind} with an empty name")
+            if check is not None:
+                check(name, thing)
+            if name in found:
+                raise DuplicateRegistrationError(
+                    f"{kind} {name!r} is registered by both plugin {found[name].plugin!r} and plugin "
+                    f"{self._current_plugin!r}; disable one with RT_DISABLE_PLUGINS"
+                )
+            found[name] = Registered(thing, self._current_plugin)
+
+        self._call_each(hook_name, register=register)
+        self._cache[hook_name] = found
+        return found
+
+    def _objects(self, hook_name: str, kind: str, cls: type[T], key: Callable[[T], str]) -> dict[str, Registered[T]]:
+        cached = self._cache.get(hook_name)
+        if cached is not None:
+            return cached
+        found: dict[str, Registered[T]] = {}
+
+        def register(thing: T) -> None:
+            if not isinstance(thing, cls):
+                raise PluginLoadError(
+                    f"plugin {self._current_plugin!r} passed {thing!r} to {hook_name}; expected {cls.__name__}"
+                )
+            name = key(thing)
+            if name in found:
+                raise DuplicateRegistrationError(
+                    f"{kind} {name!r} is registered by both plugin {found[name].plugin!r} and plugin "
+                    f"{self._current_plugin!r}; disable one with RT_DISABLE_PLUGINS"
+                )
+            found[name] = Registered(thing, self._current_plugin)
+
+        self._call_each(hook_name, register=register)
+        self._cache[hook_name] = found
+        return found
+
+    def commands(self) -> dict[str, Registered[Command]]:
+        """Subcommands of ``rt`` by name (aliases included)."""
+        found = self._objects("rt_register_commands", "command", Command, lambda c: c.name)
+        with_aliases = dict(found)
+        for registered in found.values():
+            for alias in registered.value.aliases:
+                with_aliases.setdefault(alias, registered)
+        return with_aliases
+
+    def namespace(self) -> dict[str, Registered[NamespaceEntry]]:
+        """Names on ``rt.`` and ``rt.test``, keyed ``"module:name"``."""
+        return self._objects(
+            "rt_register_namespace", "name", NamespaceEntry, lambda e: f"{e.module}:{e.name}"
+        )
+
+    def config_options(self) -> dict[str, Registered[ConfigOption]]:
+        return self._objects("rt_register_config_options", "configuration key", ConfigOption, lambda o: o.dotted)
+
+    def secret_backends(self) -> dict[str, Registered[Any]]:
+        return self._named("rt_register_secret_backends", "secret backend", _check_callable)
+
+    def hmac_algorithms(self) -> dict[str, Registered[Any]]:
+        return self._named("rt_register_hmac_algorithms", "HMAC algorithm", _check_callable)
+
+    def reporters(self) -> dict[str, Registered[Any]]:
+        return self._named("rt_register_reporters", "test reporter", _check_callable)
+
+    def transports(self) -> dict[str, Registered[Any]]:
+        return self._named("rt_register_transports", "transport", _check_callable)
+
+    def compressors(self) -> dict[str, Registered[Any]]:
+        return self._named("rt_register_compressors", "compressor", _check_callable)
+
+    def brokers(self) -> dict[str, Registered[Any]]:
+        return self._named("rt_register_brokers", "broker", _check_callable)
+
+    # Lifecycle and observer hooks go through pluggy's normal call path: no registration to attribute.
+
+    def configure(self, config: Any) -> None:
+        self._call_each("rt_configure", config=config)
+
+    def http_request(self, request: Any) -> None:
+        self.pm.hook.rt_http_request(request=request)
+
+    def http_response(self, response: Any) -> None:
+        self.pm.hook.rt_http_response(response=response)
+
+    def has_http_observers(self) -> bool:
+        """Cheap check for clients: skip building events when nobody listens."""
+        return bool(self.pm.hook.rt_http_request.get_hookimpls() or self.pm.hook.rt_http_response.get_hookimpls())
+
+
+def _check_callable(name: str, thing: Any) -> None:
+    if not callable(thing):
+        raise PluginLoadError(f"{name!r} must be registered with a factory (a callable), got {thing!r}")

@@ -1,0 +1,77 @@
+"""A pytest plugin for plugin authors (loaded automatically: entry point ``pytest11``).
+
+Fixtures:
+
+``rt_kernel``
+    A fresh :class:`rt.Kernel` with the installed plugins, configured from an empty directory and an
+    environment without ``RT_*`` variables, and made current, so ``rt.CSRF`` etc. resolve through it.
+``rt_make_kernel``
+    A factory: ``rt_make_kernel(config="[test]\\nretry = 2", environ={...}, load_entry_points=True)``.
+``rt_register``
+    ``rt_register(plugin, name=None)`` registers a throwaway plugin into ``rt_kernel`` for one test.
+``anyio_backend``
+    Parametrized over ``asyncio`` and ``trio``, so every ``@pytest.mark.anyio`` test runs on both.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+from rt.config import Config
+from rt.kernel import Kernel, use_kernel
+
+ANYIO_BACKENDS = ("asyncio", "trio")
+
+
+def clean_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The current environment without ``RT_*`` variables, plus ``extra``."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("RT_")}
+    environ.update(extra or {})
+    return environ
+
+
+@pytest.fixture(params=ANYIO_BACKENDS)
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def rt_make_kernel(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Kernel]:
+    def make(
+        config: str | None = None,
+        *,
+        environ: Mapping[str, str] | None = None,
+        load_entry_points: bool = True,
+        filename: str = "rt.toml",
+    ) -> Kernel:
+        directory: Path = tmp_path_factory.mktemp("rt-config")
+        if config is not None:
+            (directory / filename).write_text(config, encoding="utf-8")
+        return Kernel(Config.load(directory, clean_environ(environ)), load_entry_points=load_entry_points)
+
+    return make
+
+
+@pytest.fixture
+def rt_kernel(rt_make_kernel: Callable[..., Kernel]) -> Iterator[Kernel]:
+    kernel = rt_make_kernel()
+    with use_kernel(kernel):
+        yield kernel
+
+
+@pytest.fixture
+def rt_register(rt_kernel: Kernel) -> Iterator[Callable[..., str]]:
+    names: list[str] = []
+
+    def register(plugin: object, name: str | None = None) -> str:
+        registered = rt_kernel.register(plugin, name)
+        names.append(registered)
+        return registered
+
+    yield register
+    for name in reversed(names):
+        rt_kernel.unregister(name)

@@ -1,0 +1,1 @@
+"""rt.CSRF: signed, expiring anti-forgery tokens, byte-compatible with the reference runtime."""

@@ -1,0 +1,6 @@
+"""Hook implementations of rt-secrets: the entry point `secrets` in group `rt` names this module.
+
+Keep imports here light: the kernel imports this module when the first `rt.` name is used.
+"""
+
+from __future__ import annotations
