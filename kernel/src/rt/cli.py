@@ -91,18 +91,31 @@ def _route(argv: list[str], kernel: Kernel) -> list[str] | int:
         if "run" in names:
             return [*argv[:index], "run", *argv[index:]]
         print(
-            f"rt: running a script needs the rt-debug plugin, which provides `rt run`: pip install rt-debug",
+            "rt: running a script needs the rt-debug plugin, which provides `rt run`: pip install rt-debug",
             file=sys.stderr,
         )
         return 2
     if word in COMMAND_TO_DISTRIBUTION:
-        dist = COMMAND_TO_DISTRIBUTION[word]
-        print(f"rt: `rt {word}` is provided by {dist}, which is not installed: pip install {dist}", file=sys.stderr)
+        print(f"rt: `rt {word}` is provided by {_why_missing(word, kernel)}", file=sys.stderr)
         return 2
-    close = difflib.get_close_matches(word, names, n=1, cutoff=0.5)
-    hint = f" Did you mean `rt {close[0]}`?" if close else ""
+    close = difflib.get_close_matches(word, [*names, *COMMAND_TO_DISTRIBUTION], n=1, cutoff=0.5)
+    hint = ""
+    if close:
+        missing = close[0] not in names
+        hint = f" Did you mean `rt {close[0]}`?" + (f" (provided by {_why_missing(close[0], kernel)})" if missing else "")
     print(f"rt: unknown command {word!r}.{hint} Commands: {', '.join(names)}", file=sys.stderr)
     return 2
+
+
+def _why_missing(command: str, kernel: Kernel) -> str:
+    """Name the distribution of a first-party command that is not available, and why it is not."""
+    dist = COMMAND_TO_DISTRIBUTION[command]
+    state = {p.distribution: p for p in kernel.plugins()}.get(dist)
+    if state is None:
+        return f"{dist}, which is not installed: pip install {dist}"
+    if state.disabled:
+        return f"{dist}, which is disabled (RT_DISABLE_PLUGINS or [plugins] disable)"
+    return f"{dist}, which is installed but registered no `{command}` command (is it up to date?)"
 
 
 def _print_plugins(kernel: Kernel, as_json: bool) -> int:
@@ -131,6 +144,9 @@ def _print_plugins(kernel: Kernel, as_json: bool) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``rt`` console script; returns the exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["--version"]:  # answered before plugins load, so a broken plugin cannot hide it
+        print(f"rt {rt.__version__}")
+        return 0
     try:
         kernel = Kernel()
         for warning in kernel.config.warnings:

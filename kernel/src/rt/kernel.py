@@ -45,6 +45,7 @@ class Kernel:
             self.host.load_entry_points(disabled=disabled)
         for name, plugin in plugins:
             self.host.register(plugin, name)
+        self.host.check_pending()
         self._resolved: dict[tuple[str, str], Any] = {}
         self._lock = threading.RLock()
         self._apply_config_options()

@@ -34,6 +34,17 @@ def clean_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return environ
 
 
+def distribution_installed(distribution: str) -> bool:
+    """Whether ``distribution`` is installed, for tests whose expectation depends on the install matrix."""
+    import importlib.metadata
+
+    try:
+        importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 @pytest.fixture(params=ANYIO_BACKENDS)
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)

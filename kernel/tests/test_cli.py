@@ -1,0 +1,125 @@
+"""The `rt` command: --version, --help, plugins, plugin subcommands, suggestions, `rt script.py` routing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import rt
+from rt import cli
+from rt.config import Config
+from rt.hookspecs import hookimpl
+from rt.interfaces import Command
+from rt.kernel import Kernel
+
+
+class Greeter:
+    """A plugin contributing `rt greet` and `rt run`, which record what they received."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    @hookimpl
+    def rt_register_commands(self, register):
+        def configure(parser):
+            parser.add_argument("who")
+
+        def greet(args, kernel):
+            self.calls.append(("greet", (args.who, kernel.config["backend"], rt.get_kernel() is kernel)))
+            print(f"hello {args.who}")
+            return 3
+
+        def configure_run(parser):
+            parser.add_argument("script")
+            parser.add_argument("args", nargs="*")
+
+        register(Command("greet", "say hello", configure, greet))
+        register(Command("run", "run a script", configure_run, lambda a, k: self.calls.append(("run", a.script)) or 0))
+
+
+@pytest.fixture
+def greeter(monkeypatch, tmp_path):
+    plugin = Greeter()
+    monkeypatch.setattr(
+        cli, "Kernel",
+        lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False, plugins=[("greeter", plugin)]),
+    )
+    return plugin
+
+
+def test_version(capsys):
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"rt {rt.__version__}"
+
+
+def test_version_after_other_options(greeter, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["--backend", "trio", "--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"rt {rt.__version__}"
+
+
+def test_help_lists_plugin_commands(greeter, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert "plugins" in out and "greet" in out and "say hello" in out
+
+
+def test_plugin_command_runs_with_flags_applied_and_kernel_current(greeter, capsys):
+    assert cli.main(["greet", "--backend", "trio", "world"]) == 3
+    assert capsys.readouterr().out == "hello world\n"
+    assert greeter.calls == [("greet", ("world", "trio", True))]
+
+
+def test_mistyped_command_suggests_the_closest(greeter, capsys):
+    assert cli.main(["gret", "x"]) == 2
+    assert "Did you mean `rt greet`?" in capsys.readouterr().err
+
+
+def test_script_routes_to_run(greeter, tmp_path):
+    script = tmp_path / "app.py"
+    script.write_text("print(1)\n")
+    assert cli.main([str(script)]) == 0
+    assert greeter.calls == [("run", str(script))]
+
+
+def test_script_without_run_command_names_rt_debug(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(cli, "Kernel", lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False))
+    assert cli.main(["app.py"]) == 2
+    assert "rt-debug" in capsys.readouterr().err
+
+
+def test_first_party_command_without_plugin_names_the_distribution(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(cli, "Kernel", lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False))
+    assert cli.main(["secrets", "get"]) == 2
+    assert "pip install rt-secrets" in capsys.readouterr().err
+
+
+def test_config_error_is_one_line_exit_2(tmp_path, run_python):
+    (tmp_path / "rt.toml").write_text("[nonsense]\nx = 1\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "rt", "plugins"], capture_output=True, text=True, cwd=tmp_path,
+        env=__import__("rt.testing").testing.clean_environ(),
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("rt: error: ") and "unknown section [nonsense]" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_plugins_command_lists_installed_plugins_as_json(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "rt", "plugins", "--json"], capture_output=True, text=True, cwd=tmp_path,
+        env=__import__("rt.testing").testing.clean_environ(),
+    )
+    assert result.returncode == 0, result.stderr
+    listed = json.loads(result.stdout)
+    import importlib.metadata
+
+    expected = sorted(ep.name for ep in importlib.metadata.entry_points(group="rt"))
+    assert [p["name"] for p in listed] == expected
+    for plugin in listed:
+        assert plugin["distribution"] and plugin["version"]

@@ -1,0 +1,238 @@
+"""The plugin host: entry points, blocking by name, check_pending, the typed facade and its error messages."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import rt
+from rt.config import Config
+from rt.errors import DuplicateRegistrationError, PluginLoadError
+from rt.hookspecs import hookimpl
+from rt.interfaces import Command, ConfigOption, NamespaceEntry
+from rt.kernel import Kernel
+
+
+def bare_kernel(*plugins: tuple[str, object]) -> Kernel:
+    return Kernel(Config(environ={}), load_entry_points=False, plugins=plugins)
+
+
+class Algorithms:
+    def __init__(self, *names: str) -> None:
+        self.names = names
+
+    @hookimpl
+    def rt_register_hmac_algorithms(self, register):
+        for name in self.names:
+            register(name, hashlib.sha256)
+
+
+def test_a_fresh_kernel_shares_nothing():
+    one, two = bare_kernel(("a", Algorithms("x"))), bare_kernel()
+    assert set(one.host.hmac_algorithms()) == {"x"}
+    assert two.host.hmac_algorithms() == {}
+    assert one.host.pm is not two.host.pm
+
+
+def test_registered_things_remember_their_plugin():
+    kernel = bare_kernel(("algos", Algorithms("x", "y")))
+    registered = kernel.host.hmac_algorithms()
+    assert {name: r.plugin for name, r in registered.items()} == {"x": "algos", "y": "algos"}
+    assert registered["x"].value is hashlib.sha256
+
+
+def test_duplicate_names_across_plugins_name_both():
+    kernel = bare_kernel(("one", Algorithms("x")), ("two", Algorithms("x")))
+    with pytest.raises(DuplicateRegistrationError, match="HMAC algorithm 'x'.*'(one|two)'.*'(one|two)'"):
+        kernel.host.hmac_algorithms()
+
+
+def test_a_failing_hook_names_its_plugin():
+    class Broken:
+        @hookimpl
+        def rt_register_hmac_algorithms(self, register):
+            raise RuntimeError("boom")
+
+    with pytest.raises(PluginLoadError, match="plugin 'broken' failed in rt_register_hmac_algorithms: RuntimeError: boom"):
+        bare_kernel(("broken", Broken())).host.hmac_algorithms()
+
+
+def test_non_callable_factory_is_rejected():
+    class Bad:
+        @hookimpl
+        def rt_register_secret_backends(self, register):
+            register("store", "not a factory")
+
+    with pytest.raises(PluginLoadError, match="must be registered with a factory"):
+        bare_kernel(("bad", Bad())).host.secret_backends()
+
+
+def test_wrong_object_kind_is_rejected():
+    class Bad:
+        @hookimpl
+        def rt_register_commands(self, register):
+            register("not a Command")
+
+    with pytest.raises(PluginLoadError, match="expected Command"):
+        bare_kernel(("bad", Bad())).host.commands()
+
+
+def test_misspelled_hook_fails_check_pending():
+    class Typo:
+        @hookimpl
+        def rt_register_hmac_algoritms(self, register):
+            pass
+
+    with pytest.raises(PluginLoadError, match="unknown hook"):
+        bare_kernel(("typo", Typo()))
+
+
+def test_hook_with_wrong_argument_is_rejected_at_registration():
+    class WrongArgs:
+        @hookimpl
+        def rt_register_hmac_algorithms(self, registrar):
+            pass
+
+    with pytest.raises(PluginLoadError, match="does not match"):
+        bare_kernel(("wrong", WrongArgs()))
+
+
+def test_every_registration_kind_goes_through_the_facade():
+    factory = lambda *a: object()  # noqa: E731
+
+    class All:
+        @hookimpl
+        def rt_register_commands(self, register):
+            register(Command("hello", "say hello", lambda p: None, lambda a, k: 0, aliases=("hi",)))
+
+        @hookimpl
+        def rt_register_namespace(self, register):
+            register(NamespaceEntry("thing", lambda: 1))
+
+        @hookimpl
+        def rt_register_config_options(self, register):
+            register(ConfigOption("all", "flag", bool, False))
+
+        @hookimpl
+        def rt_register_secret_backends(self, register):
+            register("b", factory)
+
+        @hookimpl
+        def rt_register_reporters(self, register):
+            register("r", factory)
+
+        @hookimpl
+        def rt_register_transports(self, register):
+            register("t", factory)
+
+        @hookimpl
+        def rt_register_compressors(self, register):
+            register("c", factory)
+
+        @hookimpl
+        def rt_register_brokers(self, register):
+            register("k", factory)
+
+    host = bare_kernel(("all", All())).host
+    assert set(host.commands()) == {"hello", "hi"}
+    assert set(host.namespace()) == {"rt:thing"}
+    assert "all.flag" in host.config_options()
+    assert [set(d) for d in (host.secret_backends(), host.reporters(), host.transports(), host.compressors(),
+                             host.brokers())] == [{"b"}, {"r"}, {"t"}, {"c"}, {"k"}]
+    assert [p.name for p in host.plugins()] == ["all"]
+    assert "rt_register_brokers" in host.plugins()[0].hooks
+
+
+def test_configure_and_http_observers_are_called():
+    seen = []
+
+    class Observer:
+        @hookimpl
+        def rt_configure(self, config):
+            seen.append(("configure", config.get("backend")))
+
+        @hookimpl
+        def rt_http_request(self, request):
+            seen.append(("request", request))
+
+        @hookimpl
+        def rt_http_response(self, response):
+            seen.append(("response", response))
+
+    kernel = bare_kernel(("observer", Observer()))
+    assert seen == [("configure", "asyncio")]
+    assert kernel.host.has_http_observers()
+    from rt.events import HttpRequest, HttpResponse
+
+    request = HttpRequest("GET", "http://127.0.0.1/", [("accept", "*/*")])
+    kernel.host.http_request(request)
+    kernel.host.http_response(HttpResponse(request, 200, "OK", []))
+    assert [kind for kind, _ in seen] == ["configure", "request", "response"]
+    assert not bare_kernel().host.has_http_observers()
+
+
+def _fake_distribution(root: Path, dist: str, ep_name: str, module: str, body: str) -> None:
+    """Lay out an installed distribution (dist-info + module) in ``root``, as a wheel install would."""
+    (root / f"{module}.py").write_text(textwrap.dedent(body))
+    info = root / f"{dist.replace('-', '_')}-1.2.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.2.3\n")
+    (info / "entry_points.txt").write_text(f"[rt]\n{ep_name} = {module}\n")
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in [m for m in sys.modules if m.startswith("fakeplug")]:
+        del sys.modules[name]
+
+
+def test_entry_points_are_loaded_and_can_be_blocked(site, rt_make_kernel):
+    _fake_distribution(site, "rt-fake", "fake", "fakeplug_ok", """
+        import hashlib
+        from rt import hookimpl
+
+        @hookimpl
+        def rt_register_hmac_algorithms(register):
+            register("fake-256", hashlib.sha256)
+    """)
+    kernel = rt_make_kernel()
+    info = {p.name: p for p in kernel.plugins()}["fake"]
+    assert (info.distribution, info.version, info.disabled) == ("rt-fake", "1.2.3", False)
+    assert info.hooks == ("rt_register_hmac_algorithms",)
+    assert "fake-256" in kernel.host.hmac_algorithms()
+
+    blocked = rt_make_kernel(environ={"RT_DISABLE_PLUGINS": "fake"})
+    assert {p.name: p for p in blocked.plugins()}["fake"].disabled
+    assert "fake-256" not in blocked.host.hmac_algorithms()
+
+    by_config = rt_make_kernel('[plugins]\ndisable = ["fake"]\n')
+    assert "fake-256" not in by_config.host.hmac_algorithms()
+
+
+def test_a_plugin_that_fails_to_import_is_named(site, rt_make_kernel):
+    _fake_distribution(site, "rt-broken", "broken", "fakeplug_broken", "raise ImportError('needs libfoo')\n")
+    with pytest.raises(PluginLoadError) as info:
+        rt_make_kernel()
+    message = str(info.value)
+    assert "'broken'" in message and "rt-broken" in message and "needs libfoo" in message
+    assert "RT_DISABLE_PLUGINS=broken" in message
+    kernel = rt_make_kernel(environ={"RT_DISABLE_PLUGINS": "broken"})
+    assert {p.name: p for p in kernel.plugins()}["broken"].disabled
+
+
+def test_register_after_start_refreshes_caches(rt_kernel):
+    before = set(rt_kernel.host.hmac_algorithms())
+    rt_kernel.register(Algorithms("late-algo"), "late")
+    assert set(rt_kernel.host.hmac_algorithms()) == before | {"late-algo"}
+    rt_kernel.unregister("late")
+    assert set(rt_kernel.host.hmac_algorithms()) == before
+
+
+def test_get_kernel_default_is_created_once():
+    assert rt.get_kernel() is rt.get_kernel()

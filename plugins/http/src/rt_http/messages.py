@@ -1,0 +1,163 @@
+"""Fetch-style ``Request`` and ``Response``.
+
+The server reads a request body fully (within ``max_request_body_size``) before calling the handler, so the body
+methods are cheap; they are still ``async``, as in the fetch API, so that a streaming body can be added later
+without changing user code.
+"""
+
+from __future__ import annotations
+
+import json as _json
+from collections.abc import AsyncIterable, Iterable, Mapping
+from http import HTTPStatus
+from http.cookies import CookieError, SimpleCookie
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from rt_http.headers import Headers, HeadersInit
+
+BodyInit = str | bytes | bytearray | memoryview | AsyncIterable[bytes] | Iterable[bytes] | None
+
+
+class Request:
+    """An incoming request: ``method``, absolute ``url``, ``headers``, ``params`` (from ``routes``), body methods."""
+
+    __slots__ = ("method", "url", "headers", "params", "remote_address", "_body", "_cookies", "_parts", "_context")
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        method: str = "GET",
+        headers: HeadersInit = None,
+        body: bytes | str | None = None,
+        remote_address: str = "",
+    ) -> None:
+        self.method = method.upper()
+        self.url = url
+        self.headers = headers if isinstance(headers, Headers) else Headers(headers)
+        self.params: dict[str, str] = {}
+        self.remote_address = remote_address
+        self._body = body.encode() if isinstance(body, str) else (body or b"")
+        self._cookies: dict[str, str] | None = None
+        self._parts = urlsplit(url)
+        self._context: Any = None  # the server connection that received it (for upgrade)
+
+    @property
+    def path(self) -> str:
+        return self._parts.path or "/"
+
+    @property
+    def query(self) -> dict[str, str]:
+        return dict(parse_qsl(self._parts.query, keep_blank_values=True))
+
+    @property
+    def cookies(self) -> dict[str, str]:
+        """Cookies of the ``Cookie`` header; a malformed header gives an empty dict rather than an error."""
+        if self._cookies is None:
+            jar = SimpleCookie()
+            try:
+                for value in self.headers.get_all("cookie"):
+                    jar.load(value)
+            except CookieError:
+                jar = SimpleCookie()
+            self._cookies = {key: morsel.value for key, morsel in jar.items()}
+        return self._cookies
+
+    async def bytes(self) -> bytes:
+        return self._body
+
+    async def array_buffer(self) -> bytes:
+        return self._body
+
+    async def text(self) -> str:
+        return self._body.decode("utf-8", errors="replace")
+
+    async def json(self) -> Any:
+        return _json.loads(self._body)
+
+    def __repr__(self) -> str:
+        return f"<Request {self.method} {self.url}>"
+
+
+class Response:
+    """An outgoing response. ``body`` is text, bytes, an (async) iterable of bytes (sent chunked), or None."""
+
+    __slots__ = ("status", "status_text", "headers", "_body", "_stream")
+
+    def __init__(
+        self,
+        body: BodyInit = None,
+        *,
+        status: int = 200,
+        status_text: str | None = None,
+        headers: HeadersInit = None,
+    ) -> None:
+        if not isinstance(status, int) or not 200 <= status <= 599:
+            raise ValueError(f"Response status must be an int from 200 to 599, got {status!r}")
+        self.status = status
+        self.status_text = status_text if status_text is not None else _reason(status)
+        self.headers = Headers(headers)
+        self._stream: AsyncIterable[bytes] | Iterable[bytes] | None = None
+        if body is None:
+            self._body = b""
+        elif isinstance(body, str):
+            self._body = body.encode("utf-8")
+            if not self.headers.has("content-type"):
+                self.headers.set("content-type", "text/plain;charset=utf-8")
+        elif isinstance(body, (bytes, bytearray, memoryview)):
+            self._body = bytes(body)
+        elif isinstance(body, (AsyncIterable, Iterable)):
+            self._body = b""
+            self._stream = body
+        else:
+            raise TypeError(f"unsupported Response body type {type(body).__name__}")
+
+    @classmethod
+    def json(cls, data: Any, *, status: int = 200, headers: HeadersInit = None) -> Response:
+        response = cls(_json.dumps(data, separators=(",", ":")), status=status, headers=headers)
+        response.headers.set("content-type", "application/json;charset=utf-8")
+        return response
+
+    @classmethod
+    def redirect(cls, url: str, status: int = 302) -> Response:
+        return cls(status=status, headers={"location": url})
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    @property
+    def is_streaming(self) -> bool:
+        return self._stream is not None
+
+    async def bytes(self) -> bytes:
+        if self._stream is None:
+            return self._body
+        chunks = []
+        if isinstance(self._stream, AsyncIterable):
+            async for chunk in self._stream:
+                chunks.append(bytes(chunk))
+        else:
+            chunks = [bytes(chunk) for chunk in self._stream]
+        return b"".join(chunks)
+
+    async def text(self) -> str:
+        return (await self.bytes()).decode("utf-8", errors="replace")
+
+    async def json_body(self) -> Any:
+        return _json.loads(await self.bytes())
+
+    def __repr__(self) -> str:
+        return f"<Response {self.status} {self.status_text}>"
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def coerce_headers(init: HeadersInit | Mapping[str, str]) -> Headers:
+    return init if isinstance(init, Headers) else Headers(init)

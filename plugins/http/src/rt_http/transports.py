@@ -1,0 +1,137 @@
+"""The listener transports registered through ``rt_register_transports``: tcp, unix, tls and memory.
+
+Each is a thin adapter over anyio's listeners, so the same server code runs on asyncio and trio. The memory
+transport connects a client byte stream to the server inside one process, for tests that need no sockets.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import Any
+
+import anyio
+from anyio.abc import ByteStream, Listener
+from anyio.streams.tls import TLSListener
+from rt.interfaces import ListenOptions
+
+
+def _local_port(listener: Any) -> int:
+    inner = getattr(listener, "listener", listener)  # TLSListener wraps the TCP one
+    listeners = getattr(inner, "listeners", [inner])
+    return int(listeners[0].extra(anyio.abc.SocketAttribute.local_port))
+
+
+def _host_for_url(hostname: str) -> str:
+    return f"[{hostname}]" if ":" in hostname else hostname
+
+
+class TcpTransport:
+    name = "tcp"
+    scheme = "http"
+
+    async def listen(self, options: ListenOptions) -> Listener[ByteStream]:
+        return await anyio.create_tcp_listener(
+            local_host=options.hostname, local_port=options.port, backlog=options.backlog,
+            reuse_port=options.reuse_port,
+        )
+
+    def url(self, listener: Listener[ByteStream], options: ListenOptions) -> str:
+        return f"{self.scheme}://{_host_for_url(options.hostname)}:{_local_port(listener)}/"
+
+
+class TlsTransport(TcpTransport):
+    """TCP with TLS; the handshake runs in the connection's own task so a slow client blocks no one else."""
+
+    name = "tls"
+    scheme = "https"
+
+    async def listen(self, options: ListenOptions) -> Listener[ByteStream]:
+        if not isinstance(options.tls, ssl.SSLContext):
+            raise TypeError("the tls transport needs tls=ssl.SSLContext (with a certificate chain loaded)")
+        tcp = await super().listen(options)
+        return TLSListener(tcp, options.tls, standard_compatible=False, handshake_timeout=10)
+
+
+class UnixTransport:
+    name = "unix"
+
+    async def listen(self, options: ListenOptions) -> Listener[ByteStream]:
+        if not options.unix:
+            raise ValueError("the unix transport needs unix=<socket path>")
+        return await anyio.create_unix_listener(options.unix, backlog=options.backlog)
+
+    def url(self, listener: Listener[ByteStream], options: ListenOptions) -> str:
+        return f"unix:{options.unix}"
+
+
+class _MemoryByteStream(ByteStream):
+    """One end of an in-process byte pipe (two bounded memory object streams)."""
+
+    def __init__(self, send: Any, receive: Any, peer: str) -> None:
+        self._send, self._receive, self.peer = send, receive, peer
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        try:
+            return await self._receive.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise anyio.EndOfStream from None
+
+    async def send(self, item: bytes) -> None:
+        try:
+            await self._send.send(bytes(item))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            raise anyio.BrokenResourceError from None
+
+    async def send_eof(self) -> None:
+        await self._send.aclose()
+
+    async def aclose(self) -> None:
+        await self._send.aclose()
+        await self._receive.aclose()
+
+
+def memory_pipe(buffer: int = 16) -> tuple[ByteStream, ByteStream]:
+    """A connected (client, server) pair of byte streams; each direction holds at most ``buffer`` writes."""
+    c2s_send, c2s_receive = anyio.create_memory_object_stream[bytes](buffer)
+    s2c_send, s2c_receive = anyio.create_memory_object_stream[bytes](buffer)
+    return _MemoryByteStream(c2s_send, s2c_receive, "server"), _MemoryByteStream(s2c_send, c2s_receive, "memory")
+
+
+class MemoryListener(Listener[ByteStream]):
+    """Accepts the server ends of pipes made by :meth:`connect`."""
+
+    def __init__(self) -> None:
+        self._send, self._receive = anyio.create_memory_object_stream[ByteStream](64)
+
+    async def connect(self) -> ByteStream:
+        """Open a connection to the server; returns the client's end."""
+        client, server = memory_pipe()
+        await self._send.send(server)
+        return client
+
+    async def accept(self) -> ByteStream:
+        return await self._receive.receive()
+
+    async def serve(self, handler: Any, task_group: Any = None) -> None:  # pragma: no cover - rt.serve accepts itself
+        raise NotImplementedError("rt.serve runs its own accept loop")
+
+    async def aclose(self) -> None:
+        await self._send.aclose()
+        await self._receive.aclose()
+
+    @property
+    def extra_attributes(self) -> dict[Any, Any]:
+        return {}
+
+
+class MemoryTransport:
+    name = "memory"
+
+    async def listen(self, options: ListenOptions) -> Listener[ByteStream]:
+        return MemoryListener()
+
+    def url(self, listener: Listener[ByteStream], options: ListenOptions) -> str:
+        return f"memory://{id(listener):x}/"
+
+
+BUILTIN_TRANSPORTS = {"tcp": TcpTransport, "unix": UnixTransport, "tls": TlsTransport, "memory": MemoryTransport}

@@ -1,0 +1,149 @@
+"""``rt.secrets``: async get/set/delete over the backend chosen in the current kernel's configuration.
+
+Why this layer exists on top of the backends: it owns the rules every backend shares (argument checks with
+the reference messages, empty value deletes, the value-length limit), runs the blocking backend call on a
+worker thread through anyio with a bounded limiter (so a burst of calls cannot start a thread each), and
+turns :class:`rt.interfaces.SecretBackendError` into :class:`rt_secrets.errors.SecretsError`.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from anyio.lowlevel import RunVar
+from rt.interfaces import SecretBackend, SecretBackendError
+
+from rt_secrets import errors
+from rt_secrets.errors import (
+    InvalidSecretArgumentType,
+    InvalidSecretArgumentValue,
+    SecretsError,
+    SecretValueTooLongError,
+)
+
+if TYPE_CHECKING:
+    from rt.kernel import Kernel
+
+T = TypeVar("T")
+
+DEFAULT_MAX_THREADS = 4
+
+# One limiter per event loop: an anyio limiter belongs to the loop that first uses it, and tests run both
+# asyncio and trio in one process.
+_limiter: RunVar[anyio.CapacityLimiter] = RunVar("rt_secrets_limiter")
+
+# One backend instance per kernel and name, so the memory backend keeps its values for the kernel's life and
+# a test's fresh kernel starts empty.
+_backends: weakref.WeakKeyDictionary[Kernel, dict[str, SecretBackend]] = weakref.WeakKeyDictionary()
+
+
+def _check_pair(service: object, name: object) -> None:
+    if not isinstance(service, str) or not isinstance(name, str):
+        raise InvalidSecretArgumentType(errors.MSG_NOT_STRINGS)
+    if not service or not name:
+        raise InvalidSecretArgumentValue(errors.MSG_EMPTY)
+
+
+def _check_value(value: object) -> None:
+    if not isinstance(value, str):
+        raise InvalidSecretArgumentType(errors.MSG_VALUE_NOT_STRING)
+
+
+def _check_length(backend: SecretBackend, value: str) -> None:
+    limit = backend.max_value_bytes
+    if limit is None:
+        return
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise SecretValueTooLongError(
+            f"The value is {size} bytes (UTF-8); the {backend.name!r} secrets backend stores at most {limit} "
+            "bytes on this platform (see docs/secrets.md, Limits)."
+        )
+
+
+def current_backend(kernel: Kernel | None = None) -> SecretBackend:
+    """The backend named by ``[secrets] backend`` / ``RT_SECRETS_BACKEND`` in ``kernel`` (default: current)."""
+    if kernel is None:
+        from rt.kernel import get_kernel
+
+        kernel = get_kernel()
+    name = kernel.config.get("secrets.backend") or "keyring"
+    per_kernel = _backends.setdefault(kernel, {})
+    backend = per_kernel.get(name)
+    if backend is not None:
+        return backend
+    registered = kernel.host.secret_backends()
+    entry = registered.get(name)
+    if entry is None:
+        known = ", ".join(sorted(registered)) or "none"
+        hint = " (pip install rt-filesecrets provides 'file')" if "file" not in registered else ""
+        source = kernel.config.source("secrets.backend")
+        raise SecretsError(
+            f"Unknown secrets backend {name!r} (from {source}). Known backends: {known}{hint}.",
+            errors.UNKNOWN_BACKEND,
+        )
+    try:
+        backend = entry.value(kernel.config)
+    except SecretBackendError as exc:
+        raise SecretsError(str(exc), exc.code) from None
+    per_kernel[name] = backend
+    return backend
+
+
+async def _run(func: Callable[..., T], *args: Any) -> T:
+    """Run a blocking backend call on a worker thread, bounded by the per-loop limiter."""
+    try:
+        limiter = _limiter.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(_max_threads())
+        _limiter.set(limiter)
+    try:
+        return await anyio.to_thread.run_sync(functools.partial(func, *args), limiter=limiter)
+    except SecretBackendError as exc:
+        raise SecretsError(str(exc), exc.code) from None
+
+
+def _max_threads() -> int:
+    from rt.kernel import get_kernel
+
+    value = get_kernel().config.get("secrets.max_threads", DEFAULT_MAX_THREADS)
+    return max(1, int(value or DEFAULT_MAX_THREADS))
+
+
+class Secrets:
+    """The object behind ``rt.secrets``. Every method takes keyword or positional arguments."""
+
+    async def get(self, service: str | None = None, name: str | None = None) -> str | None:
+        """The stored value of (service, name), or ``None`` when there is none."""
+        _check_pair(service, name)
+        backend = current_backend()
+        return await _run(backend.get, service, name)
+
+    async def set(self, service: str | None = None, name: str | None = None, value: str | None = None) -> None:
+        """Store ``value`` for (service, name), replacing any previous one; an empty value deletes."""
+        _check_pair(service, name)
+        _check_value(value)
+        assert isinstance(service, str) and isinstance(name, str) and isinstance(value, str)
+        backend = current_backend()
+        if value == "":
+            await _run(backend.delete, service, name)
+            return
+        _check_length(backend, value)
+        await _run(backend.set, service, name, value)
+
+    async def delete(self, service: str | None = None, name: str | None = None) -> bool:
+        """Remove (service, name); ``True`` if something was deleted, ``False`` if there was nothing."""
+        _check_pair(service, name)
+        backend = current_backend()
+        return bool(await _run(backend.delete, service, name))
+
+    def __repr__(self) -> str:
+        return "<rt.secrets>"
+
+
+secrets = Secrets()

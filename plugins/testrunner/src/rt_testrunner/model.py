@@ -1,0 +1,88 @@
+"""What a test file declares: a tree of suites (the file, then each ``describe``) holding tests and hooks.
+
+Declarations go to the suite on top of :data:`COLLECTOR`'s stack. The runner loads one file at a time in one
+process (spec C rule 3), so a module-level collector is enough; it is reset per file by the runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+from rt.events import Location
+
+HOOK_KINDS = ("before_all", "before_each", "after_each", "after_all")
+
+
+@attrs.define(eq=False)
+class TestCase:
+    """One declared test. ``args`` are the row of ``test.each``; ``flags`` are the chained qualifiers."""
+
+    __test__ = False
+
+    name: str
+    fn: Callable[..., Any] | None
+    suite: Suite
+    flags: frozenset[str] = frozenset()
+    args: tuple[Any, ...] = ()
+    retry: int | None = None
+    timeout: int | None = None  # milliseconds
+    location: Location | None = None
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return (*self.suite.path, self.name)
+
+    def has(self, flag: str) -> bool:
+        return flag in self.flags or self.suite.inherits(flag)
+
+
+@attrs.define(eq=False)
+class Suite:
+    """A file's root suite (``name is None``) or a ``describe`` block."""
+
+    name: str | None
+    parent: Suite | None = None
+    flags: frozenset[str] = frozenset()
+    children: list[TestCase | Suite] = attrs.field(factory=list)
+    hooks: dict[str, list[Callable[..., Any]]] = attrs.field(factory=lambda: {k: [] for k in HOOK_KINDS})
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        if self.parent is None or self.name is None:
+            return ()
+        return (*self.parent.path, self.name)
+
+    def inherits(self, flag: str) -> bool:
+        suite: Suite | None = self
+        while suite is not None:
+            if flag in suite.flags:
+                return True
+            suite = suite.parent
+        return False
+
+    def tests(self) -> list[TestCase]:
+        found: list[TestCase] = []
+        for child in self.children:
+            found.extend(child.tests() if isinstance(child, Suite) else [child])
+        return found
+
+
+class Collector:
+    """The stack of suites that declarations are added to while a file is being loaded."""
+
+    def __init__(self) -> None:
+        self.stack: list[Suite] = [Suite(None)]
+
+    def reset(self) -> Suite:
+        root = Suite(None)
+        self.stack = [root]
+        return root
+
+    @property
+    def current(self) -> Suite:
+        return self.stack[-1]
+
+
+COLLECTOR = Collector()

@@ -1,0 +1,25 @@
+"""Per-test state that ``expect`` updates: a context variable, so concurrent tests do not share counters."""
+
+from __future__ import annotations
+
+import contextvars
+
+import attrs
+
+
+@attrs.define
+class TestState:
+    __test__ = False
+
+    expect_calls: int = 0
+    expected_assertions: int | None = None
+    requires_assertions: bool = False
+
+
+CURRENT: contextvars.ContextVar[TestState | None] = contextvars.ContextVar("rt_test_state", default=None)
+
+
+def count_expect() -> None:
+    state = CURRENT.get()
+    if state is not None:
+        state.expect_calls += 1
