@@ -123,3 +123,44 @@ def test_plugins_command_lists_installed_plugins_as_json(tmp_path):
     assert [p["name"] for p in listed] == expected
     for plugin in listed:
         assert plugin["distribution"] and plugin["version"]
+
+
+class Fragile:
+    """A plugin whose `rt broken` command fails to configure and whose `rt crash` command raises."""
+
+    @hookimpl
+    def rt_register_commands(self, register):
+        def bad_configure(parser):
+            raise ImportError("missing module")
+
+        def crash(args, kernel):
+            raise ValueError("bad state")
+
+        register(Command("broken", "cannot configure", bad_configure, lambda a, k: 0))
+        register(Command("crash", "raises", lambda p: None, crash))
+
+
+@pytest.fixture
+def fragile(monkeypatch, tmp_path):
+    monkeypatch.setattr(
+        cli, "Kernel",
+        lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False, plugins=[("fragile", Fragile())]),
+    )
+
+
+def test_a_broken_command_does_not_break_other_commands(fragile, capsys):
+    assert cli.main(["plugins"]) == 0
+    assert "fragile" in capsys.readouterr().out
+
+
+def test_a_command_that_fails_to_configure_names_its_plugin(fragile, capsys):
+    assert cli.main(["broken"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rt: error: plugin 'fragile' failed to set up `rt broken`: ImportError: missing module")
+
+
+def test_a_crashing_command_names_its_plugin(fragile, capsys):
+    assert cli.main(["crash"]) == 70
+    err = capsys.readouterr().err
+    assert "Traceback" in err
+    assert err.rstrip().endswith("`rt crash` crashed inside plugin 'fragile' (no distribution): ValueError: bad state")

@@ -9,12 +9,13 @@ import difflib
 import json
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 import rt
 from rt._known import COMMAND_TO_DISTRIBUTION
 from rt.backend import BACKENDS
-from rt.errors import RtError
+from rt.errors import PluginLoadError, RtError
 from rt.interfaces import Command
 from rt.kernel import Kernel, use_kernel
 
@@ -31,7 +32,10 @@ def _common_options() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
+def build_parser(kernel: Kernel, selected: str | None = None) -> argparse.ArgumentParser:
+    """The ``rt`` parser. Only the ``selected`` subcommand's arguments are configured: configuring imports
+    that plugin's command module, and neither ``rt --help`` nor ``rt plugins`` should pay for (or be broken
+    by) every plugin's command."""
     common = _common_options()
     parser = argparse.ArgumentParser(
         prog="rt",
@@ -54,7 +58,13 @@ def build_parser(kernel: Kernel) -> argparse.ArgumentParser:
             command.name, parents=[common], help=command.help, description=command.help,
             aliases=list(command.aliases),
         )
-        command.configure(sub)
+        if selected in (command.name, *command.aliases):
+            try:
+                command.configure(sub)
+            except Exception as exc:
+                raise PluginLoadError(
+                    f"plugin {registered.plugin!r} failed to set up `rt {command.name}`: {type(exc).__name__}: {exc}"
+                ) from exc
     return parser
 
 
@@ -75,6 +85,11 @@ def _first_positional(argv: Sequence[str]) -> int | None:
             continue
         return index
     return None
+
+
+def _selected(argv: Sequence[str]) -> str | None:
+    index = _first_positional(argv)
+    return None if index is None else argv[index]
 
 
 def _route(argv: list[str], kernel: Kernel) -> list[str] | int:
@@ -154,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         routed = _route(args_list, kernel)
         if isinstance(routed, int):
             return routed
-        parser = build_parser(kernel)
+        parser = build_parser(kernel, _selected(routed))
         args = parser.parse_args(routed)
         if getattr(args, "backend", None):
             kernel.with_overrides({"backend": args.backend})
@@ -163,14 +178,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "plugins":
             return _print_plugins(kernel, args.json)
-        command: Command = kernel.host.commands()[args.command].value
+        registered = kernel.host.commands()[args.command]
         with use_kernel(kernel):
-            return int(command.run(args, kernel) or 0)
+            return _run_command(registered.value, registered.plugin, args, kernel)
     except RtError as exc:
         print(f"rt: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _run_command(command: Command, plugin: str, args: argparse.Namespace, kernel: Kernel) -> int:
+    """Run a plugin's command; a crash keeps its traceback but says which plugin to report it to."""
+    try:
+        return int(command.run(args, kernel) or 0)
+    except (RtError, KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:
+        traceback.print_exc()
+        info = {p.name: p for p in kernel.plugins()}.get(plugin)
+        origin = f"{info.distribution} {info.version}" if info and info.distribution else "no distribution"
+        print(
+            f"rt: `rt {command.name}` crashed inside plugin {plugin!r} ({origin}): {type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
+        return 70  # EX_SOFTWARE
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m rt.cli`

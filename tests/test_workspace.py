@@ -1,0 +1,53 @@
+"""The workspace stays consistent as plugins are added: each member is a real distribution with an entry
+point in group `rt`, a README, an env in the tox matrix, a place in the dev group and in docs/index.md."""
+
+from __future__ import annotations
+
+import configparser
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MEMBERS = sorted(p.parent for pattern in ("plugins/*/pyproject.toml", "contrib/*/pyproject.toml")
+                 for p in ROOT.glob(pattern))
+
+
+def _project(folder: Path) -> dict:
+    return tomllib.loads((folder / "pyproject.toml").read_text())["project"]
+
+
+def test_there_are_plugins():
+    assert MEMBERS
+
+
+@pytest.mark.parametrize("folder", MEMBERS, ids=lambda p: p.name)
+def test_member_is_a_plugin_distribution(folder):
+    project = _project(folder)
+    module = project["name"].replace("-", "_")
+    entry_points = project["entry-points"]["rt"]
+    assert list(entry_points) == [folder.name], "the entry-point name is the folder name"
+    assert entry_points[folder.name].split(":")[0].split(".")[0] == module
+    assert (folder / "src" / module / "__init__.py").is_file()
+    assert (folder / "README.md").is_file()
+    assert any(dep.startswith("rt-kernel") for dep in project["dependencies"])
+
+
+@pytest.mark.parametrize("folder", MEMBERS, ids=lambda p: p.name)
+def test_member_is_in_the_dev_group_docs_and_tox(folder):
+    name = _project(folder)["name"]
+    root = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert f"{name}[test]" in root["dependency-groups"]["dev"]
+    assert root["tool"]["uv"]["sources"][name] == {"workspace": True}
+    assert f"| {name} |" in (ROOT / "docs" / "index.md").read_text()
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(ROOT / "tox.ini")
+    assert f"testenv:{folder.name}" in tox, f"tox.ini needs an env installing {name} alone with the kernel"
+    assert folder.name in tox["tox"]["env_list"]
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "uv run pytest" in readme and "uv run pytest" in ci
