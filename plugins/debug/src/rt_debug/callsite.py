@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import gc
 import inspect
+import itertools
+import linecache
+import runpy
 import types
 import weakref
 from collections.abc import Callable, Iterator
@@ -38,25 +41,35 @@ def _weak_or_strong(value: Any) -> Callable[[], Any]:
         return lambda: value
 
 
-def _position(code: types.CodeType, lasti: int, fallback_line: int | None) -> tuple[int, int]:
-    """1-based (line, column) of the instruction at byte offset ``lasti``, from the code's position table."""
+@attrs.frozen
+class _Span:
+    """Where an instruction's source is, 1-based; the end column is exclusive and may be unknown."""
+
+    line: int
+    column: int
+    end_line: int | None = None
+    end_column: int | None = None
+
+
+def _span(code: types.CodeType, lasti: int, fallback_line: int | None) -> _Span:
+    """The source span of the instruction at byte offset ``lasti``, from the code's position table."""
     if lasti >= 0:
-        for index, (line, _end_line, column, _end_column) in enumerate(code.co_positions()):
-            if index == lasti // 2:
-                if line is not None:
-                    return line, (column or 0) + 1
-                break
-    return (fallback_line or code.co_firstlineno), 1
+        # one entry per 2-byte code unit
+        entry = next(itertools.islice(code.co_positions(), lasti // 2, None), (None, None, None, None))
+        line, end_line, column, end_column = entry
+        if line is not None:
+            start = _characters(code.co_filename, line, column or 0)
+            end = None if end_column is None or end_line is None else _characters(code.co_filename, end_line, end_column)
+            return _Span(line, start + 1, end_line, None if end is None else end + 1)
+    return _Span(fallback_line or code.co_firstlineno, 1)
 
 
-def _end_column(code: types.CodeType, lasti: int) -> tuple[int | None, int | None]:
-    """1-based end line and end column (exclusive) of the instruction at ``lasti``, when known."""
-    if lasti < 0:
-        return None, None
-    for index, (_line, end_line, _column, end_column) in enumerate(code.co_positions()):
-        if index == lasti // 2:
-            return end_line, (end_column + 1 if end_column is not None else None)
-    return None, None
+def _characters(filename: str, line: int, byte_offset: int) -> int:
+    """Position tables count UTF-8 bytes; people (and carets) count characters: convert, as traceback does."""
+    text = linecache.getline(filename, line)
+    if not text or text.isascii():
+        return byte_offset
+    return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="replace"))
 
 
 def _receiver(frame: types.FrameType, code: types.CodeType) -> Any:
@@ -108,11 +121,13 @@ class CallSite:
         """Describe ``frame`` at instruction ``lasti`` (a traceback's ``tb_lasti``; default: where it is now)."""
         code = frame.f_code
         offset = frame.f_lasti if lasti is None else lasti
-        line, column = _position(code, offset, lineno if lineno is not None else frame.f_lineno)
-        end_line, end_column = _end_column(code, offset)
+        span = _span(code, offset, lineno if lineno is not None else frame.f_lineno)
         this = _receiver(frame, code)
         function = _find_function(code, this, frame.f_globals)
-        return cls(code, line, column, end_line, end_column, _weak_or_strong(this), _weak_or_strong(function))
+        return cls(
+            code, span.line, span.column, span.end_line, span.end_column,
+            _weak_or_strong(this), _weak_or_strong(function),
+        )
 
     # -- the V8 CallSite methods ---------------------------------------------------------------------------
 
@@ -162,7 +177,7 @@ class CallSite:
 
     def get_eval_origin(self) -> None:
         """Always ``None``: the spec leaves it ``undefined``."""
-        return None
+        return
 
     def get_script_name_or_source_url(self) -> str:
         return self.code.co_filename
@@ -193,7 +208,7 @@ class CallSite:
 
     def get_promise_index(self) -> None:
         """Not implemented in the reference runtime either: always ``None``."""
-        return None
+        return
 
     def display_name(self) -> str | None:
         """The name V8 prints: qualified (``Class.method``), ``new Class`` for constructors, ``async`` prefix."""
@@ -213,9 +228,19 @@ class CallSite:
         return f"{name} ({self.location()})" if name else self.location()
 
 
+# `python -m mod` and `rt run folder/` run the program's module code from runpy's _run_code, `rt run script.py`
+# from rt_debug.runner.exec_main: what calls those is the launcher's, not the program's, so a stack ends there.
+_launcher_codes: set[types.CodeType] = {getattr(runpy, "_run_code").__code__}  # noqa: B009 - private, stable
+
+
+def add_launcher(code: types.CodeType) -> None:
+    """Mark ``code`` as a launcher: stacks stop at its frame (rt run registers its own)."""
+    _launcher_codes.add(code)
+
+
 def walk_stack(frame: types.FrameType | None) -> Iterator[types.FrameType]:
-    """``frame`` and its callers, innermost first."""
-    while frame is not None:
+    """``frame`` and its callers, innermost first, up to the program's module code (not its launcher)."""
+    while frame is not None and frame.f_code not in _launcher_codes:
         yield frame
         frame = frame.f_back
 

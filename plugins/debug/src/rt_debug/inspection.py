@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rt_debug.preview import error_report
+from rt_debug.preview import error_report, highlighter
 
 WIDTH = 80
 
@@ -30,10 +30,4 @@ def inspect(value: Any, *, colors: bool = False, depth: int | None = 2) -> str:
     from rich.pretty import pretty_repr
 
     text = pretty_repr(value, max_width=WIDTH, max_depth=None if depth is None else depth + 1)
-    if not colors:
-        return text
-    from pygments import highlight
-    from pygments.formatters import TerminalFormatter
-    from pygments.lexers import PythonLexer
-
-    return highlight(text, PythonLexer(stripnl=False, ensurenl=False), TerminalFormatter())
+    return highlighter(colors)(text)

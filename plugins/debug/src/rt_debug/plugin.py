@@ -1,6 +1,114 @@
 """Hook implementations of rt-debug: the entry point `debug` in group `rt` names this module.
 
-Keep imports here light: the kernel imports this module when the first `rt.` name is used.
+Keep imports here light: the kernel imports this module when the first `rt.` name is used. Everything
+heavy (rich, pygments, httpx, the stack machinery) is imported inside the functions that need it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from rt.hookspecs import hookimpl
+from rt.interfaces import Command, ConfigOption, NamespaceEntry
+
+if TYPE_CHECKING:
+    from rt.config import Config
+    from rt.events import HttpRequest, HttpResponse
+
+VERBOSE_FETCH_MODES = ("curl", "true", "false")
+
+
+def _load_inspect() -> Any:
+    from rt_debug.inspection import inspect
+
+    return inspect
+
+
+def _load_error() -> Any:
+    from rt_debug.stack import Error
+
+    return Error
+
+
+def _load_callsite() -> Any:
+    from rt_debug.callsite import CallSite
+
+    return CallSite
+
+
+@hookimpl
+def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
+    register(NamespaceEntry("inspect", _load_inspect))
+    register(NamespaceEntry("Error", _load_error))
+    register(NamespaceEntry("CallSite", _load_callsite))
+
+
+def _configure_run(parser: Any) -> None:
+    from rt_debug.runner import configure
+
+    configure(parser)
+
+
+def _run(args: Any, kernel: Any) -> int:
+    from rt_debug.runner import run
+
+    return run(args, kernel)
+
+
+@hookimpl
+def rt_register_commands(register: Callable[[Command], None]) -> None:
+    register(Command("run", "run a Python script as `python script.py` would, with rt's error reports",
+                     _configure_run, _run))
+
+
+@hookimpl
+def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None:
+    register(ConfigOption(
+        "debug", "verbose_fetch", str, "false", env="RT_CONFIG_VERBOSE_FETCH", choices=VERBOSE_FETCH_MODES,
+        help="log outgoing HTTP requests on stderr: curl (a curl command, then the request and response lines), "
+             "true (request and response lines) or false",
+    ))
+    register(ConfigOption(
+        "debug", "verbose_fetch_secrets", bool, False, env="RT_CONFIG_VERBOSE_FETCH_SECRETS",
+        help="show Authorization/Cookie header values and URL passwords in verbose fetch logs (masked by default)",
+    ))
+
+
+def _verbose_fetch_enabled(config: Config) -> bool:
+    return config.get("debug.verbose_fetch", "false") in ("curl", "true")
+
+
+@hookimpl
+def rt_configure(config: Config) -> None:
+    """Wrap http.client and httpx only when verbose fetch is on: otherwise they are left untouched."""
+    if _verbose_fetch_enabled(config):
+        from rt_debug.instrument import install
+
+        install()
+
+
+def _current_mode_is_on() -> bool:
+    """Observers must not raise: a kernel that cannot answer means logging is off."""
+    try:
+        from rt.kernel import get_kernel
+
+        return _verbose_fetch_enabled(get_kernel().config)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+@hookimpl
+def rt_http_request(request: HttpRequest) -> None:
+    if _current_mode_is_on():
+        from rt_debug.fetchlog import log_request
+
+        log_request(request)
+
+
+@hookimpl
+def rt_http_response(response: HttpResponse) -> None:
+    if _current_mode_is_on():
+        from rt_debug.fetchlog import log_response
+
+        log_response(response)

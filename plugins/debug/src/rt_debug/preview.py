@@ -16,6 +16,7 @@ highlighting is pygments', applied only when ``colors`` is asked for.
 from __future__ import annotations
 
 import linecache
+import sysconfig
 from collections.abc import Callable
 
 from rt_debug.callsite import CallSite, sites_from_traceback
@@ -27,36 +28,69 @@ _CAUSE = "The above exception was the direct cause of:"
 _CONTEXT = "While handling the above exception, another one was raised:"
 
 
-def _highlighter(colors: bool) -> Callable[[str], str]:
+def highlighter(colors: bool) -> Callable[[str], str]:
+    """Python syntax highlighting for a terminal (pygments), or the identity when ``colors`` is False."""
     if not colors:
         return lambda text: text
-    from pygments import highlight
-    from pygments.formatters import TerminalFormatter
-    from pygments.lexers import PythonLexer
+    from pygments import highlight  # type: ignore[import-untyped]
+    from pygments.formatters import TerminalFormatter  # type: ignore[import-untyped]
+    from pygments.lexers import PythonLexer  # type: ignore[import-untyped]
 
     lexer, formatter = PythonLexer(stripnl=False, ensurenl=False), TerminalFormatter()
-    return lambda text: highlight(text, lexer, formatter)
+    return lambda text: str(highlight(text, lexer, formatter))
+
+
+_LIBRARY_PATHS = tuple(sorted({sysconfig.get_paths()[key] for key in ("stdlib", "purelib", "platlib")}))
+
+
+def _is_library(filename: str) -> bool:
+    return filename.startswith(_LIBRARY_PATHS) or filename.startswith("<frozen ")
+
+
+def preview_site(sites: list[CallSite]) -> CallSite | None:
+    """The frame worth showing: the innermost one in the user's code, else the innermost of all.
+
+    An error raised inside a library (anyio's task group re-raising, json parsing bad input) is best shown
+    where the user's code called into it.
+    """
+    return next((s for s in sites if not _is_library(s.get_file_name())), sites[0] if sites else None)
+
+
+def source_lines(
+    filename: str, line: int, column: int, end_column: int | None = None, *, colors: bool = False
+) -> list[str]:
+    """Up to ``LINES_BEFORE`` lines before ``line``, that line, and carets under ``column``..``end_column``.
+
+    Lines and columns are 1-based; ``end_column`` is exclusive (to the end of the line when unknown).
+    Empty when the source cannot be found (code from ``exec`` of a string, a deleted file).
+    """
+    first = max(1, line - LINES_BEFORE)
+    numbered = [(n, linecache.getline(filename, n).rstrip("\r\n")) for n in range(first, line + 1)]
+    if not numbered[-1][1].strip():
+        return []
+    while not numbered[0][1].strip():  # blank lines before the context say nothing
+        numbered.pop(0)
+    highlight = highlighter(colors)
+    width = len(str(line))
+    gutter = width + 3  # "NN | "
+    lines = [f"{str(n).rjust(width)} | {highlight(text)}".rstrip() for n, text in numbered]
+    end = end_column if end_column and end_column > column else len(numbered[-1][1]) + 1
+    lines.append(" " * (gutter + column - 1) + "^" * max(1, end - column))
+    return lines
 
 
 def source_preview(site: CallSite, *, colors: bool = False) -> list[str]:
-    """Up to ``LINES_BEFORE`` lines before the failing one, the failing line, and carets under the failing span.
+    """The preview of one call site (see :func:`source_lines`)."""
+    end = site.end_column if site.end_line == site.line else None
+    return source_lines(site.get_file_name(), site.line, site.column, end, colors=colors)
 
-    Empty when the source cannot be found (code from ``exec`` of a string, a deleted file).
-    """
-    filename = site.get_file_name()
-    first = max(1, site.line - LINES_BEFORE)
-    numbered = [(n, linecache.getline(filename, n).rstrip("\r\n")) for n in range(first, site.line + 1)]
-    if not numbered[-1][1].strip():
+
+def _syntax_error_preview(error: SyntaxError, colors: bool) -> list[str]:
+    """A SyntaxError happens before any frame of the file runs: its position is on the error itself."""
+    if not error.filename or not error.lineno:
         return []
-    highlight = _highlighter(colors)
-    width = len(str(site.line))
-    gutter = width + 3  # "NN | "
-    lines = [f"{str(n).rjust(width)} | {highlight(text)}" for n, text in numbered]
-    failing = numbered[-1][1]
-    end = site.end_column if site.end_line == site.line and site.end_column else len(failing) + 1
-    span = max(1, end - site.column)
-    lines.append(" " * (gutter + site.column - 1) + "^" * span)
-    return lines
+    end = error.end_offset if error.end_lineno in (None, error.lineno) else None
+    return source_lines(error.filename, error.lineno, error.offset or 1, end, colors=colors)
 
 
 def _sites_for(error: BaseException, skip_frames: Callable[[list[CallSite]], list[CallSite]] | None) -> list[CallSite]:
@@ -71,7 +105,11 @@ def _report_one(
     skip_frames: Callable[[list[CallSite]], list[CallSite]] | None,
 ) -> list[str]:
     sites = _sites_for(error, skip_frames)
-    lines = source_preview(sites[0], colors=colors) if sites else []
+    if isinstance(error, SyntaxError):
+        lines = _syntax_error_preview(error, colors)
+    else:
+        site = preview_site(sites)
+        lines = source_preview(site, colors=colors) if site is not None else []
     lines.append(stack_text(error, sites))
     if isinstance(error, BaseExceptionGroup):
         for index, inner in enumerate(error.exceptions, 1):

@@ -1,7 +1,7 @@
 """``rt run script.py [args...]`` (and ``rt script.py``): run a program as ``python script.py`` would.
 
 Same ``sys.argv``, ``__name__ == "__main__"``, ``sys.path[0]`` (the script's folder), exit codes and untouched
-stdin, through :func:`runpy.run_path`. The kernel has already applied ``--backend`` to its configuration and
+stdin: a file runs through :func:`exec_main`, a folder or zip archive through :func:`runpy.run_path`. The kernel has already applied ``--backend`` to its configuration and
 made itself current, so ``rt.serve(...).run()`` and ``rt.backend.run`` in the script use that backend; it is
 also exported as ``RT_BACKEND`` so that threads and child processes, which start with a default kernel, agree.
 
@@ -12,21 +12,24 @@ traceback, with rt's and runpy's own frames left out; so does an exception that 
 from __future__ import annotations
 
 import argparse
+import builtins
 import contextlib
+import io
 import os
 import runpy
 import sys
 import threading
+import types
+import zipfile
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from rt_debug.callsite import CallSite
+from rt_debug.callsite import CallSite, add_launcher
 from rt_debug.preview import error_report
 
 if TYPE_CHECKING:
     from rt.kernel import Kernel
 
-_INTERNAL_FILES = frozenset({os.path.normcase(os.path.abspath(f)) for f in (runpy.__file__, __file__)})
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
 
@@ -37,14 +40,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, kernel: Kernel) -> int:
-    backend = getattr(args, "backend", None) or kernel.config.get("backend")
+    backend = kernel.config.get("backend")  # the kernel has applied --backend to its config already
     return run_script(args.script, list(args.args), backend=backend)
 
 
 def _outside_rt(sites: list[CallSite]) -> list[CallSite]:
     """Drop the outermost call sites that belong to this runner or runpy: they are rt's, not the user's."""
+    # runpy is frozen in CPython 3.11+: its frames name "<frozen runpy>", so take file names from the code objects
+    internal = {runpy.run_path.__code__.co_filename, run_script.__code__.co_filename}
     end = len(sites)
-    while end and os.path.normcase(os.path.abspath(sites[end - 1].get_file_name())) in _INTERNAL_FILES:
+    while end and sites[end - 1].get_file_name() in internal:
         end -= 1
     return sites[:end]
 
@@ -101,6 +106,33 @@ def _as_main(script: str, argv: Sequence[str], backend: str | None) -> Iterator[
             os.environ["RT_BACKEND"] = saved_backend
 
 
+def exec_main(path: str) -> None:
+    """Run the file at the absolute ``path`` as the ``__main__`` module, as ``python path`` does.
+
+    Not ``runpy.run_path``: it sets ``sys.argv[0]`` to the path it is given, and it must be given the absolute
+    path for ``__file__`` and the stack to be absolute (as with ``python script.py`` since 3.9), while
+    ``sys.argv[0]`` must stay as the user typed it. The module is what run_path makes for a plain file:
+    ``__spec__``/``__loader__`` None, and it is ``sys.modules["__main__"]`` while it runs (pickle needs that).
+    """
+    with io.open_code(path) as source_file:
+        source = source_file.read()
+    code = compile(source, path, "exec", dont_inherit=True)
+    module = types.ModuleType("__main__")
+    module.__dict__.update(
+        __file__=path, __cached__=None, __loader__=None, __spec__=None, __package__=None, __builtins__=builtins
+    )
+    saved_main = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        exec(code, module.__dict__)  # noqa: S102 - running the user's program is this command's job
+    finally:
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+
+
+add_launcher(exec_main.__code__)
+
+
 def run_script(script: str, argv: Sequence[str] = (), *, backend: str | None = None) -> int:
     """Run ``script`` as ``__main__`` with ``argv`` and return the process exit code."""
     if not os.path.exists(script):
@@ -108,7 +140,10 @@ def run_script(script: str, argv: Sequence[str] = (), *, backend: str | None = N
         return EXIT_USAGE
     with _as_main(script, argv, backend):
         try:
-            runpy.run_path(script, run_name="__main__")
+            if os.path.isfile(script) and not zipfile.is_zipfile(script):
+                exec_main(os.path.abspath(script))
+            else:  # a folder or a zip archive with __main__.py: runpy knows how to find it
+                runpy.run_path(script, run_name="__main__")
         except SystemExit as exit:
             return exit_code(exit)
         except KeyboardInterrupt:

@@ -127,7 +127,7 @@ class Error:
         del frames, caller
         try:
             stack = Error.stack(target)
-        except Exception:
+        except Exception:  # noqa: BLE001 - the hook's error is raised again when the stack is read
             return
         try:
             target.stack = stack
@@ -151,5 +151,5 @@ def stack_text(error: BaseException, call_sites: list[CallSite]) -> str:
     record = StackRecord(header_of(error), _limit(call_sites))
     try:
         return str(_format(error, record))
-    except Exception:
+    except Exception:  # noqa: BLE001 - a broken user hook must not hide the error being reported
         return format_v8(record.header, record.call_sites)

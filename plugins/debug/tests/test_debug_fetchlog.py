@@ -1,0 +1,292 @@
+"""Verbose fetch logging: RT_CONFIG_VERBOSE_FETCH=curl|true|false over real requests to a local server."""
+
+from __future__ import annotations
+
+import http.client
+import http.server
+import json
+import threading
+import urllib.request
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+import httpx
+import pytest
+import requests
+from rt.events import HttpRequest, HttpResponse
+from rt.hookspecs import hookimpl
+from rt.kernel import Kernel, use_kernel
+from rt_debug import fetchlog, instrument
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """Answers every request with a small JSON echo and a cookie (to check masking on responses)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        payload = json.dumps({"method": self.command, "path": self.path, "received": len(body)}).encode()
+        self.send_response(201 if self.command == "POST" else 200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Set-Cookie", "session=server-secret")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = do_PUT = _answer
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep the test output clean
+        pass
+
+
+@pytest.fixture(scope="module")
+def server_url() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture
+def verbose(rt_make_kernel: Callable[..., Kernel]) -> Iterator[Callable[..., Kernel]]:
+    """Make a kernel with the given environment current; put the clients back untouched afterwards."""
+    stack: list[Any] = []
+
+    def make(*, current: bool = True, **environ: str) -> Kernel:
+        """``current=False`` for async tests: a context variable set here could not be reset in teardown."""
+        kernel = rt_make_kernel(environ=environ)
+        if not current:
+            return kernel
+        context = use_kernel(kernel)
+        context.__enter__()
+        stack.append(context)
+        return kernel
+
+    yield make
+    for context in reversed(stack):
+        context.__exit__(None, None, None)
+    instrument.uninstall()
+
+
+def _fetch_lines(err: str) -> list[str]:
+    lines = err.splitlines()
+    assert all(line.startswith("[fetch] ") for line in lines), lines
+    return lines
+
+
+# -- pure formatting ---------------------------------------------------------------------------------------
+
+REQUEST = HttpRequest(
+    method="post", url="http://user:pw@127.0.0.1:8080/items?q=1",
+    headers=(("Content-Type", "application/json"), ("Authorization", "Bearer tok"), ("Cookie", "a=b")),
+    body=b'{"name": "$HOME \\"x\\""}', client="test",
+)
+
+
+def test_curl_line_layout_quotes_and_masks() -> None:
+    assert fetchlog.curl_line(REQUEST) == (
+        'curl --http1.1 "http://user:[REDACTED]@127.0.0.1:8080/items?q=1" -X POST '
+        '-H "Content-Type: application/json" -H "Authorization: [REDACTED]" -H "Cookie: [REDACTED]" '
+        '--data-raw "{\\"name\\": \\"\\$HOME \\\\\\"x\\\\\\"\\"}"'
+    )
+    shown = fetchlog.curl_line(REQUEST, show_secrets=True)
+    assert '"Authorization: Bearer tok"' in shown and "user:pw@" in shown
+
+
+def test_body_is_shown_only_when_short_text() -> None:
+    assert fetchlog.printable_body(b"hello") == "hello"
+    assert fetchlog.printable_body(b"\x89PNG\x00\x01") is None
+    assert fetchlog.printable_body(b"\xff\xfe") is None
+    assert fetchlog.printable_body(b"x" * (fetchlog.MAX_BODY_BYTES + 1)) is None
+    assert fetchlog.printable_body(None) is None
+    multi = attrs.evolve(REQUEST, body=b"line1\nline2", headers=())
+    assert fetchlog.curl_line(multi).endswith("--data-raw $'line1\\nline2'")  # still one line
+    binary = attrs.evolve(REQUEST, body=b"\x00\x01", headers=())
+    assert "--data-raw" not in fetchlog.curl_line(binary)
+
+
+def test_modes() -> None:
+    response = HttpResponse(request=REQUEST, status=404, reason="Not Found", headers=(("Set-Cookie", "s=1"),))
+    assert fetchlog.request_lines(REQUEST, "false") == []
+    assert fetchlog.response_lines(response, "false") == []
+    true_lines = fetchlog.request_lines(REQUEST, "true")
+    assert true_lines[0] == "[fetch] > HTTP/1.1 POST http://user:[REDACTED]@127.0.0.1:8080/items?q=1"
+    assert true_lines[1:] == [
+        "[fetch] > Content-Type: application/json",
+        "[fetch] > Authorization: [REDACTED]",
+        "[fetch] > Cookie: [REDACTED]",
+    ]
+    curl_lines = fetchlog.request_lines(REQUEST, "curl")
+    assert curl_lines[0].startswith("[fetch] $ curl --http1.1 ")
+    assert curl_lines[1:] == true_lines
+    assert fetchlog.response_lines(response, "true") == ["[fetch] < 404 Not Found", "[fetch] < Set-Cookie: [REDACTED]"]
+
+
+# -- the hooks: any client that emits them is logged -------------------------------------------------------
+
+
+def test_events_emitted_through_the_kernel_hooks_are_logged(
+    verbose: Callable[..., Kernel], capsys: pytest.CaptureFixture[str]
+) -> None:
+    kernel = verbose(RT_CONFIG_VERBOSE_FETCH="true")
+    request = HttpRequest(method="GET", url="http://127.0.0.1:1/x", headers=(("Accept", "*/*"),), client="rt.fetch")
+    kernel.host.http_request(request)
+    kernel.host.http_response(HttpResponse(request=request, status=200, reason="OK", headers=(("Server", "t"),)))
+    assert _fetch_lines(capsys.readouterr().err) == [
+        "[fetch] > HTTP/1.1 GET http://127.0.0.1:1/x",
+        "[fetch] > Accept: */*",
+        "[fetch] < 200 OK",
+        "[fetch] < Server: t",
+    ]
+
+
+def test_nothing_is_logged_or_wrapped_when_off(
+    verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    instrument.uninstall()  # whatever an earlier kernel of this process (RT_* in the shell) installed
+    original = http.client.HTTPConnection.putrequest
+    kernel = verbose()  # default: false
+    assert kernel.config.get("debug.verbose_fetch") == "false"
+    assert http.client.HTTPConnection.putrequest is original
+    assert not instrument.is_installed()
+    request = HttpRequest(method="GET", url="http://127.0.0.1:1/", headers=())
+    kernel.host.http_request(request)
+    with urllib.request.urlopen(f"{server_url}/quiet") as response:
+        assert response.status == 200
+    assert capsys.readouterr().err == ""
+    verbose(RT_CONFIG_VERBOSE_FETCH="false")
+    assert not instrument.is_installed()
+
+
+def test_config_file_key_turns_it_on(
+    rt_make_kernel: Callable[..., Kernel], capsys: pytest.CaptureFixture[str]
+) -> None:
+    kernel = rt_make_kernel('[debug]\nverbose_fetch = "true"\n')
+    try:
+        with use_kernel(kernel):
+            assert instrument.is_installed()
+            kernel.host.http_request(HttpRequest(method="GET", url="http://h/", headers=()))
+    finally:
+        instrument.uninstall()
+    assert capsys.readouterr().err == "[fetch] > HTTP/1.1 GET http://h/\n"
+
+
+def test_bad_mode_is_refused_with_the_choices(rt_make_kernel: Callable[..., Kernel]) -> None:
+    with pytest.raises(Exception, match="'curl', 'true', 'false'"):
+        rt_make_kernel(environ={"RT_CONFIG_VERBOSE_FETCH": "loud"})
+
+
+def test_a_broken_observer_input_never_breaks_the_client(
+    verbose: Callable[..., Kernel], capsys: pytest.CaptureFixture[str]
+) -> None:
+    kernel = verbose(RT_CONFIG_VERBOSE_FETCH="curl")
+    kernel.host.http_request(object())  # not an HttpRequest: logging fails quietly
+    assert capsys.readouterr().err == ""
+
+
+# -- real clients against a real local server --------------------------------------------------------------
+
+
+def test_urllib_request_is_logged_in_curl_mode(
+    verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    verbose(RT_CONFIG_VERBOSE_FETCH="curl")
+    request = urllib.request.Request(
+        f"{server_url}/items", data=b'{"a": 1}', method="POST",
+        headers={"Content-Type": "application/json", "Authorization": "Bearer very-secret"},
+    )
+    with urllib.request.urlopen(request) as response:
+        assert json.load(response) == {"method": "POST", "path": "/items", "received": 8}
+    lines = _fetch_lines(capsys.readouterr().err)
+    assert lines[0].startswith(f'[fetch] $ curl --http1.1 "{server_url}/items" -X POST -H ')
+    assert lines[0].endswith('--data-raw "{\\"a\\": 1}"')
+    assert '-H "Authorization: [REDACTED]"' in lines[0]
+    assert lines[1] == f"[fetch] > HTTP/1.1 POST {server_url}/items"
+    assert "[fetch] > Content-Type: application/json" in lines
+    assert "[fetch] > Authorization: [REDACTED]" in lines
+    assert "[fetch] < 201 Created" in lines
+    assert "[fetch] < Set-Cookie: [REDACTED]" in lines
+    assert "very-secret" not in "\n".join(lines) and "server-secret" not in "\n".join(lines)
+    assert lines.index(f"[fetch] > HTTP/1.1 POST {server_url}/items") < lines.index("[fetch] < 201 Created")
+
+
+def test_secrets_are_shown_only_when_asked(
+    verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    verbose(RT_CONFIG_VERBOSE_FETCH="true", RT_CONFIG_VERBOSE_FETCH_SECRETS="1")
+    request = urllib.request.Request(f"{server_url}/me", headers={"Authorization": "Bearer very-secret"})
+    urllib.request.urlopen(request).close()
+    lines = _fetch_lines(capsys.readouterr().err)
+    assert "[fetch] > Authorization: Bearer very-secret" in lines
+    assert "[fetch] < Set-Cookie: session=server-secret" in lines
+    assert not any("$ curl" in line for line in lines)  # `true` mode has no curl line
+
+
+def test_requests_is_logged_with_its_body(
+    verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    verbose(RT_CONFIG_VERBOSE_FETCH="curl")
+    response = requests.put(f"{server_url}/doc", data="plain text body", cookies={"sid": "cookie-secret"}, timeout=10)
+    assert response.status_code == 200
+    lines = _fetch_lines(capsys.readouterr().err)
+    assert lines[0].startswith(f'[fetch] $ curl --http1.1 "{server_url}/doc" -X PUT ')
+    assert lines[0].endswith('--data-raw "plain text body"')
+    assert "[fetch] > Cookie: [REDACTED]" in lines
+    assert "cookie-secret" not in "\n".join(lines)
+    assert "[fetch] < 200 OK" in lines
+
+
+def test_httpx_sync_client_is_logged(
+    verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    verbose(RT_CONFIG_VERBOSE_FETCH="true")
+    with httpx.Client() as client:
+        response = client.post(f"{server_url}/x", json={"k": "v"}, headers={"Authorization": "Basic abc"})
+    assert response.status_code == 201
+    lines = _fetch_lines(capsys.readouterr().err)
+    assert lines[0] == f"[fetch] > HTTP/1.1 POST {server_url}/x"
+    assert "[fetch] > authorization: [REDACTED]" in lines
+    assert "[fetch] < 201 Created" in lines
+    assert "[fetch] < content-type: application/json" in [line.lower() for line in lines]
+
+
+@pytest.mark.anyio
+async def test_httpx_async_client_is_logged(
+    verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with use_kernel(verbose(current=False, RT_CONFIG_VERBOSE_FETCH="curl")):
+        async with httpx.AsyncClient() as client:
+            response = await client.get(f"{server_url}/async")
+    assert response.status_code == 200
+    lines = _fetch_lines(capsys.readouterr().err)
+    assert lines[0].startswith(f'[fetch] $ curl --http1.1 "{server_url}/async" -X GET -H ')
+    assert lines[1] == f"[fetch] > HTTP/1.1 GET {server_url}/async"
+    assert "[fetch] < 200 OK" in lines
+
+
+def test_a_third_party_observer_sees_the_same_events(
+    verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kernel = verbose(RT_CONFIG_VERBOSE_FETCH="true")
+    seen: list[Any] = []
+
+    class Observer:
+        @hookimpl
+        def rt_http_response(self, response: HttpResponse) -> None:
+            seen.append(response)
+
+    kernel.register(Observer(), "observer")
+    with httpx.Client() as client:
+        client.get(f"{server_url}/seen")
+    assert len(seen) == 1
+    assert seen[0].status == 200 and seen[0].request.client == "httpx"
+    assert seen[0].request.url == f"{server_url}/seen"
+    capsys.readouterr()
