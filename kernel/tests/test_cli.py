@@ -87,6 +87,13 @@ def test_script_routes_to_run(greeter, tmp_path):
     assert greeter.calls == [("run", str(script))]
 
 
+def test_package_directory_routes_to_run(greeter, tmp_path):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__main__.py").write_text("print(1)\n")
+    assert cli.main([str(tmp_path / "app")]) == 0
+    assert greeter.calls == [("run", str(tmp_path / "app"))]
+
+
 def test_script_without_run_command_names_rt_debug(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(cli, "Kernel", lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False))
     assert cli.main(["app.py"]) == 2

@@ -101,7 +101,9 @@ def _route(argv: list[str], kernel: Kernel) -> list[str] | int:
     names = _command_names(kernel)
     if word in names:
         return argv
-    looks_like_script = word.endswith(".py") or os.path.isfile(word)
+    looks_like_script = (
+        word.endswith(".py") or os.path.isfile(word) or os.path.isfile(os.path.join(word, "__main__.py"))
+    )
     if looks_like_script:
         if "run" in names:
             return [*argv[:index], "run", *argv[index:]]

@@ -249,7 +249,10 @@ class PluginHost:
         self.pm.hook.rt_http_response(response=response)
 
     def has_http_observers(self) -> bool:
-        """Cheap check for clients: skip building events when nobody listens."""
+        """Whether any plugin implements the observer hooks; when none does, clients skip building events.
+
+        An installed observer may still be switched off by its own configuration (rt-debug's verbose fetch),
+        so a True answer means "build the event", not "it will be printed"."""
         return bool(self.pm.hook.rt_http_request.get_hookimpls() or self.pm.hook.rt_http_response.get_hookimpls())
 
 

@@ -11,6 +11,9 @@ Fixtures:
     ``rt_register(plugin, name=None)`` registers a throwaway plugin into ``rt_kernel`` for one test.
 ``anyio_backend``
     Parametrized over ``asyncio`` and ``trio``, so every ``@pytest.mark.anyio`` test runs on both.
+
+Make a kernel current in a *sync* fixture (as ``rt_kernel`` does): an async fixture's teardown runs in
+another context, where the context variable set by ``use_kernel`` cannot be reset.
 """
 
 from __future__ import annotations
