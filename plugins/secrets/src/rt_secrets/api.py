@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -67,7 +67,10 @@ def _check_length(backend: SecretBackend, value: str) -> None:
 
 
 def current_backend(kernel: Kernel | None = None) -> SecretBackend:
-    """The backend named by ``[secrets] backend`` / ``RT_SECRETS_BACKEND`` in ``kernel`` (default: current)."""
+    """The backend named by ``[secrets] backend`` / ``RT_SECRETS_BACKEND`` in ``kernel`` (default: current).
+
+    Each kernel keeps one instance per backend name, created by the registered factory on first use.
+    """
     if kernel is None:
         from rt.kernel import get_kernel
 
@@ -124,11 +127,13 @@ class Secrets:
         backend = current_backend()
         return await _run(backend.get, service, name)
 
-    async def set(self, service: str | None = None, name: str | None = None, value: str | None = None) -> None:
+    async def set(
+        self, service: str | None = None, name: str | None = None, value: str | None = None
+    ) -> None:
         """Store ``value`` for (service, name), replacing any previous one; an empty value deletes."""
         _check_pair(service, name)
         _check_value(value)
-        assert isinstance(service, str) and isinstance(name, str) and isinstance(value, str)
+        service, name, value = cast(str, service), cast(str, name), cast(str, value)
         backend = current_backend()
         if value == "":
             await _run(backend.delete, service, name)

@@ -34,7 +34,7 @@ CHOOSE_ANOTHER_BACKEND = (
 
 
 class SecretsError(RtError):
-    """The credential store failed (unavailable, locked, denied ...). ``code`` is an ``ERR_SECRETS_*`` string."""
+    """The credential store failed (unavailable, locked, denied ...); ``code`` is an ``ERR_SECRETS_*``."""
 
     def __init__(self, message: str, code: str = PLATFORM_ERROR) -> None:
         super().__init__(message)

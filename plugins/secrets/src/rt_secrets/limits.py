@@ -6,7 +6,8 @@ keyring does not expose them. Values are measured in UTF-8 bytes, the form rt's 
 - Windows Credential Manager: a credential blob holds at most 2560 bytes (CRED_MAX_CREDENTIAL_BLOB_SIZE) and
   keyring stores the value as UTF-16, so rt allows 2048 UTF-8 bytes *and* at most 1280 UTF-16 code units.
 - macOS Keychain: no small hard limit; rt keeps the reference runtime's 4096 bytes so code stays portable.
-- Linux Secret Service: no fixed limit (D-Bus messages may be 128 MiB); rt keeps 4096 bytes for the same reason.
+- Linux Secret Service: no fixed limit (D-Bus messages may be 128 MiB); rt keeps 4096 bytes, for the
+  same reason.
 """
 
 from __future__ import annotations

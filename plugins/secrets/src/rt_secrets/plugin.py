@@ -42,7 +42,7 @@ def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
 def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None:
     register(ConfigOption(
         "secrets", "backend", str, "keyring",
-        help="where rt.secrets keeps credentials: keyring (the OS store), memory (tests), file (rt-filesecrets)",
+        help="where rt.secrets keeps credentials: keyring (OS store), memory (tests), file (rt-filesecrets)",
     ))
     register(ConfigOption(
         "secrets", "max_threads", int, 4,

@@ -2,13 +2,15 @@
 
 keyring picks macOS Keychain, the Linux Secret Service (gnome-keyring, KWallet, KeePassXC) or Windows
 Credential Manager (persisted per user with CRED_PERSIST_ENTERPRISE), and honours the user's own keyring
-configuration (``PYTHON_KEYRING_BACKEND``, keyringrc.cfg), so ``keyring get SERVICE NAME`` reads what rt stored.
+configuration (``PYTHON_KEYRING_BACKEND``, keyringrc.cfg), so ``keyring get SERVICE NAME`` reads what rt
+stored.
 Every call blocks; rt.secrets runs them on worker threads.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
 from rt.interfaces import SecretBackendError
@@ -29,6 +31,12 @@ class KeyringBackend:
 
     name = "keyring"
 
+    # gnome-keyring-daemon aborts (GLib assertion in invoke_get_property_in_idle_cb, seen on Debian 12)
+    # when several clients open, use and close D-Bus connections at once, which is what keyring's
+    # SecretService backend does per call. So calls into the Secret Service are serialized process-wide; the
+    # daemon handles one request at a time anyway, and the event loop still never waits on them.
+    _secret_service_lock = threading.Lock()
+
     def __init__(self, keyring_impl: KeyringImpl | None = None, *, platform: str = sys.platform) -> None:
         self._impl = keyring_impl
         self.platform = platform
@@ -40,13 +48,28 @@ class KeyringBackend:
     def _keyring(self) -> KeyringImpl:
         if self._impl is None:
             import keyring
+            import keyring.backends.fail
+            import keyring.core
 
-            self._impl = keyring.get_keyring()
+            chosen = keyring.get_keyring()
+            if isinstance(chosen, keyring.backends.fail.Keyring):
+                # keyring chose once, maybe before the store was reachable (a daemon started later, a
+                # D-Bus address set later): detect again rather than fail for the life of the process.
+                keyring.core.init_backend()
+                chosen = keyring.get_keyring()
+            self._impl = chosen
         return self._impl
+
+    def _serialized(self) -> threading.Lock | _NoLock:
+        impl = self._keyring()
+        if type(impl).__module__ == "keyring.backends.SecretService":
+            return self._secret_service_lock
+        return _NO_LOCK
 
     def _call(self, operation: str, method: str, *args: Any) -> Any:
         try:
-            return getattr(self._keyring(), method)(*args)
+            with self._serialized():
+                return getattr(self._keyring(), method)(*args)
         except SecretBackendError:
             raise
         except Exception as exc:
@@ -70,7 +93,8 @@ class KeyringBackend:
         from keyring.errors import PasswordDeleteError
 
         try:
-            self._keyring().delete_password(service, name)
+            with self._serialized():
+                self._keyring().delete_password(service, name)
         except PasswordDeleteError:
             # keyring reports "not found" with this error on every platform, but macOS also uses it for
             # real failures: tell them apart by reading the pair back.
@@ -83,3 +107,16 @@ class KeyringBackend:
         except Exception as exc:
             raise translate(exc, "delete") from None
         return True
+
+
+class _NoLock:
+    """A context manager that does nothing: stores that are safe to call from several threads at once."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
+_NO_LOCK = _NoLock()

@@ -13,7 +13,7 @@ import attrs
 
 @attrs.define(eq=False)
 class MemoryBackend:
-    """A :class:`rt.interfaces.SecretBackend` over a dict guarded by a lock (calls arrive on worker threads)."""
+    """A :class:`rt.interfaces.SecretBackend` over a dict and a lock (calls arrive on worker threads)."""
 
     name: str = "memory"
     max_value_bytes: int | None = None

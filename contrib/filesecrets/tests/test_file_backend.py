@@ -1,0 +1,194 @@
+"""The `file` backend: encrypted, atomic, safe under two writing processes, clear on a wrong key."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import rt
+
+pytestmark = pytest.mark.anyio
+
+PASSPHRASE = "correct horse battery staple"
+
+
+@pytest.fixture
+def file_kernel(rt_make_kernel, tmp_path):
+    def make(**environ: str):
+        env = {"RT_SECRETS_BACKEND": "file", "RT_FILESECRETS_PATH": str(tmp_path / "secrets.bin"), **environ}
+        return rt_make_kernel(environ=env)
+
+    return make
+
+
+async def test_round_trip_replace_delete_and_empty_value(file_kernel, tmp_path) -> None:
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
+        assert await rt.secrets.get("svc", "alice") is None
+        await rt.secrets.set("svc", "alice", "one")
+        await rt.secrets.set(service="svc", name="alice", value="two\n🔑 \x00 秘密")
+        await rt.secrets.set("svc", "bob", "bobs")
+        assert await rt.secrets.get("svc", "alice") == "two\n🔑 \x00 秘密"
+        assert await rt.secrets.delete("svc", "alice") is True
+        assert await rt.secrets.delete("svc", "alice") is False
+        await rt.secrets.set("svc", "bob", "")
+        assert await rt.secrets.get("svc", "bob") is None
+    # a new kernel (a new process, in effect) reads what was written
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
+        await rt.secrets.set("svc", "carol", "persisted")
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
+        assert await rt.secrets.get("svc", "carol") == "persisted"
+
+
+async def test_file_is_encrypted_private_and_written_atomically(file_kernel, tmp_path) -> None:
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
+        await rt.secrets.set("svc", "alice", "plaintext-canary")
+    blob = (tmp_path / "secrets.bin").read_bytes()
+    assert b"plaintext-canary" not in blob and b"alice" not in blob and b"svc" not in blob
+    assert blob.startswith(b"RTSECv1\n")
+    assert stat.S_IMODE((tmp_path / "secrets.bin").stat().st_mode) == 0o600
+    assert not list(tmp_path.glob(".secrets-*.tmp"))  # the temporary file was renamed into place
+
+
+async def test_wrong_passphrase_is_a_clear_error(file_kernel) -> None:
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
+        await rt.secrets.set("svc", "alice", "tok")
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE="wrong")):
+        with pytest.raises(rt.SecretsError) as info:
+            await rt.secrets.get("svc", "alice")
+        # a write with the wrong key must not replace the file either
+        with pytest.raises(rt.SecretsError):
+            await rt.secrets.set("svc", "mallory", "x")
+    assert info.value.code == "ERR_SECRETS_AUTH_FAILED"
+    assert "wrong passphrase" in str(info.value) and "RT_SECRETS_PASSPHRASE" in str(info.value)
+    assert "wrong" not in str(info.value).split("wrong passphrase", 1)[1]  # the passphrase is not echoed
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
+        assert await rt.secrets.get("svc", "alice") == "tok"
+        assert await rt.secrets.get("svc", "mallory") is None
+
+
+async def test_modified_file_is_detected(file_kernel, tmp_path) -> None:
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
+        await rt.secrets.set("svc", "alice", "tok")
+    path = tmp_path / "secrets.bin"
+    blob = bytearray(path.read_bytes())
+    blob[-1] ^= 1
+    path.write_bytes(bytes(blob))
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
+        with pytest.raises(rt.SecretsError) as info:
+            await rt.secrets.get("svc", "alice")
+    assert info.value.code == "ERR_SECRETS_AUTH_FAILED"
+
+
+async def test_key_file_mode(file_kernel, tmp_path) -> None:
+    key = tmp_path / "key"
+    key.write_bytes(os.urandom(32))
+    key.chmod(0o644)
+    with rt.use_kernel(file_kernel(RT_FILESECRETS_KEY_FILE=str(key))):
+        with pytest.raises(rt.SecretsError) as info:
+            await rt.secrets.set("svc", "alice", "tok")
+        assert info.value.code == "ERR_SECRETS_ACCESS_DENIED"
+        assert "chmod 600" in str(info.value) and "0644" in str(info.value)
+    key.chmod(0o600)
+    with rt.use_kernel(file_kernel(RT_FILESECRETS_KEY_FILE=str(key))):
+        await rt.secrets.set("svc", "alice", "tok")
+        assert await rt.secrets.get("svc", "alice") == "tok"
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):  # a passphrase cannot open it
+        with pytest.raises(rt.SecretsError) as info:
+            await rt.secrets.get("svc", "alice")
+        assert info.value.code == "ERR_SECRETS_AUTH_FAILED" and "key file" in str(info.value)
+
+
+async def test_short_key_file_is_refused(file_kernel, tmp_path) -> None:
+    key = tmp_path / "key"
+    key.write_bytes(b"short")
+    key.chmod(0o600)
+    with rt.use_kernel(file_kernel(RT_FILESECRETS_KEY_FILE=str(key))):
+        with pytest.raises(rt.SecretsError, match="at least 32 random bytes"):
+            await rt.secrets.set("svc", "alice", "tok")
+
+
+async def test_no_key_says_what_to_set(file_kernel) -> None:
+    with rt.use_kernel(file_kernel()):
+        with pytest.raises(rt.SecretsError) as info:
+            await rt.secrets.get("svc", "alice")
+    assert info.value.code == "ERR_SECRETS_UNAVAILABLE"
+    assert "RT_SECRETS_PASSPHRASE" in str(info.value) and "key_file" in str(info.value)
+
+
+async def test_passphrase_in_a_config_file_is_refused(rt_make_kernel, tmp_path) -> None:
+    kernel = rt_make_kernel(f'[secrets]\nbackend = "file"\n[filesecrets]\npath = "{tmp_path}/s.bin"\n'
+                            'passphrase = "in-the-file"\n')
+    with rt.use_kernel(kernel):
+        with pytest.raises(rt.SecretsError) as info:
+            await rt.secrets.get("svc", "alice")
+    assert "RT_SECRETS_PASSPHRASE" in str(info.value) and "in-the-file" not in str(info.value)
+
+
+def test_default_path_is_under_the_user_data_dir(monkeypatch, tmp_path) -> None:
+    from rt_filesecrets.plugin import default_path
+
+    if sys.platform.startswith("linux"):
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+        assert default_path() == str(tmp_path / "data" / "rt" / "secrets.bin")
+    else:
+        assert default_path().endswith("secrets.bin")
+
+
+def test_value_limit_is_declared(rt_make_kernel) -> None:
+    from rt_secrets.api import current_backend
+
+    kernel = rt_make_kernel(environ={"RT_SECRETS_BACKEND": "file", "RT_SECRETS_PASSPHRASE": "x"})
+    assert current_backend(kernel).max_value_bytes == 64 * 1024
+
+
+WRITER = textwrap.dedent("""
+    import sys, anyio, rt
+    from rt.config import Config
+    from rt.kernel import Kernel, use_kernel
+
+    prefix, count = sys.argv[1], int(sys.argv[2])
+    kernel = Kernel(Config.load())
+
+    async def main():
+        for i in range(count):
+            await rt.secrets.set("shared", f"{prefix}-{i}", f"value-{prefix}-{i}")
+        for i in range(0, count, 3):
+            assert await rt.secrets.delete("shared", f"{prefix}-{i}")
+
+    with use_kernel(kernel):
+        anyio.run(main)
+""")
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path) -> None:
+    count = 40
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("RT_")}
+    environ.update(RT_SECRETS_BACKEND="file", RT_FILESECRETS_PATH=str(tmp_path / "secrets.bin"),
+                   RT_SECRETS_PASSPHRASE=PASSPHRASE)
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER, encoding="utf-8")
+    writers = [subprocess.Popen([sys.executable, str(script), prefix, str(count)], env=environ, cwd=tmp_path,
+                                stderr=subprocess.PIPE) for prefix in ("a", "b")]
+    for writer in writers:
+        _, err = writer.communicate(timeout=120)
+        assert writer.returncode == 0, err.decode()
+
+    from rt_filesecrets.backend import FileSecretsBackend
+
+    backend = FileSecretsBackend(tmp_path / "secrets.bin", passphrase=PASSPHRASE)
+    stored = backend._read()["shared"]
+    expected = {f"{p}-{i}": f"value-{p}-{i}" for p in ("a", "b") for i in range(count) if i % 3}
+    assert stored == expected
+    assert not list(Path(tmp_path).glob(".secrets-*.tmp"))
+
+
+def test_repr_shows_no_key_material(tmp_path) -> None:
+    from rt_filesecrets.backend import FileSecretsBackend
+
+    backend = FileSecretsBackend(tmp_path / "s.bin", passphrase="hunter2-passphrase")
+    assert "hunter2" not in repr(backend) and "hunter2" not in str(vars(backend).get("_key_source"))

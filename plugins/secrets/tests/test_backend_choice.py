@@ -1,0 +1,130 @@
+"""Backends come from rt_register_secret_backends and are chosen by config or RT_SECRETS_BACKEND."""
+
+from __future__ import annotations
+
+import pytest
+import rt
+from rt.hookspecs import hookimpl
+from rt.interfaces import SecretBackend, SecretBackendError
+
+pytestmark = pytest.mark.anyio
+
+
+def test_both_backends_are_registered_by_this_plugin(rt_kernel) -> None:
+    backends = rt_kernel.host.secret_backends()
+    assert backends["keyring"].plugin == "secrets"
+    assert backends["memory"].plugin == "secrets"
+    for name in ("keyring", "memory"):
+        backend = backends[name].value(rt_kernel.config)
+        assert isinstance(backend, SecretBackend)
+        assert backend.name == name
+
+
+def test_config_option_default_is_keyring(rt_kernel) -> None:
+    assert rt_kernel.config.get("secrets.backend") == "keyring"
+    from rt_secrets.api import current_backend
+
+    assert current_backend(rt_kernel).name == "keyring"
+
+
+def test_config_file_selects_backend(rt_make_kernel) -> None:
+    from rt_secrets.api import current_backend
+
+    kernel = rt_make_kernel('[secrets]\nbackend = "memory"\n')
+    assert current_backend(kernel).name == "memory"
+
+
+def test_env_var_wins_over_file(rt_make_kernel) -> None:
+    from rt_secrets.api import current_backend
+
+    kernel = rt_make_kernel('[secrets]\nbackend = "keyring"\n', environ={"RT_SECRETS_BACKEND": "memory"})
+    assert current_backend(kernel).name == "memory"
+
+
+async def test_unknown_backend_lists_the_known_ones(rt_make_kernel) -> None:
+    kernel = rt_make_kernel(environ={"RT_SECRETS_BACKEND": "vault"}, load_entry_points=True)
+    with rt.use_kernel(kernel):
+        with pytest.raises(rt.SecretsError) as info:
+            await rt.secrets.get("svc", "n")
+    message = str(info.value)
+    assert info.value.code == "ERR_SECRETS_UNKNOWN_BACKEND"
+    assert "'vault'" in message and "RT_SECRETS_BACKEND" in message
+    assert "keyring" in message and "memory" in message
+
+
+async def test_third_party_backend_errors_become_secrets_error(rt_kernel, rt_register) -> None:
+    class Broken:
+        name = "broken"
+        max_value_bytes = None
+
+        def get(self, service, name):
+            raise SecretBackendError("the vault is sealed: run `vault operator unseal`",
+                                     "ERR_SECRETS_UNAVAILABLE")
+
+        set = delete = get
+
+    class Plugin:
+        @hookimpl
+        def rt_register_secret_backends(self, register):
+            register("broken", lambda config: Broken())
+
+    rt_register(Plugin(), "broken-plugin")
+    rt_kernel.with_overrides({"secrets.backend": "broken"})
+    with pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.get("svc", "n")
+    assert info.value.code == "ERR_SECRETS_UNAVAILABLE"
+    assert "vault operator unseal" in str(info.value)
+    assert info.value.__cause__ is None  # the backend error is replaced, not chained
+
+
+async def test_value_over_backend_limit_is_refused_before_the_backend(rt_kernel, rt_register) -> None:
+    calls: list[int] = []
+
+    class Small:
+        name = "small"
+        max_value_bytes = 8
+
+        def get(self, service, name):
+            return None
+
+        def set(self, service, name, value):
+            calls.append(len(value))
+
+        def delete(self, service, name):
+            return False
+
+    class Plugin:
+        @hookimpl
+        def rt_register_secret_backends(self, register):
+            register("small", lambda config: Small())
+
+    rt_register(Plugin(), "small-plugin")
+    rt_kernel.with_overrides({"secrets.backend": "small"})
+    await rt.secrets.set("svc", "n", "12345678")
+    with pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.set("svc", "n", "ééééé")  # 5 characters, 10 UTF-8 bytes
+    assert isinstance(info.value, ValueError)
+    assert info.value.code == "ERR_SECRETS_VALUE_TOO_LONG"
+    assert "10 bytes" in str(info.value) and "at most 8" in str(info.value)
+    assert "é" not in str(info.value)
+    assert calls == [8]
+
+
+def test_platform_limits_are_documented_values() -> None:
+    from rt_secrets import limits
+    from rt_secrets.backends.keyring_backend import KeyringBackend
+
+    assert KeyringBackend(platform="win32").max_value_bytes == 2048
+    assert KeyringBackend(platform="darwin").max_value_bytes == 4096
+    assert KeyringBackend(platform="linux").max_value_bytes == 4096
+    assert limits.utf16_units("a🔑") == 3
+
+
+def test_windows_utf16_limit_is_checked_before_the_os() -> None:
+    """On Windows the blob is UTF-16: 1281 ASCII characters fit in 2048 UTF-8 bytes but not in the blob."""
+    from rt_secrets.backends.keyring_backend import KeyringBackend
+
+    backend = KeyringBackend(object(), platform="win32")  # an object with no methods: reaching it would fail
+    with pytest.raises(SecretBackendError) as info:
+        backend.set("svc", "n", "x" * 1281)
+    assert info.value.code == "ERR_SECRETS_VALUE_TOO_LONG"

@@ -1,0 +1,237 @@
+"""rt.secrets on the real Linux Secret Service (gnome-keyring on a private D-Bus bus; see conftest.py).
+
+No mock of the OS store: values go through keyring -> secretstorage -> D-Bus -> gnome-keyring-daemon, and
+`secret-tool` and the `keyring` package read back what rt stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import threading
+import uuid
+
+import anyio
+import pytest
+import rt
+from rt.hookspecs import hookimpl
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux Secret Service only"),
+]
+
+ODD_VALUES = [
+    "line one\nline two\r\nthree",
+    "quotes ' \" ` and \\ backslash",
+    "emoji 🔑🦀 and CJK 秘密の鍵 and RTL مرحبا",
+    "controls \x01\x07\x1b[31m\x7f tab\t end",
+    "nul \x00 inside",
+    " leading and trailing spaces ",
+]
+
+
+@pytest.fixture
+def service(secret_service, rt_kernel) -> str:
+    """A unique service name per test, on the default `keyring` backend of a fresh kernel."""
+    assert rt_kernel.config.get("secrets.backend") == "keyring"
+    return f"rt-test-{uuid.uuid4().hex[:12]}"
+
+
+def secret_tool(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["secret-tool", *args], capture_output=True, timeout=20, check=False)
+
+
+async def test_the_default_backend_is_the_secret_service(service) -> None:
+    from rt_secrets.api import current_backend
+
+    backend = current_backend()
+    import keyring.backends.SecretService
+
+    assert isinstance(backend._keyring(), keyring.backends.SecretService.Keyring)
+
+
+async def test_store_read_replace_delete(service) -> None:
+    assert await rt.secrets.get(service, "alice") is None
+    await rt.secrets.set(service=service, name="alice", value="first")
+    assert await rt.secrets.get(service=service, name="alice") == "first"
+    await rt.secrets.set(service, "alice", "second")
+    assert await rt.secrets.get(service, "alice") == "second"
+    assert await rt.secrets.delete(service, "alice") is True
+    assert await rt.secrets.get(service, "alice") is None
+    assert await rt.secrets.delete(service, "alice") is False
+
+
+async def test_replace_keeps_a_single_item(service) -> None:
+    await rt.secrets.set(service, "alice", "first")
+    await rt.secrets.set(service, "alice", "second")
+    found = secret_tool("search", "--all", "service", service, "username", "alice")
+    assert found.returncode == 0
+    assert found.stdout.count(b"secret = ") == 1 and b"secret = second" in found.stdout
+
+
+async def test_secret_tool_and_keyring_see_what_rt_stored(service) -> None:
+    import keyring
+
+    await rt.secrets.set(service, "alice", "tok-é-🔑")
+    looked_up = secret_tool("lookup", "service", service, "username", "alice")
+    assert looked_up.returncode == 0, looked_up.stderr
+    assert looked_up.stdout.decode("utf-8") == "tok-é-🔑"
+    assert keyring.get_password(service, "alice") == "tok-é-🔑"
+    # and the other way round: what the keyring CLI stores, rt reads
+    cli = subprocess.run([sys.executable, "-m", "keyring", "set", service, "bob"], input=b"from-keyring\n",
+                         capture_output=True, timeout=30, check=False)
+    assert cli.returncode == 0, cli.stderr
+    assert await rt.secrets.get(service, "bob") == "from-keyring"
+
+
+async def test_empty_value_deletes_from_the_os_store(service) -> None:
+    await rt.secrets.set(service, "alice", "tok")
+    await rt.secrets.set(service, "alice", "")
+    assert secret_tool("lookup", "service", service, "username", "alice").returncode != 0
+    assert await rt.secrets.get(service, "alice") is None
+
+
+@pytest.mark.parametrize("value", ODD_VALUES)
+async def test_exact_round_trip_through_the_os(service, value: str) -> None:
+    await rt.secrets.set(service, "odd", value)
+    assert await rt.secrets.get(service, "odd") == value
+    assert secret_tool("lookup", "service", service, "username", "odd").stdout == value.encode("utf-8")
+
+
+async def test_value_over_the_platform_limit_never_reaches_the_store(service) -> None:
+    with pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.set(service, "big", "x" * 4097)
+    assert info.value.code == "ERR_SECRETS_VALUE_TOO_LONG"
+    assert secret_tool("lookup", "service", service, "username", "big").returncode != 0
+    await rt.secrets.set(service, "big", "x" * 4096)
+    assert await rt.secrets.get(service, "big") == "x" * 4096
+
+
+async def test_hundred_concurrent_chains_lose_nothing(service) -> None:
+    results: dict[int, list[object]] = {}
+
+    async def chain(i: int) -> None:
+        name = f"user-{i}"
+        seen: list[object] = []
+        await rt.secrets.set(service, name, f"v1-{i}")
+        seen.append(await rt.secrets.get(service, name))
+        await rt.secrets.set(service, name, f"v2-{i}")
+        seen.append(await rt.secrets.get(service, name))
+        seen.append(await rt.secrets.delete(service, name))
+        seen.append(await rt.secrets.get(service, name))
+        results[i] = seen
+
+    async with anyio.create_task_group() as tg:
+        for i in range(100):
+            tg.start_soon(chain, i)
+    assert results == {i: [f"v1-{i}", f"v2-{i}", True, None] for i in range(100)}
+    leftover = secret_tool("search", "--all", "service", service)
+    assert b"secret = " not in leftover.stdout
+
+
+async def test_ticker_keeps_ticking_during_real_calls(service) -> None:
+    ticks = 0
+    done = anyio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            await anyio.sleep(0.001)
+
+    during: list[int] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ticker)
+        await anyio.sleep(0.01)
+        for i in range(20):
+            before = ticks
+            await rt.secrets.set(service, f"tick-{i}", "v")
+            assert await rt.secrets.get(service, f"tick-{i}") == "v"
+            during.append(ticks - before)
+        done.set()
+    print("ticks during each set+get:", during)
+    assert sum(during) > 20, during
+
+
+async def test_calls_run_on_worker_threads_bounded_by_the_limiter(rt_kernel, rt_register) -> None:
+    """A backend call that only returns once the ticker has ticked proves the loop is free during it, and a
+    count of threads inside the backend at once proves the limiter bounds them."""
+    inside = 0
+    most_inside = 0
+    lock = threading.Lock()
+    ticked_enough = threading.Event()
+    loop_threads: set[int] = set()
+    call_threads: set[int] = set()
+
+    class Waiting:
+        name = "waiting"
+        max_value_bytes = None
+
+        def get(self, service, name):
+            nonlocal inside, most_inside
+            with lock:
+                inside += 1
+                most_inside = max(most_inside, inside)
+            call_threads.add(threading.get_ident())
+            try:
+                if not ticked_enough.wait(10):
+                    raise AssertionError("the event loop did not run while the backend call was blocking")
+                return "ok"
+            finally:
+                with lock:
+                    inside -= 1
+
+        def set(self, service, name, value):
+            return None
+
+        def delete(self, service, name):
+            return False
+
+    class Plugin:
+        @hookimpl
+        def rt_register_secret_backends(self, register):
+            register("waiting", lambda config: Waiting())
+
+    rt_register(Plugin(), "waiting-plugin")
+    rt_kernel.with_overrides({"secrets.backend": "waiting"})
+    loop_threads.add(threading.get_ident())
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while ticks < 50:
+            ticks += 1
+            await anyio.sleep(0.001)
+        ticked_enough.set()
+
+    results: list[str | None] = []
+
+    async def call(i: int) -> None:
+        results.append(await rt.secrets.get("svc", f"n{i}"))
+
+    async with anyio.create_task_group() as tg:
+        for i in range(12):
+            tg.start_soon(call, i)
+        tg.start_soon(ticker)
+    assert results == ["ok"] * 12
+    assert ticks == 50
+    assert not call_threads & loop_threads
+    assert 1 <= most_inside <= 4  # [secrets] max_threads defaults to 4
+
+
+async def test_no_secret_in_logs(service, caplog) -> None:
+    value = f"log-canary-{uuid.uuid4().hex}"
+    with caplog.at_level(logging.DEBUG):
+        await rt.secrets.set(service, "alice", value)
+        assert await rt.secrets.get(service, "alice") == value
+        await rt.secrets.delete(service, "alice")
+    assert value not in caplog.text
+
+
+def test_secret_service_env_is_isolated(secret_service) -> None:
+    """The tests talk to our private bus, never to a user's session keyring."""
+    assert os.environ["DBUS_SESSION_BUS_ADDRESS"] == secret_service.address
+    assert "DISPLAY" not in os.environ
