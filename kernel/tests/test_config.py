@@ -153,3 +153,20 @@ def test_rt_disable_plugins_is_a_list(tmp_path):
     config = load(tmp_path, {"RT_DISABLE_PLUGINS": "csrf,secrets"})
     assert config["plugins.disable"] == ("csrf", "secrets")
     assert config.raw("plugins.disable") == ("csrf", "secrets")
+
+
+def test_secret_values_never_appear_in_errors_or_dumps(tmp_path):
+    secret = ConfigOption("demo", "passphrase", int, None, secret=True)
+    with pytest.raises(ConfigError) as info:
+        Config(environ={"RT_DEMO_PASSPHRASE": "hunter2-not-an-int"}, options=(*OPTIONS, secret))
+    assert "hunter2" not in str(info.value) and "<redacted>" in str(info.value)
+    (tmp_path / "rt.toml").write_text('[demo]\npassphrase = "hunter2"\n')
+    from_file = Config.load(tmp_path, {})
+    with pytest.raises(ConfigError) as info:
+        from_file.declare((*OPTIONS, secret))
+    assert "hunter2" not in str(info.value)
+    text_secret = ConfigOption("demo", "token", str, None, secret=True)
+    config = Config(environ={"RT_DEMO_TOKEN": "hunter2"}, options=(*OPTIONS, text_secret))
+    assert config["demo.token"] == "hunter2"
+    assert config.as_dict()["demo.token"] == "<redacted>"
+    assert "hunter2" not in repr(config)

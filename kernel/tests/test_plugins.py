@@ -236,3 +236,16 @@ def test_register_after_start_refreshes_caches(rt_kernel):
 
 def test_get_kernel_default_is_created_once():
     assert rt.get_kernel() is rt.get_kernel()
+
+
+def test_broken_distribution_metadata_does_not_stop_the_kernel(site, rt_make_kernel):
+    _fake_distribution(site, "rt-halfway", "halfway", "fakeplug_halfway", """
+        from rt import hookimpl
+
+        @hookimpl
+        def rt_configure(config):
+            pass
+    """)
+    (site / "rt_halfway-1.2.3.dist-info" / "METADATA").unlink()  # as if a package manager were mid-install
+    info = {p.name: p for p in rt_make_kernel().plugins()}["halfway"]
+    assert (info.distribution, info.hooks) == (None, ("rt_configure",))

@@ -92,16 +92,26 @@ def _split_sections(table: Mapping[str, Any], label: str) -> dict[str, dict[str,
     return sections
 
 
+REDACTED = "<redacted>"
+
+
+def _show(option: ConfigOption, value: Any) -> str:
+    """How a value appears in an error message: its repr, unless the option holds a secret."""
+    return REDACTED if option.secret else repr(value)
+
+
 def _coerce_file_value(option: ConfigOption, value: Any, where: str) -> Any:
     expected = option.type
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if expected is list:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
+            raise ConfigError(f"{where}: expected a list of strings, got {_show(option, value)}")
         value = tuple(value)
     elif (expected is int and isinstance(value, bool)) or not isinstance(value, expected):
-        raise ConfigError(f"{where}: expected {expected.__name__}, got {type(value).__name__} {value!r}")
+        raise ConfigError(
+            f"{where}: expected {expected.__name__}, got {type(value).__name__} {_show(option, value)}"
+        )
     _check_choice(option, value, where)
     return value
 
@@ -127,7 +137,7 @@ def _coerce_text_value(option: ConfigOption, text: str, where: str) -> Any:
         else:
             value = text
     except ValueError:
-        raise ConfigError(f"{where}: expected {expected.__name__}, got {text!r}") from None
+        raise ConfigError(f"{where}: expected {expected.__name__}, got {_show(option, text)}") from None
     _check_choice(option, value, where)
     return value
 
@@ -135,7 +145,7 @@ def _coerce_text_value(option: ConfigOption, text: str, where: str) -> Any:
 def _check_choice(option: ConfigOption, value: Any, where: str) -> None:
     if option.choices is not None and value not in option.choices:
         allowed = ", ".join(repr(c) for c in option.choices)
-        raise ConfigError(f"{where}: {value!r} is not one of {allowed}")
+        raise ConfigError(f"{where}: {_show(option, value)} is not one of {allowed}")
 
 
 def _did_you_mean(word: str, candidates: Iterable[str]) -> str:
@@ -263,7 +273,11 @@ class Config:
         return clone
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self._values)
+        """Every value by dotted key, secrets replaced by ``"<redacted>"`` (safe to print or log)."""
+        return {
+            key: REDACTED if self.options[key].secret and value is not None else value
+            for key, value in self._values.items()
+        }
 
     def __repr__(self) -> str:
         return f"<Config from {self.file.label}: {len(self._values)} keys>"

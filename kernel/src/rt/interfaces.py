@@ -65,7 +65,8 @@ class ConfigOption:
 
     ``type`` is one of ``str``, ``int``, ``float``, ``bool`` or ``list`` (of strings). The environment variable
     defaults to ``RT_<SECTION>_<KEY>`` (``RT_<KEY>`` for the top-level section ``""``), upper-cased with dashes
-    as underscores; set ``env`` to choose another name, or ``env=""`` for none.
+    as underscores; set ``env`` to choose another name, or ``env=""`` for none. ``secret=True`` keeps the
+    value out of every message and of :meth:`rt.config.Config.as_dict`.
     """
 
     section: str
@@ -75,6 +76,7 @@ class ConfigOption:
     help: str = ""
     env: str | None = None
     choices: tuple[Any, ...] | None = None
+    secret: bool = False  # a passphrase or token: never shown in errors, reprs or dumps of the configuration
 
     @property
     def env_name(self) -> str | None:

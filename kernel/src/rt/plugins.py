@@ -44,10 +44,17 @@ class Registered(Generic[T]):
 
 
 def _entry_point_distribution(ep: importlib.metadata.EntryPoint) -> tuple[str | None, str | None]:
-    dist = ep.dist
-    if dist is None:
+    """Name and version of the distribution behind an entry point, for messages and ``rt plugins``.
+
+    Metadata can be missing or half-written (a package manager mid-install); that must not stop the kernel,
+    so it degrades to "unknown" rather than raising."""
+    try:
+        dist = ep.dist
+        if dist is None:
+            return None, None
+        return dist.metadata["Name"], dist.version
+    except Exception:  # noqa: BLE001 - any metadata failure means "unknown", never a crash
         return None, None
-    return dist.metadata["Name"], dist.version
 
 
 class PluginHost:
