@@ -192,3 +192,9 @@ def test_repr_shows_no_key_material(tmp_path) -> None:
 
     backend = FileSecretsBackend(tmp_path / "s.bin", passphrase="hunter2-passphrase")
     assert "hunter2" not in repr(backend) and "hunter2" not in str(vars(backend).get("_key_source"))
+
+
+def test_passphrase_is_redacted_from_configuration_dumps(rt_make_kernel):
+    kernel = rt_make_kernel(environ={"RT_SECRETS_PASSPHRASE": "correct horse battery"})
+    assert kernel.config["filesecrets.passphrase"] == "correct horse battery"
+    assert kernel.config.as_dict()["filesecrets.passphrase"] == "<redacted>"

@@ -30,7 +30,7 @@ def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None
                           help="the encrypted secrets file (default: the user data dir, rt/secrets.bin)"))
     register(ConfigOption("filesecrets", "key_file", str, "",
                           help="a file (mode 0600) of at least 32 random bytes used as the key"))
-    register(ConfigOption("filesecrets", "passphrase", str, "", env="RT_SECRETS_PASSPHRASE",
+    register(ConfigOption("filesecrets", "passphrase", str, "", env="RT_SECRETS_PASSPHRASE", secret=True,
                           help="the passphrase, from the environment only (never a file)"))
 
 
