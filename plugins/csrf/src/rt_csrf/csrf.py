@@ -9,54 +9,65 @@ from __future__ import annotations
 
 import hmac
 import math
-import os
-import secrets
-import threading
 import time
-from collections.abc import Callable
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, Final
 
 from rt.kernel import get_kernel
-from rt_csrf.encoding import ENCODING_ERROR, ENCODINGS, decode, encode
-from rt_csrf.layout import (
-    HEADER_SIZE,
-    MAX_RAW_SIZE,
-    MIN_RAW_SIZE,
-    NONCE_SIZE,
-    U64_MAX,
-    is_expired,
-    pack_header,
-    unpack_times,
-)
-from rt_csrf.signing import KeyedMacCache, sign, utf8
 
-SECRET_ERROR: Final = "Secret must be a non-empty string"
+from rt_csrf.layout import HEADER, HEADER_SIZE, NONCE_SIZE, TIMES, U64_MAX
+from rt_csrf.nonces import nonce
+from rt_csrf.profiles import ALGORITHM_ERROR, SECRET_ERROR, Profile, profile_for
+from rt_csrf.signing import utf8
+
+__all__ = ["ALGORITHM_ERROR", "CSRF", "SECRET_ERROR", "SESSION_ID_ERROR", "TOKEN_ERROR"]
+
 TOKEN_ERROR: Final = "Token must be a non-empty string"
-ALGORITHM_ERROR: Final = "Algorithm not supported"
 SESSION_ID_ERROR: Final = "Session ID must be a string"
 
 DEFAULT_EXPIRES_IN_MS: Final = 86_400_000
 DEFAULT_MAX_AGE_MS: Final = 86_400_000
-DEFAULT_SECRET_BYTES: Final = 32
 
 _ONE_MS: Final = timedelta(milliseconds=1)
-_SIGNATURE_SIZES: Final = range(MIN_RAW_SIZE - HEADER_SIZE, MAX_RAW_SIZE - HEADER_SIZE + 1)
 
 Duration = int | float | timedelta
 
-_keyed_macs = KeyedMacCache()
-_thread_state = threading.local()
+# In the initial ``_last``: no caller can pass it, so the first call always takes the checked path.
+_UNSET: Any = object()
 
 
 class CSRF:
-    """``rt.CSRF``: a namespace of two functions, as in the reference runtime (not meant to be instantiated)."""
+    """``rt.CSRF``: ``generate`` and ``verify``, using the HMAC algorithms registered in one kernel.
 
-    def __init__(self) -> None:
-        raise TypeError("rt.CSRF is not instantiable; call rt.CSRF.generate() and rt.CSRF.verify()")
+    The kernel makes one when ``rt.CSRF`` is first used, and a new one after a plugin is registered or
+    unregistered (it re-resolves its names then). The object keeps that kernel's algorithm registry, so a
+    call does not look the kernel up; an algorithm it does not know is still looked up in the current kernel,
+    so one registered later is found too.
+    """
 
-    @staticmethod
+    __slots__ = ("_last", "_registry")
+
+    def __init__(self, registry: Mapping[str, Any] | None = None) -> None:
+        self._registry: Mapping[str, Any] = (
+            registry if registry is not None else get_kernel().host.hmac_algorithms()
+        )
+        # The last (secret, encoding, algorithm) objects seen with an explicit secret, and their profile. An
+        # application passes the same objects on every request, so three identity tests replace the profile
+        # lookup (bench/csrf.py). Replaced as one tuple, so threads never see a torn entry.
+        self._last: tuple[object, object, object, Profile] = (_UNSET, _UNSET, _UNSET, _UNSET)
+
+    def __repr__(self) -> str:
+        return f"<rt.CSRF algorithms={sorted(self._registry)}>"
+
+    def _profile(self, secret: object, encoding: object, algorithm: object) -> Profile:
+        profile = profile_for(self._registry, secret, encoding, algorithm)
+        if secret is not None:  # the default secret differs per thread: never remembered here
+            self._last = (secret, encoding, algorithm, profile)
+        return profile
+
     def generate(
+        self,
         secret: str | None = None,
         *,
         expires_in: Duration = DEFAULT_EXPIRES_IN_MS,
@@ -69,16 +80,26 @@ class CSRF:
         ``expires_in`` is in milliseconds (or a ``timedelta``); 0 makes a token that never expires by itself
         (``verify``'s ``max_age`` still applies). Pass ``session_id`` to bind the token to one session.
         """
-        key = _secret_or_thread_default(secret)
-        expires_in_ms = _duration_ms(expires_in, "expires_in")
-        _check_encoding(encoding)
-        keyed = _keyed_mac(algorithm, key)
-        session = _session_bytes(session_id)
-        header = pack_header(time.time_ns() // 1_000_000, os.urandom(NONCE_SIZE), expires_in_ms)
-        return encode(header + sign(keyed, header + session), encoding)
+        last = self._last
+        if secret is last[0] and encoding is last[1] and algorithm is last[2]:
+            profile = last[3]
+        else:
+            profile = self._profile(secret, encoding, algorithm)
+        if type(expires_in) is not int or not 0 <= expires_in <= U64_MAX:  # the int case skips a call
+            expires_in = _duration_ms(expires_in, "expires_in")
+        if session_id is None:
+            session = b""
+        elif type(session_id) is str and session_id.isascii():  # the common case, without a call
+            session = session_id.encode("ascii")
+        else:
+            session = _session_bytes(session_id)
+        header = HEADER.pack(time.time_ns() // 1_000_000, nonce(NONCE_SIZE), expires_in)
+        mac = profile.mac.copy()
+        mac.update(header + session)
+        return profile.encode(header + mac.digest())
 
-    @staticmethod
     def verify(
+        self,
         token: str,
         *,
         secret: str | None = None,
@@ -96,44 +117,40 @@ class CSRF:
             raise TypeError(TOKEN_ERROR)
         if not token:
             raise ValueError(TOKEN_ERROR)
-        key = _secret_or_thread_default(secret)
-        max_age_ms = _duration_ms(max_age, "max_age")
-        _check_encoding(encoding)
-        keyed = _keyed_mac(algorithm, key)
-        session = _session_bytes(session_id)
+        last = self._last
+        if secret is last[0] and encoding is last[1] and algorithm is last[2]:
+            profile = last[3]
+        else:
+            profile = self._profile(secret, encoding, algorithm)
+        if type(max_age) is not int or not 0 <= max_age <= U64_MAX:
+            max_age = _duration_ms(max_age, "max_age")
+        if session_id is None:
+            session = b""
+        elif type(session_id) is str and session_id.isascii():  # the common case, without a call
+            session = session_id.encode("ascii")
+        else:
+            session = _session_bytes(session_id)
 
-        raw = decode(token, encoding)
-        if raw is None or len(raw) != HEADER_SIZE + keyed.digest_size:
+        raw = profile.decode(token)
+        if raw is None or len(raw) != profile.token_size:
             return False
-        timestamp_ms, expires_in_ms = unpack_times(raw)
-        if is_expired(timestamp_ms, expires_in_ms, time.time_ns() // 1_000_000, max_age_ms):
+        timestamp_ms, expires_in_ms = TIMES.unpack_from(raw)
+        now_ms = time.time_ns() // 1_000_000
+        # The token's own expiry and the verifier's max_age are independent; 0 switches either off. A token
+        # dated in the future is not refused: REFERENCE.md lists no such check.
+        if expires_in_ms and now_ms > timestamp_ms + expires_in_ms:
             return False
-        expected = sign(keyed, raw[:HEADER_SIZE] + session)
-        return hmac.compare_digest(expected, raw[HEADER_SIZE:])
-
-
-# --- argument checks --------------------------------------------------------------------------------------
-
-
-def _secret_or_thread_default(secret: object) -> str | bytes:
-    """The signing key: the caller's secret, or a random one made once per thread (spec B: "unique per thread").
-
-    The default is ``bytes`` and an explicit secret ``str``, so the two can never collide in the MAC cache.
-    """
-    if secret is None:
-        default: bytes | None = getattr(_thread_state, "secret", None)
-        if default is None:
-            default = _thread_state.secret = secrets.token_bytes(DEFAULT_SECRET_BYTES)
-        return default
-    if not isinstance(secret, str):
-        raise TypeError(SECRET_ERROR)
-    if not secret:
-        raise ValueError(SECRET_ERROR)
-    return secret
+        if max_age and now_ms > timestamp_ms + max_age:
+            return False
+        mac = profile.mac.copy()
+        mac.update(raw[:HEADER_SIZE] + session)
+        return hmac.compare_digest(mac.digest(), raw[HEADER_SIZE:])
 
 
 def _duration_ms(value: object, name: str) -> int:
     """Milliseconds from an ``int``/``float`` of milliseconds or a ``timedelta``, within the u64 of the layout."""
+    if type(value) is int and 0 <= value <= U64_MAX:  # the common case, checked first: it is on every call
+        return value
     if isinstance(value, timedelta):
         ms = value // _ONE_MS
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -153,41 +170,9 @@ def _duration_ms(value: object, name: str) -> int:
     return ms
 
 
-def _check_encoding(encoding: object) -> None:
-    if not isinstance(encoding, str):
-        raise TypeError(ENCODING_ERROR)
-    if encoding not in ENCODINGS:
-        raise ValueError(ENCODING_ERROR)
-
-
 def _session_bytes(session_id: object) -> bytes:
     if session_id is None:
         return b""
     if not isinstance(session_id, str):
         raise TypeError(SESSION_ID_ERROR)
     return utf8(session_id)
-
-
-def _digest_factory(algorithm: object) -> Callable[[], Any]:
-    """The factory registered under ``algorithm`` through ``rt_register_hmac_algorithms`` in the current kernel.
-
-    The kernel caches its registry and rebuilds it when a plugin is registered, so a seventh algorithm added
-    at run time is found here without a cache of ours to invalidate.
-    """
-    if not isinstance(algorithm, str):
-        raise TypeError(ALGORITHM_ERROR)
-    registered = get_kernel().host.hmac_algorithms().get(algorithm)
-    if registered is None:
-        raise ValueError(ALGORITHM_ERROR)
-    factory: Callable[[], Any] = registered.value
-    return factory
-
-
-def _keyed_mac(algorithm: object, key: str | bytes) -> hmac.HMAC:
-    keyed = _keyed_macs.keyed(_digest_factory(algorithm), key)
-    if keyed.digest_size not in _SIGNATURE_SIZES:
-        raise ValueError(
-            f"Algorithm {algorithm!r} makes {keyed.digest_size}-byte signatures; rt.CSRF tokens (the reference "
-            f"layout) need {_SIGNATURE_SIZES.start} to {_SIGNATURE_SIZES.stop - 1}"
-        )
-    return keyed

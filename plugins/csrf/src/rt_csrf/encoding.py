@@ -8,8 +8,8 @@ must answer ``False`` for every malformed token.
 
 from __future__ import annotations
 
-import base64
 import binascii
+from collections.abc import Callable
 from typing import Final
 
 ENCODINGS: Final = ("base64", "base64url", "hex")
@@ -19,45 +19,78 @@ ENCODING_ERROR: Final = "Invalid format: must be 'base64', 'base64url', or 'hex'
 # input is not a token, and refusing it up front bounds the work an attacker can ask of verify().
 MAX_TOKEN_CHARS: Final = 4096
 
-_WHITESPACE: Final = " \t\n\r\f\v"
-_URL_TO_STANDARD: Final = str.maketrans("-_", "+/")
+_WHITESPACE: Final = b" \t\n\r\f\v"
+_STANDARD_TO_URL: Final = bytes.maketrans(b"+/", b"-_")
+_URL_TO_STANDARD: Final = bytes.maketrans(b"-_", b"+/")  # bytes.translate: ~5x faster than str.translate
 
 
-def encode(raw: bytes, encoding: str) -> str:
-    if encoding == "base64url":
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
-    if encoding == "base64":
-        return base64.b64encode(raw).decode("ascii")
+def encoder(encoding: str) -> Callable[[bytes], str]:
+    """The function that writes a raw token in ``encoding``, as the reference runtime does."""
+    return _ENCODERS[encoding]
+
+
+def decoder(encoding: str) -> Callable[[str], bytes | None]:
+    """The function that reads a token in ``encoding``: the raw bytes, or ``None`` when it is malformed."""
+    return _decode_hex if encoding == "hex" else _decode_base64
+
+
+def _encode_base64url(raw: bytes) -> str:
+    return binascii.b2a_base64(raw, newline=False).translate(_STANDARD_TO_URL).rstrip(b"=").decode("ascii")
+
+
+def _encode_base64(raw: bytes) -> str:
+    return binascii.b2a_base64(raw, newline=False).decode("ascii")
+
+
+def _encode_hex(raw: bytes) -> str:
     return raw.hex()
 
 
-def decode(token: str, encoding: str) -> bytes | None:
-    """The raw bytes of ``token``, or ``None`` when it is not well-formed in ``encoding``."""
-    if len(token) > MAX_TOKEN_CHARS:
-        return None
-    if token.endswith("\x00"):
-        token = token[:-1]
-    if encoding == "hex":
-        return _decode_hex(token)
-    return _decode_base64(token)
+_ENCODERS: Final[dict[str, Callable[[bytes], str]]] = {
+    "base64url": _encode_base64url,
+    "base64": _encode_base64,
+    "hex": _encode_hex,
+}
+
+
+# _decode_hex and _decode_base64 repeat their first lines instead of sharing a helper: verify() runs them on
+# every request, and the extra call was measurable (bench/csrf.py).
 
 
 def _decode_hex(token: str) -> bytes | None:
-    if len(token) % 2:
+    if len(token) > MAX_TOKEN_CHARS:
+        return None
+    try:
+        text = token.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    if text.endswith(b"\x00"):
+        text = text[:-1]
+    if len(text) % 2:
         return None
     try:
         # unhexlify, unlike bytes.fromhex, refuses embedded whitespace, as the reference does
-        return binascii.unhexlify(token.encode("ascii"))
-    except (UnicodeEncodeError, binascii.Error):
+        return binascii.unhexlify(text)
+    except binascii.Error:
         return None
 
 
 def _decode_base64(token: str) -> bytes | None:
-    text = token.strip(_WHITESPACE).translate(_URL_TO_STANDARD).rstrip("=")
-    if len(text) % 4 == 1:
+    if len(token) > MAX_TOKEN_CHARS:
         return None
-    text += "=" * (-len(text) % 4)
     try:
-        return binascii.a2b_base64(text.encode("ascii"), strict_mode=True)
-    except (UnicodeEncodeError, binascii.Error):
+        text = token.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+    if text.endswith(b"\x00"):
+        text = text[:-1]
+    text = text.strip(_WHITESPACE).translate(_URL_TO_STANDARD)
+    unpadded = text.rstrip(b"=")
+    if len(text) - len(unpadded) > 2 or len(unpadded) % 4 == 1:  # base64 never pads with more than two
+        return None
+    text = unpadded
+    text += b"=" * (-len(text) % 4)
+    try:
+        return binascii.a2b_base64(text, strict_mode=True)
+    except binascii.Error:
         return None

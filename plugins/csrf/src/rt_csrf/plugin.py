@@ -14,9 +14,10 @@ from rt.interfaces import NamespaceEntry
 
 
 def _load_csrf() -> Any:
+    """``rt.CSRF`` for the kernel resolving it (the current one), holding that kernel's HMAC algorithms."""
     from rt_csrf.csrf import CSRF
 
-    return CSRF
+    return CSRF()
 
 
 @hookimpl
