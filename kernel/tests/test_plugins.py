@@ -249,3 +249,13 @@ def test_broken_distribution_metadata_does_not_stop_the_kernel(site, rt_make_ker
     (site / "rt_halfway-1.2.3.dist-info" / "METADATA").unlink()  # as if a package manager were mid-install
     info = {p.name: p for p in rt_make_kernel().plugins()}["halfway"]
     assert (info.distribution, info.hooks) == (None, ("rt_configure",))
+
+
+def test_generation_and_dict_identity_tell_caches_when_to_refresh(rt_kernel):
+    generation, algorithms = rt_kernel.host.generation, rt_kernel.host.hmac_algorithms()
+    assert rt_kernel.host.hmac_algorithms() is algorithms, "same object while nothing changes"
+    rt_kernel.register(Algorithms("gen-algo"), "gen")
+    assert rt_kernel.host.generation == generation + 1
+    assert rt_kernel.host.hmac_algorithms() is not algorithms
+    rt_kernel.unregister("gen")
+    assert rt_kernel.host.generation == generation + 2

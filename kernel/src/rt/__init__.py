@@ -47,23 +47,37 @@ if TYPE_CHECKING:
     from rt.kernel import Kernel, get_kernel, use_kernel
 
 
+_resolve = None  # rt._lazy.resolve once bound: the per-read path is then one call (see __getattr__)
+
+
 def __getattr__(name: str) -> Any:
-    module = _KERNEL_NAMES.get(name)
-    if module is not None:
-        import importlib
+    """Called for names not in this module's dict.
 
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-    if name == "test":  # the real submodule rt.test, imported on first attribute access
-        import importlib
-
-        return importlib.import_module("rt.test")
-    if name.startswith("_"):  # private names and submodules being imported never go through plugins
+    Plugin names are resolved on every read, through the current kernel (so ``use_kernel`` works), which
+    is why this path is kept short: after the first plugin name, every kernel name and ``rt.test`` are in the
+    module dict and the only work left is ``_resolve``.
+    """
+    if _resolve is not None and name[:1] != "_":
+        return _resolve("rt", name)
+    if name[:1] == "_":  # private names and submodules being imported never go through plugins
         raise AttributeError(f"module 'rt' has no attribute {name!r}")
+    _bind_kernel_names()
+    if name in globals():
+        return globals()[name]
+    return _resolve("rt", name)  # type: ignore[misc]
+
+
+def _bind_kernel_names() -> None:
+    """Import the kernel's own names (and the rt.test submodule) into this module, then enable the fast path."""
+    import importlib
+
+    global _resolve
+    for kernel_name, module in _KERNEL_NAMES.items():
+        globals()[kernel_name] = getattr(importlib.import_module(module), kernel_name)
+    importlib.import_module("rt.test")  # sets rt.test
     from rt._lazy import resolve
 
-    return resolve("rt", name)
+    _resolve = resolve
 
 
 def __dir__() -> list[str]:

@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from rt.errors import PluginNotInstalledError
+from rt.kernel import get_kernel
 
 
 def _called_by_from_import(frame_depth: int) -> bool:
@@ -24,8 +25,6 @@ def _called_by_from_import(frame_depth: int) -> bool:
 
 def resolve(module: str, name: str) -> Any:
     """Resolve ``module.name`` through the current kernel; called from the module's ``__getattr__``."""
-    from rt.kernel import get_kernel
-
     try:
         return get_kernel().resolve(module, name)
     except PluginNotInstalledError as exc:

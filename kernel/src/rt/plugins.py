@@ -67,6 +67,10 @@ class PluginHost:
         self._internal: set[str] = set()
         self._cache: dict[str, Any] = {}
         self._current_plugin = ""
+        self.generation = 0
+        """Incremented whenever a plugin is registered or unregistered: a cache of registered things that
+        stores the generation it was built at is stale when this differs. (Equivalently, each facade
+        method returns the *same* dict object until the registry changes.)"""
 
     # -- loading -------------------------------------------------------------------------------------------
 
@@ -120,6 +124,7 @@ class PluginHost:
             hooks=tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or ())),
         )
         self._cache.clear()
+        self.generation += 1
         return plugin_name
 
     def unregister(self, name: str) -> None:
@@ -127,6 +132,7 @@ class PluginHost:
         self._infos.pop(name, None)
         self._internal.discard(name)
         self._cache.clear()
+        self.generation += 1
 
     def check_pending(self) -> None:
         """Fail on an implementation whose hook name matches no specification (usually a typo)."""
