@@ -7,12 +7,10 @@ dict shows only the lines that differ.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import math
-import pprint
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rt_testrunner.mocking import Mock
@@ -26,23 +24,30 @@ class ExpectationError(AssertionError):
 
 
 def _show(value: Any) -> str:
+    import pprint  # only failures format values: keep it off the start-up path
+
     return pprint.pformat(value, width=100, sort_dicts=False)
 
 
 def diff(expected: Any, received: Any) -> str:
-    """``- Expected`` / ``+ Received`` lines for two values, only around the lines that differ."""
-    left = _show(expected).splitlines()
-    right = _show(received).splitlines()
-    if len(left) == 1 and len(right) == 1:
-        return f"Expected: {left[0]}\nReceived: {right[0]}"
+    """``- Expected`` / ``+ Received`` lines for two values. Containers are laid out one element per line
+    so that only the elements that differ are marked; scalars are shown side by side."""
+    import difflib
+    import pprint
+
+    containers = (dict, list, tuple, set, frozenset)
+    if not (isinstance(expected, containers) and isinstance(received, containers)):
+        left, right = _show(expected).splitlines(), _show(received).splitlines()
+        if len(left) == 1 and len(right) == 1:
+            return f"Expected: {left[0]}\nReceived: {right[0]}"
+    else:
+        left = pprint.pformat(expected, width=1, sort_dicts=False).splitlines()
+        right = pprint.pformat(received, width=1, sort_dicts=False).splitlines()
     lines = ["- Expected", "+ Received", ""]
-    for line in difflib.unified_diff(left, right, lineterm="", n=2):
-        if line.startswith(("---", "+++")):
+    for line in difflib.ndiff(left, right):
+        if line.startswith("?"):
             continue
-        if line.startswith("@@"):
-            lines.append(line)
-            continue
-        lines.append(line)
+        lines.append(line.rstrip())
     return "\n".join(lines)
 
 
@@ -81,7 +86,7 @@ class Anything:
 
 def _strict_equal(a: Any, b: Any) -> bool:
     if isinstance(b, AnyOf | Anything):
-        return b == a
+        return bool(b == a)
     if type(a) is not type(b):
         return False
     if isinstance(a, Mapping):
@@ -159,14 +164,15 @@ class Expectation:
 
     # -- the mechanism ---------------------------------------------------------------------------------------
 
-    def _verdict(self, value: Any, name: str, args: str, passed: bool, message: Callable[[Any], str]) -> None:
+    def _verdict(self, value: Any, name: str, args: str | Callable[[], str], passed: bool,
+                 message: Callable[[Any], str]) -> None:
         count_expect()
         if passed == self._negated:
             not_ = ".not_" if self._negated else ""
-            header = f"expect(received){not_}.{name}({args})"
+            header = f"expect(received){not_}.{name}({args() if callable(args) else args})"
             raise ExpectationError(f"{header}\n\n{message(value)}")
 
-    def _lazy(self, name: str, args: str, judge: Callable[[Any], bool], message: Callable[[Any], str]) -> Any:
+    def _lazy(self, name: str, args: str | Callable[[], str], judge: Callable[[Any], bool], message: Callable[[Any], str]) -> Any:
         """Run a matcher now, or, under ``.resolves``/``.rejects``, return a coroutine that awaits first."""
         if self._mode is None:
             return self._verdict(self._value, name, args, judge(self._value), message)
@@ -194,11 +200,15 @@ class Expectation:
 
         return settle()
 
-    def _simple(self, name: str, expected: Any, judge: Callable[[Any], bool], show: str | None = None) -> Any:
-        arg = "" if expected is _MISSING else _show(expected)
-        label = show if show is not None else arg
+    def _simple(self, name: str, expected: Any, judge: Callable[[Any], bool],
+                show: Callable[[], str] | None = None) -> Any:
+        """A matcher comparing with ``expected``; its text is only formatted when the matcher fails."""
+
+        def arg() -> str:
+            return "" if expected is _MISSING else _show(expected)
 
         def message(value: Any) -> str:
+            label = show() if show is not None else arg()
             if expected is _MISSING:
                 return f"Received: {_show(value)}"
             if self._negated:
@@ -244,7 +254,7 @@ class Expectation:
             except TypeError:
                 return False
 
-        return self._simple(name, expected, safe, f"{op} {_show(expected)}")
+        return self._simple(name, expected, safe, lambda: f"{op} {_show(expected)}")
 
     def to_be_greater_than(self, expected: Any) -> Any:
         return self._compare("to_be_greater_than", expected, ">", lambda v: v > expected)
@@ -282,7 +292,7 @@ class Expectation:
             except TypeError:
                 return False
 
-        return self._simple("to_contain", item, judge, f"a container holding {_show(item)}")
+        return self._simple("to_contain", item, judge, lambda: f"a container holding {_show(item)}")
 
     def to_contain_equal(self, item: Any) -> Any:
         def judge(value: Any) -> bool:
@@ -291,7 +301,8 @@ class Expectation:
             except TypeError:
                 return False
 
-        return self._simple("to_contain_equal", item, judge, f"a container with an element equal to {_show(item)}")
+        return self._simple("to_contain_equal", item, judge,
+                            lambda: f"a container with an element equal to {_show(item)}")
 
     def to_have_length(self, length: int) -> Any:
         def judge(value: Any) -> bool:
@@ -329,7 +340,7 @@ class Expectation:
         return self._simple(
             "to_match", compiled.pattern,
             lambda v: isinstance(v, str) and compiled.search(v) is not None,
-            f"a string matching /{compiled.pattern}/",
+            lambda: f"a string matching /{compiled.pattern}/",
         )
 
     def to_match_object(self, expected: Any) -> Any:
@@ -360,7 +371,7 @@ class Expectation:
             )
         try:
             self._value()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever the function raises is what to_raise inspects
             raised = exc
         passed = raised is not None and _exception_matches(raised, expected)
         if passed == self._negated:

@@ -1,7 +1,7 @@
 """What a test file declares: a tree of suites (the file, then each ``describe``) holding tests and hooks.
 
 Declarations go to the suite on top of :data:`COLLECTOR`'s stack. The runner loads one file at a time in one
-process (spec C rule 3), so a module-level collector is enough; it is reset per file by the runner.
+process (spec C rule 3), so a module-level collector is enough; it is reset per file by the runner (:func:`rt_testrunner.api.collecting_into`).
 """
 
 from __future__ import annotations
@@ -70,15 +70,13 @@ class Suite:
 
 
 class Collector:
-    """The stack of suites that declarations are added to while a file is being loaded."""
+    """The stack of suites that declarations are added to while a file is being loaded.
+
+    Outside ``rt test`` (a test file imported by plain Python) declarations land in a root suite nobody runs.
+    """
 
     def __init__(self) -> None:
         self.stack: list[Suite] = [Suite(None)]
-
-    def reset(self) -> Suite:
-        root = Suite(None)
-        self.stack = [root]
-        return root
 
     @property
     def current(self) -> Suite:

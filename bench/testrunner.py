@@ -1,0 +1,163 @@
+"""Benchmark of `rt test` against pytest, run on demand (not part of the tests).
+
+    uv run python bench/testrunner.py [--repeat 3] [--skip-pytest-asyncio]
+
+Cases (issue 6):
+  (a) 5,000 trivial tests in 50 files         target: rt at most 0.35x pytest's wall time
+  (b) one trivial test (start-up)             target: rt at most 0.5x pytest's wall time
+  (c) 400 async tests each sleeping 50 ms     target: `rt test --concurrent` under 2 s
+      (pytest runs them with pytest-asyncio, installed for this run only with `uv run --with`)
+
+(a) and (b) use the very same files for both runners (`*_test.py` with plain `def test_*(): assert ...`).
+Every command runs `--repeat` times as a fresh process (start-up: 3x as many); the best and the median wall
+times are printed, and ratios and targets use the best: the machine is shared, and the best run is the one
+least disturbed by other work. pytest is measured
+twice: as installed in this environment (its entry-point plugins load: hypothesis, anyio, rt's fixtures) and
+with PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 (bare pytest); ratios are given against both, and the targets are
+judged against bare pytest, the stricter of the two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+# output-changing variables, and PYTHONDONTWRITEBYTECODE: without .pyc files rt's own modules would be
+# compiled on every start while pytest's (in site-packages) are not
+SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "PYTHONDONTWRITEBYTECODE")
+
+
+def environment(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in SCRUBBED}
+    env.update(extra)
+    return env
+
+
+def wall_time(command: Sequence[str], cwd: Path, env: dict[str, str], expect_ok: bool = True) -> float:
+    started = time.perf_counter()
+    completed = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+    elapsed = time.perf_counter() - started
+    if expect_ok and completed.returncode != 0:
+        raise SystemExit(f"command failed ({completed.returncode}): {' '.join(command)}\n"
+                         f"{completed.stdout[-2000:]}\n{completed.stderr[-2000:]}")
+    return elapsed
+
+
+@dataclasses.dataclass
+class Timing:
+    best: float
+    median: float
+
+
+def timing(command: Sequence[str], cwd: Path, env: dict[str, str], repeat: int, cold: bool = False) -> Timing:
+    """``cold``: delete rt's compiled-test-file cache before each run (pytest keeps its own .pyc cache)."""
+    times = []
+    for _ in range(repeat):
+        if cold:
+            for cached in cwd.glob("__pycache__/*rt-test*"):
+                cached.unlink()
+        times.append(wall_time(command, cwd, env))
+    return Timing(min(times), statistics.median(times))
+
+
+def write_many(directory: Path) -> None:
+    for file_index in range(50):
+        lines = []
+        for test_index in range(100):
+            lines.append(f"def test_{test_index}():\n    assert {test_index} + 1 == {test_index + 1}\n")
+        (directory / f"mod{file_index:02d}_test.py").write_text("\n".join(lines))
+
+
+def write_one(directory: Path) -> None:
+    (directory / "one_test.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+
+
+def write_async(rt_dir: Path, pytest_dir: Path) -> None:
+    rt_lines = ["import anyio\n"]
+    py_lines = ["import asyncio\n", "import pytest\n"]
+    for index in range(400):
+        rt_lines.append(f"async def test_sleep_{index}():\n    await anyio.sleep(0.05)\n")
+        py_lines.append(f"@pytest.mark.asyncio\nasync def test_sleep_{index}():\n    await asyncio.sleep(0.05)\n")
+    (rt_dir / "sleep_test.py").write_text("\n".join(rt_lines))
+    (pytest_dir / "sleep_test.py").write_text("\n".join(py_lines))
+
+
+def row(label: str, measured: Timing, versus: dict[str, Timing]) -> str:
+    ratios = "  ".join(f"{measured.best / other.best:6.3f}x {name}" for name, other in versus.items())
+    return f"  {label:<42} best {measured.best:7.3f} s  median {measured.median:7.3f} s  {ratios}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-pytest-asyncio", action="store_true", help="(c): measure rt only")
+    options = parser.parse_args()
+    python = sys.executable
+    rt_cmd = [python, "-m", "rt", "test"]
+    pytest_cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    env = environment()
+    bare = environment(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    print(f"rt test vs pytest -- {options.repeat} fresh processes per command; {os.cpu_count()} CPUs; "
+          "numbers taken while other work may be running on the machine")
+    verdicts: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="rt-bench-") as tmp:
+        root = Path(tmp)
+        for case, writer, target, repeat in (
+            ("(a) 5,000 trivial tests in 50 files", write_many, 0.35, options.repeat),
+            ("(b) one trivial test (start-up)", write_one, 0.5, options.repeat * 3),
+        ):
+            directory = root / case[1]
+            directory.mkdir()
+            writer(directory)
+            wall_time(rt_cmd, directory, env)  # warm the file-system cache and bytecode of rt itself
+            rt_time = timing(rt_cmd, directory, env, repeat)
+            py_time = timing(pytest_cmd, directory, env, repeat)
+            bare_time = timing(pytest_cmd, directory, bare, repeat)
+            print(case)
+            print(row("pytest (installed plugins)", py_time, {}))
+            print(row("pytest (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1)", bare_time, {}))
+            print(row("rt test", rt_time, {"pytest": py_time, "bare pytest": bare_time}))
+            if writer is write_many:
+                cold = timing(rt_cmd, directory, env, repeat, cold=True)
+                print(row("rt test, no compiled-file cache", cold, {"pytest": py_time, "bare pytest": bare_time}))
+            else:
+                floor = timing([python, "-m", "rt", "--version"], directory, env, repeat)
+                print(row("rt --version (kernel start-up alone)", floor, {"bare pytest": bare_time}))
+            for name, other in (("pytest as installed", py_time), ("bare pytest", bare_time)):
+                ratio = rt_time.best / other.best
+                verdicts.append(f"{case}: {ratio:.3f}x {name} (target <= {target}x) "
+                                f"{'MET' if ratio <= target else 'MISSED'}")
+        rt_dir, py_dir = root / "c-rt", root / "c-pytest"
+        rt_dir.mkdir()
+        py_dir.mkdir()
+        write_async(rt_dir, py_dir)
+        rt_time = timing([*rt_cmd, "--concurrent"], rt_dir, env, options.repeat)
+        print("(c) 400 async tests sleeping 50 ms")
+        versus: dict[str, Timing] = {}
+        uv = shutil.which("uv")
+        if not options.skip_pytest_asyncio and uv is not None:
+            command = [uv, "run", "--quiet", "--with", "pytest-asyncio", "python", "-m", "pytest", "-q",
+                       "-p", "no:cacheprovider"]
+            project_env = environment(UV_PROJECT=str(Path(__file__).resolve().parents[1]))
+            wall_time(command, py_dir, project_env)  # let uv build its overlay environment once
+            py_time = timing(command, py_dir, project_env, 1)
+            print(row("pytest + pytest-asyncio (sequential)", py_time, {}))
+            versus["pytest-asyncio"] = py_time
+        print(row("rt test --concurrent", rt_time, versus))
+        verdicts.append(f"(c) 400 async tests: best {rt_time.best:.3f} s, median {rt_time.median:.3f} s "
+                        f"(target < 2 s) {'MET' if rt_time.best < 2 else 'MISSED'}")
+    print("\n".join(["", *verdicts]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

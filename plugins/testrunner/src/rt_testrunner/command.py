@@ -1,0 +1,211 @@
+"""``rt test``: the command-line surface (every flag of the spec's table), validation, and the run itself."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+from rt.interfaces import ReporterOptions
+
+from rt_testrunner.discovery import PATTERNS, DiscoveryError, discover, parse_shard, shard
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A bad flag value: printed as ``error: <message>``, exit code 2."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("filters", nargs="*", metavar="FILTER",
+        help="path fragments selecting test files (no globs); ./path or /path runs that file")
+    add("--timeout", metavar="MS", help="per-test time-out in milliseconds (default 5000)")
+    add("--rerun-each", metavar="N", help="run each test file N times")
+    add("--retry", metavar="N", help="retry failed tests up to N times")
+    add("--concurrent", action="store_true", default=None, help="run tests concurrently, except test.serial")
+    add("--max-concurrency", metavar="N", help="most tests running at once (default 20, 0 = unlimited)")
+    add("--randomize", action="store_true", default=None, help="run files and tests in random order")
+    add("--seed", metavar="N", help="seed of --randomize (implies it)")
+    add("--bail", nargs="?", const="1", metavar="N", help="stop after N failures (1 when given alone)")
+    add("--todo", action="store_true", default=None, help="also run tests marked todo")
+    add("-t", "--test-name-pattern", metavar="REGEX", help="run only tests whose full name matches")
+    add("--only", action="store_true", help="run only tests and describes marked .only")
+    add("--pass-with-no-tests", action="store_true", help="exit 0 when no test is found")
+    add("--shard", metavar="K/N", help="run the K-th of N deterministic parts of the suite")
+    add("--preload", action="append", metavar="PATH", help="script loaded before the tests (repeatable)")
+    add("--reporter", metavar="NAME", help="reporter: dots, or one registered by a plugin (junit needs "
+        "--reporter-outfile)")
+    add("--reporter-outfile", metavar="PATH", help="output file of --reporter")
+    add("--dots", action="store_true", help="shorthand for --reporter=dots")
+    add("--coverage", action="store_true", help="coverage profile (not implemented yet)")
+    add("--coverage-reporter", action="append", metavar="text|lcov", help="coverage output (not implemented yet)")
+    add("--coverage-dir", metavar="DIR", help="coverage directory (not implemented yet)")
+    add("-u", "--update-snapshots", action="store_true", help="update snapshot files (not implemented yet)")
+    add("--watch", action="store_true", help="re-run on changes (not implemented yet)")
+
+
+def _positive_int(text: str, what: str, *, allow_zero: bool = False) -> int:
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"Invalid {what}: {text!r} (expected a whole number)") from None
+    if value < 0 or (value == 0 and not allow_zero):
+        bound = "0 or more" if allow_zero else "greater than 0"
+        raise UsageError(f"Invalid {what}: {text!r} (expected a number {bound})")
+    return value
+
+
+def _timeout(text: str) -> int:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise UsageError(f"Invalid timeout: {text!r} (expected a number of milliseconds)") from None
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"Invalid timeout: {text!r} (expected a number of milliseconds greater than 0)")
+    return max(1, round(value))
+
+
+@attrs.frozen
+class Invocation:
+    """The parsed command line: what to select, how to run, how to report."""
+
+    run: Any  # RunOptions (imported lazily)
+    filters: tuple[str, ...]
+    shard: tuple[int, int] | None
+    reporter: str
+    outfile: str | None
+    pass_with_no_tests: bool
+
+
+def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invocation:
+    """Validate flags and merge them over ``[test]`` config (flags win). Raises :class:`UsageError`."""
+    from rt_testrunner.runner import RunOptions
+
+    timeout = _timeout(args.timeout) if args.timeout is not None else config.get("test.timeout", 5000)
+    if not isinstance(timeout, int) or timeout <= 0:
+        raise UsageError(f"Invalid timeout: {timeout!r} (from [test] timeout)")
+    retry = _positive_int(args.retry, "retry", allow_zero=True) if args.retry is not None else \
+        config.get("test.retry", 0)
+    if retry < 0:
+        raise UsageError(f"Invalid retry: {retry!r} (from [test] retry; expected 0 or more)")
+    rerun_each = _positive_int(args.rerun_each, "rerun-each") if args.rerun_each is not None else 1
+    max_concurrency = (_positive_int(args.max_concurrency, "max-concurrency", allow_zero=True)
+                       if args.max_concurrency is not None else config.get("test.max_concurrency", 20))
+    bail = None
+    if args.bail is not None:
+        try:
+            bail = int(args.bail)
+        except ValueError:
+            bail = 0
+        if bail < 1:
+            raise UsageError(f"Invalid --bail value: {args.bail!r} (expected a number greater than 0)")
+    seed = None
+    if args.seed is not None:
+        try:
+            seed = int(args.seed)
+        except ValueError:
+            raise UsageError(f"Invalid seed: {args.seed!r} (expected a whole number)") from None
+        if seed < 0:
+            raise UsageError(f"Invalid seed: {args.seed!r} (expected 0 or more)")
+    elif args.randomize or (args.randomize is None and config.get("test.randomize", False)):
+        seed = random.SystemRandom().randrange(2**31)
+    pattern = None
+    if args.test_name_pattern is not None:
+        try:
+            pattern = re.compile(args.test_name_pattern)
+        except re.error as exc:
+            raise UsageError(f"Invalid test name pattern {args.test_name_pattern!r}: {exc}") from None
+    reporter = "dots" if args.dots else (args.reporter or "console")
+    if args.reporter == "junit" and not args.reporter_outfile:
+        raise UsageError("--reporter=junit requires --reporter-outfile <path>")
+    for flag, given in (("--coverage", args.coverage or args.coverage_reporter or args.coverage_dir),
+                        ("--update-snapshots", args.update_snapshots), ("--watch", args.watch)):
+        if given:
+            raise UsageError(f"{flag} is not implemented yet in rt-testrunner")
+    if config.get("test.coverage", False):
+        raise UsageError("coverage (from [test] coverage) is not implemented yet in rt-testrunner")
+    preload = tuple(args.preload) if args.preload else tuple(config.get("test.preload", ()) or ())
+    for script in preload:
+        if not (root / script).is_file():
+            raise UsageError(f"preload script not found: {script!r}")
+    todo = args.todo if args.todo is not None else config.get("test.todo", False)
+    concurrent = args.concurrent if args.concurrent is not None else config.get("test.concurrent", False)
+    run = RunOptions(
+        root=root, timeout_ms=timeout, rerun_each=rerun_each, retry=retry, concurrent=bool(concurrent),
+        max_concurrency=max_concurrency, seed=seed, bail=bail, todo=bool(todo), name_pattern=pattern,
+        only=args.only, preload=preload,
+    )
+    shard_spec = None
+    if args.shard is not None:
+        try:
+            shard_spec = parse_shard(args.shard)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return Invocation(run, tuple(args.filters), shard_spec, reporter, args.reporter_outfile,
+                      args.pass_with_no_tests)
+
+
+def agent_mode(environ: Any = os.environ) -> bool:
+    """REFERENCE.md: ``AGENT=1`` exactly, or ``CLAUDECODE`` / ``REPL_ID`` set."""
+    return environ.get("AGENT") == "1" or bool(environ.get("CLAUDECODE")) or bool(environ.get("REPL_ID"))
+
+
+def _no_tests_message() -> str:
+    return ("No tests found!\n\nTest files need names matching " + ", ".join(PATTERNS)
+            + " (e.g. math.test.py or math_test.py).\n")
+
+
+def run(args: argparse.Namespace, kernel: Any) -> int:
+    root = Path.cwd()
+    try:
+        invocation = parse_invocation(args, kernel.config, root)
+        files = discover(root, invocation.filters)
+    except (UsageError, DiscoveryError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if invocation.shard is not None:
+        files = shard(files, *invocation.shard)
+    if not files:
+        sys.stderr.write(_no_tests_message())
+        return EXIT_OK if invocation.pass_with_no_tests else EXIT_FAILED
+    if invocation.run.seed is not None:
+        random.Random(invocation.run.seed).shuffle(files)
+    factories = kernel.host.reporters()
+    if invocation.reporter not in factories:
+        known = ", ".join(sorted(factories))
+        print(f"error: unknown reporter {invocation.reporter!r} (installed: {known})", file=sys.stderr)
+        return EXIT_USAGE
+    agent = agent_mode()
+    colors = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
+    reporters = [factories[invocation.reporter].value(
+        ReporterOptions(outfile=invocation.outfile, colors=colors, agent=agent))]
+    if invocation.reporter != "console" and invocation.reporter != "dots" and "console" in factories:
+        # spec C rule 7: with a file reporter the console output is still written
+        reporters.insert(0, factories["console"].value(ReporterOptions(colors=colors, agent=agent)))
+
+    from rt.backend import resolve_backend
+
+    from rt_testrunner.runner import Runner
+
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    runner = Runner(invocation.run, reporters, backend=resolve_backend(config=kernel.config))
+    try:
+        finished = runner.run_sync(files)
+    finally:
+        for reporter in reporters:
+            reporter.close()
+    if finished.failed:
+        return EXIT_FAILED
+    if finished.tests == 0 and not invocation.pass_with_no_tests:
+        sys.stderr.write("No tests matched the filters (-t / --only) in the selected files.\n")
+        return EXIT_FAILED
+    return EXIT_OK

@@ -1,0 +1,62 @@
+"""Turn an exception raised by a test into a :class:`rt.events.TestFailure` that reporters print as is.
+
+The traceback keeps only the frames of the user's code: frames of the runner, anyio and the backends are
+noise in every failure.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from pathlib import Path
+
+from rt.events import Location, TestFailure
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_NOISE = (_PACKAGE_DIR, f"{os.sep}anyio{os.sep}", f"{os.sep}trio{os.sep}", f"{os.sep}asyncio{os.sep}",
+          f"{os.sep}outcome{os.sep}")
+
+
+def _is_noise(filename: str) -> bool:
+    return filename.startswith(_PACKAGE_DIR) or any(part in filename for part in _NOISE[1:])
+
+
+def _display_path(filename: str, root: Path) -> str:
+    try:
+        return Path(filename).relative_to(root).as_posix()
+    except ValueError:
+        return filename
+
+
+def render_exception(exc: BaseException, root: Path) -> TestFailure:
+    """The failure for ``exc``: message, kind, a traceback of user frames, and where it was raised."""
+    summary = traceback.extract_tb(exc.__traceback__)
+    user_frames = [frame for frame in summary if not _is_noise(frame.filename)]
+    location = None
+    if user_frames:
+        last = user_frames[-1]
+        location = Location(_display_path(last.filename, root), last.lineno or 0, (last.colno or 0) + 1)
+    message = str(exc) or type(exc).__name__
+    is_assertion = isinstance(exc, AssertionError)
+    lines: list[str] = []
+    if is_assertion:
+        lines.append(message if type(exc).__name__ in ("AssertionError", "ExpectationError")
+                     else f"{type(exc).__name__}: {message}")
+    else:
+        lines.extend(line.rstrip("\n") for line in traceback.format_exception_only(type(exc), exc))
+    stack = traceback.StackSummary.from_list(user_frames)
+    for frame in stack:
+        lines.append(f"    at {_display_path(frame.filename, root)}:{frame.lineno}"
+                     + (f" in {frame.name}" if frame.name != "<module>" else ""))
+        if frame.line:
+            lines.append(f"        {frame.line.strip()}")
+    cause = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    if cause is not None and not is_assertion:
+        lines.append(f"Caused by: {type(cause).__name__}: {cause}")
+    return TestFailure(message=message.splitlines()[0] if message else "", kind=type(exc).__name__,
+                       details="\n".join(lines), location=location)
+
+
+def plain_failure(message: str, kind: str = "Error", location: Location | None = None,
+                  timed_out: bool = False) -> TestFailure:
+    return TestFailure(message=message, kind=kind, details=message, location=location, timed_out=timed_out)

@@ -1,0 +1,151 @@
+"""The console and dots reporters: what ``rt test`` prints, in the reference runtime's format.
+
+Both only consume :mod:`rt.events` events, like any third-party reporter. Output goes to stderr (result
+lines and summary alike), buffered per file so 5,000 passing tests do not cost 5,000 writes.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from rt.events import FileFinished, FileStarted, RunFinished, TestEvent, TestFinished, TestStatus
+from rt.interfaces import ReporterOptions
+
+_COLORS = {"pass": "\x1b[32m", "fail": "\x1b[31m", "skip": "\x1b[33m", "todo": "\x1b[35m", "dim": "\x1b[2m"}
+_RESET = "\x1b[0m"
+
+
+def format_ms(seconds: float) -> str:
+    return f"[{seconds * 1000:.2f}ms]"
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def summary_lines(event: RunFinished) -> list[str]:
+    """The summary block (spec / REFERENCE.md): seed, bail notice, counts, the ``Ran N tests`` line."""
+    lines: list[str] = []
+    if event.bailed:
+        lines.append(f"Bailed out after {plural(event.failed, 'failure')}")
+    if event.seed is not None:
+        lines.append(f" --seed={event.seed}")
+    lines.append(f" {event.passed} pass")
+    if event.skipped:
+        lines.append(f" {event.skipped} skip")
+    if event.todo:
+        lines.append(f" {event.todo} todo")
+    lines.append(f" {event.failed} fail")
+    lines.append(f" {event.expect_calls} expect() calls")
+    lines.append(f"Ran {plural(event.tests, 'test')} across {plural(event.files, 'file')}. "
+                 f"{format_ms(event.duration)}")
+    return lines
+
+
+class ConsoleReporter:
+    """``(pass) outer > inner [1.23ms]`` lines under a ``path:`` header per file, failures in full."""
+
+    def __init__(self, options: ReporterOptions) -> None:
+        self.stream: TextIO = options.stream or sys.stderr
+        self.colors = options.colors and not options.agent
+        self.agent = options.agent
+        self.buffer: list[str] = []
+        self.header: str | None = None
+
+    def _paint(self, kind: str, text: str) -> str:
+        return f"{_COLORS[kind]}{text}{_RESET}" if self.colors else text
+
+    def _write_header(self) -> None:
+        if self.header is not None:
+            self.buffer.append(f"\n{self.header}:")
+            self.header = None
+
+    def _flush(self) -> None:
+        if self.buffer:
+            self.stream.write("\n".join(self.buffer) + "\n")
+            self.stream.flush()
+            self.buffer.clear()
+
+    def result_line(self, event: TestFinished) -> str:
+        status = event.status.value
+        suffix = ""
+        if event.attempt > 1:
+            suffix += f" (attempt {event.attempt})"
+        if event.run > 1:
+            suffix += f" (run {event.run})"
+        timing = "" if event.status in (TestStatus.SKIP, TestStatus.TODO) else " " + self._paint(
+            "dim", format_ms(event.duration))
+        return f"{self._paint(status, f'({status})')} {event.name}{suffix}{timing}"
+
+    def handle(self, event: TestEvent) -> None:
+        if isinstance(event, FileStarted):
+            self.header = event.file
+            if not self.agent:
+                self._write_header()
+        elif isinstance(event, TestFinished):
+            self.on_test(event)
+        elif isinstance(event, FileFinished):
+            if event.error is not None:
+                self._write_header()
+                self.buffer.append(f"error: {event.error.details}")
+                self.buffer.append(f"(fail) {event.file} failed to load")
+            self._flush()
+        elif isinstance(event, RunFinished):
+            self._flush()
+            self.stream.write("\n" + "\n".join(summary_lines(event)) + "\n")
+            self.stream.flush()
+
+    def on_test(self, event: TestFinished) -> None:
+        if event.status is TestStatus.FAIL:
+            self._write_header()
+            self.write_failure(event)
+        elif not self.agent:
+            self.buffer.append(self.result_line(event))
+
+    def write_failure(self, event: TestFinished) -> None:
+        failure = event.failure
+        if failure is not None and not failure.timed_out and failure.details:
+            self.buffer.append(failure.details)
+            where = failure.location
+            if where is not None and where.file not in failure.details:
+                self.buffer.append(f"      at {where.file}:{where.line}")
+        self.buffer.append(self.result_line(event))
+        if failure is not None and failure.timed_out:
+            self.buffer.append(f"  ^ {failure.message}")
+        self._flush()
+
+    def close(self) -> None:
+        self._flush()
+
+
+class DotsReporter(ConsoleReporter):
+    """``--dots``: one ``.`` per pass/skip/todo; failures in full; the same summary."""
+
+    def __init__(self, options: ReporterOptions) -> None:
+        super().__init__(options)
+        self.dots = 0
+
+    def handle(self, event: TestEvent) -> None:
+        if isinstance(event, FileStarted):
+            self.header = event.file
+        elif isinstance(event, RunFinished) and self.dots:
+            self.stream.write("\n")
+            super().handle(event)
+        else:
+            super().handle(event)
+
+    def on_test(self, event: TestFinished) -> None:
+        if event.status is TestStatus.FAIL:
+            if self.dots:
+                self.stream.write("\n")
+                self.dots = 0
+            self._write_header()
+            self.write_failure(event)
+            return
+        self.stream.write(".")
+        self.dots += 1
+
+    def close(self) -> None:
+        super().close()
+

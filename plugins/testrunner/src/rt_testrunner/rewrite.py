@@ -1,0 +1,216 @@
+"""Load a test file as a module, with its ``assert`` statements rewritten to report the values involved.
+
+A small AST rewrite written here instead of pytest's ``_pytest.assertion.rewrite``: importing that module pulls
+in most of pytest (about 100 ms measured with ``-X importtime``), which alone would blow the start-up target of
+``rt test``. This one captures the operands of a comparison, a boolean operation, ``not`` or a call into
+temporaries (named ``@rt_N``, which no Python source can spell) and, only when the assert fails, builds a
+message with the source text, each operand's value and, for ``==``, a diff.
+"""
+
+from __future__ import annotations
+
+import ast
+import marshal
+import os
+import struct
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+from rt_testrunner.expect import diff
+
+_HELPER = "@rt_assert_failed"
+_UNSET = "@rt_unset"
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "<not evaluated>"
+
+
+UNSET = _Unset()
+_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+        ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+
+
+def assert_failed(source: str, labels: tuple[str, ...], values: tuple[Any, ...], op: str | None,
+                  message: Any = None) -> AssertionError:
+    """Build the AssertionError raised by a rewritten ``assert`` (called only on failure)."""
+    lines = [f"assert {source}"]
+    shown = [(label, value) for label, value in zip(labels, values, strict=True) if value is not UNSET]
+    for index, (label, value) in enumerate(shown):
+        lead = " + where" if index == 0 else " +   and"
+        text = repr(value)
+        if len(text) > 240:
+            text = text[:237] + "..."
+        lines.append(f"{lead} {label} = {text}" if label != text else f"{lead} {text}")
+    if op == "==" and len(values) == 2 and not any(v is UNSET for v in values):
+        left, right = values
+        if isinstance(left, dict | list | tuple | set | str) and type(left) is type(right) and left != right:
+            lines.append("")
+            lines.append(diff(right, left).replace("Expected", "Right").replace("Received", "Left"))
+    text = "\n".join(lines)
+    if message is not None:
+        text = f"{message}\n{text}"
+    return AssertionError(text)
+
+
+def _locate(new: ast.AST, origin: ast.AST) -> None:
+    """Give the nodes created for one assert the assert's position. ``ast.fix_missing_locations`` would do it
+    but walks the whole module, which measured as the largest cost of loading a file with many asserts."""
+    for child in ast.walk(new):
+        if "lineno" in child._attributes and not hasattr(child, "lineno"):
+            ast.copy_location(child, origin)
+        elif "lineno" in child._attributes and getattr(child, "end_lineno", None) is None:
+            child.end_lineno, child.end_col_offset = origin.end_lineno, origin.end_col_offset  # type: ignore[attr-defined]
+
+
+class _AssertRewriter(ast.NodeTransformer):
+    def __init__(self, source: str) -> None:
+        self.lines = source.splitlines(keepends=True)
+        self.counter = 0
+
+    def segment(self, node: ast.expr) -> str:
+        """The source text of ``node``. ``ast.get_source_segment`` re-splits the whole file on every call,
+        which made rewriting a 100-assert file quadratic; the lines are split once here."""
+        end_line, end_col = node.end_lineno, node.end_col_offset
+        if end_line is None or end_col is None:
+            return ast.unparse(node)
+        first, last = node.lineno - 1, end_line - 1
+        if first == last:
+            text = self.lines[first].encode()[node.col_offset:end_col].decode()
+        else:
+            parts = [self.lines[first].encode()[node.col_offset:].decode(), *self.lines[first + 1:last],
+                     self.lines[last].encode()[:end_col].decode()]
+            text = "".join(parts)
+        return text if text.strip() else ast.unparse(node)
+
+    def _temp(self, node: ast.expr, labels: list[str], names: list[str]) -> ast.expr:
+        if isinstance(node, ast.Constant):
+            return node
+        name = f"@rt_{self.counter}"
+        self.counter += 1
+        names.append(name)
+        labels.append(self.segment(node))
+        return ast.NamedExpr(target=ast.Name(name, ast.Store()), value=node)
+
+    def visit_Assert(self, node: ast.Assert) -> Any:
+        test = node.test
+        labels: list[str] = []
+        names: list[str] = []
+        op: str | None = None
+        if isinstance(test, ast.Compare):
+            new_test: ast.expr = ast.Compare(
+                left=self._temp(test.left, labels, names), ops=test.ops,
+                comparators=[self._temp(c, labels, names) for c in test.comparators],
+            )
+            if len(test.ops) == 1:
+                op = _OPS.get(type(test.ops[0]))
+        elif isinstance(test, ast.BoolOp):
+            new_test = ast.BoolOp(op=test.op, values=[self._temp(v, labels, names) for v in test.values])
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            new_test = ast.UnaryOp(op=test.op, operand=self._temp(test.operand, labels, names))
+        elif isinstance(test, ast.Call):
+            args = [a if isinstance(a, ast.Starred) else self._temp(a, labels, names) for a in test.args]
+            call = ast.Call(func=test.func, args=args, keywords=test.keywords)
+            new_test = self._temp(call, labels, names)
+            # report the call's result first, then its arguments
+            labels.insert(0, self.segment(test))
+            labels.pop()
+            names.insert(0, names.pop())
+        else:
+            new_test = self._temp(test, labels, names)
+        source = self.segment(test)
+        failure = ast.Raise(exc=ast.Call(
+            func=ast.Name(_HELPER, ast.Load()),
+            args=[
+                ast.Constant(source),
+                ast.Tuple([ast.Constant(label) for label in labels], ast.Load()),
+                ast.Tuple([ast.Name(name, ast.Load()) for name in names], ast.Load()),
+                ast.Constant(op),
+                node.msg if node.msg is not None else ast.Constant(None),
+            ],
+            keywords=[],
+        ), cause=None)
+        statements: list[ast.stmt] = []
+        if names:
+            statements.append(ast.Assign(
+                targets=[ast.Name(name, ast.Store()) for name in names], value=ast.Name(_UNSET, ast.Load()),
+            ))
+        statements.append(ast.If(test=ast.UnaryOp(ast.Not(), new_test), body=[failure], orelse=[]))
+        for statement in statements:
+            _locate(statement, node)
+        return statements
+
+
+REWRITE_VERSION = 1
+_CACHE_TAG = f"{sys.implementation.cache_tag}-rt-test-{REWRITE_VERSION}"
+
+
+def _cache_path(path: Path) -> Path:
+    return path.parent / "__pycache__" / f"{path.name[:-3]}.{_CACHE_TAG}.pyc"
+
+
+def _read_cache(path: Path, stat: os.stat_result) -> types.CodeType | None:
+    try:
+        data = _cache_path(path).read_bytes()
+    except OSError:
+        return None
+    header = struct.pack("<qq", stat.st_mtime_ns, stat.st_size)
+    if data[:16] != header:
+        return None
+    try:
+        code = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError):
+        return None
+    return code if isinstance(code, types.CodeType) else None
+
+
+def _write_cache(path: Path, stat: os.stat_result, code: types.CodeType) -> None:
+    """Best effort, like Python's own .pyc files: a read-only tree just means no cache."""
+    if sys.dont_write_bytecode:
+        return
+    target = _cache_path(path)
+    try:
+        target.parent.mkdir(exist_ok=True)
+        temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        temporary.write_bytes(struct.pack("<qq", stat.st_mtime_ns, stat.st_size) + marshal.dumps(code))
+        os.replace(temporary, target)
+    except OSError:
+        pass
+
+
+def compile_test_file(path: Path) -> types.CodeType:
+    """Compile ``path`` with rewritten asserts, through a cache in ``__pycache__`` (as pytest does) keyed on
+    the file's mtime and size, the Python version and the rewriter's version."""
+    stat = path.stat()
+    cached = _read_cache(path, stat)
+    if cached is not None:
+        return cached
+    source = path.read_text(encoding="utf-8")
+    filename = str(path)
+    tree = ast.parse(source, filename)
+    if "assert" in source:
+        tree = _AssertRewriter(source).visit(tree)
+    code = compile(tree, filename, "exec", dont_inherit=True)
+    _write_cache(path, stat, code)
+    return code
+
+
+def module_name_for(relative: str) -> str:
+    stem = relative.removesuffix(".py")
+    cleaned = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in stem.replace("/", "."))
+    return f"rt_test_files.{cleaned}"
+
+
+def load_test_module(path: Path, relative: str) -> types.ModuleType:
+    """Execute a test file as a fresh module (registered in ``sys.modules`` so dataclasses and pickling work)."""
+    code = compile_test_file(path)
+    module = types.ModuleType(module_name_for(relative))
+    module.__file__ = str(path)
+    module.__dict__[_HELPER] = assert_failed
+    module.__dict__[_UNSET] = UNSET
+    sys.modules[module.__name__] = module
+    exec(code, module.__dict__)  # noqa: S102 - running the user's test file is the point
+    return module

@@ -1,0 +1,476 @@
+"""``rt test`` driven as a subprocess over the fixture projects: output and exit codes as REFERENCE.md."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: variables that change the runner's output (agent mode, CI annotations, colours) or its configuration
+_SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR")
+
+
+@attrs.frozen
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def run_rt_test(project: str | Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Result:
+    cwd = project if isinstance(project, Path) else FIXTURES / project
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in _SCRUBBED}
+    environ.update(env or {})
+    completed = subprocess.run(
+        [sys.executable, "-m", "rt", "test", *args], cwd=cwd, env=environ, capture_output=True, text=True,
+        timeout=timeout, stdin=subprocess.DEVNULL, check=False,
+    )
+    return Result(completed.returncode, completed.stdout, completed.stderr)
+
+
+RESULT_LINE = re.compile(r"^\((pass|fail|skip|todo)\) (.+?)(?: \[\d+\.\d\dms\])?$", re.MULTILINE)
+
+
+def results(output: str) -> list[tuple[str, str]]:
+    return RESULT_LINE.findall(output)
+
+
+def names(output: str) -> list[str]:
+    return [name for _, name in results(output)]
+
+
+# --- discovery and filters -------------------------------------------------------------------------------
+
+
+def test_discovers_the_four_patterns_and_skips_other_files() -> None:
+    result = run_rt_test("basic")
+    assert result.code == 0, result.output
+    assert set(names(result.stderr)) == {
+        "adds", "outer > inner > nested", "upper", "test_plain_function_runs", "spec file runs", "deep spec runs",
+    }
+    for header in ("math.test.py:", "strings_test.py:", "sub/api.spec.py:", "sub/deeper/parse_spec.py:"):
+        assert f"\n{header}\n" in result.stderr
+    assert "node_modules" not in result.stderr
+    assert "Ran 6 tests across 4 files." in result.stderr
+
+
+def test_result_lines_and_summary_format() -> None:
+    result = run_rt_test("basic")
+    assert re.search(r"^\(pass\) outer > inner > nested \[\d+\.\d\dms\]$", result.stderr, re.MULTILINE)
+    tail = result.stderr.rstrip().splitlines()[-4:]
+    assert tail[0] == " 6 pass"
+    assert tail[1] == " 0 fail"
+    assert tail[2] == " 5 expect() calls"  # the pytest-style test uses a bare assert
+    assert re.fullmatch(r"Ran 6 tests across 4 files\. \[\d+\.\d\dms\]", tail[3])
+
+
+def test_positional_filters_are_path_fragments() -> None:
+    result = run_rt_test("basic", "sub")
+    assert sorted(names(result.stderr)) == ["deep spec runs", "spec file runs"]
+    result = run_rt_test("basic", "strings", "deeper")
+    assert sorted(names(result.stderr)) == ["deep spec runs", "test_plain_function_runs", "upper"]
+
+
+def test_globs_are_not_expanded() -> None:
+    result = run_rt_test("basic", "*.spec.py")
+    assert result.code == 1
+    assert "No tests found!" in result.stderr
+
+
+def test_dot_slash_runs_one_file() -> None:
+    result = run_rt_test("basic", "./sub/api.spec.py")
+    assert names(result.stderr) == ["spec file runs"]
+    assert "Ran 1 test across 1 file." in result.stderr
+
+
+def test_absolute_path_runs_one_file() -> None:
+    result = run_rt_test("basic", str(FIXTURES / "basic" / "math.test.py"))
+    assert names(result.stderr) == ["adds", "outer > inner > nested"]
+
+
+def test_missing_explicit_file_is_a_usage_error() -> None:
+    result = run_rt_test("basic", "./nope.test.py")
+    assert result.code == 2
+    assert "Test file not found" in result.stderr
+
+
+def test_no_tests_found(tmp_path: Path) -> None:
+    result = run_rt_test("empty")
+    assert result.code == 1
+    assert "No tests found!" in result.stderr
+    for pattern in ("*.test.py", "*_test.py", "*.spec.py", "*_spec.py"):
+        assert pattern in result.stderr
+    assert run_rt_test("empty", "--pass-with-no-tests").code == 0
+
+
+def test_all_files_run_in_one_process(tmp_path: Path) -> None:
+    (tmp_path / "a.test.py").write_text("import os\nfrom rt.test import test\ntest('a', lambda: print('PID', os.getpid()))\n")
+    (tmp_path / "b.test.py").write_text("import os\nfrom rt.test import test\ntest('b', lambda: print('PID', os.getpid()))\n")
+    result = run_rt_test(tmp_path)
+    pids = re.findall(r"PID (\d+)", result.stdout)
+    assert len(pids) == 2 and pids[0] == pids[1]
+
+
+def test_file_that_fails_to_load_is_a_failure(tmp_path: Path) -> None:
+    (tmp_path / "broken.test.py").write_text("raise RuntimeError('boom at import')\n")
+    result = run_rt_test(tmp_path)
+    assert result.code == 1
+    assert "RuntimeError: boom at import" in result.stderr
+    assert " 1 fail" in result.stderr
+
+
+# --- preload and hooks -----------------------------------------------------------------------------------
+
+
+def test_hooks_order_with_preload() -> None:
+    result = run_rt_test("hooks", "--preload", "preload.py")
+    assert result.code == 0, result.output
+    log = result.stdout.split("FINAL LOG: ", 1)[1].strip().split(" | ")
+    assert log == [
+        "preload before_all",
+        "a before_all",
+        "group before_all",
+        "preload before_each", "a before_each", "group before_each",
+        "test inside",
+        "group after_each", "a after_each", "preload after_each",
+        "group after_all",
+        "preload before_each", "a before_each", "test outside", "a after_each", "preload after_each",
+        "a after_all",
+        "preload before_each", "test b", "preload after_each",
+        "preload after_all",
+    ]
+
+
+def test_preload_from_config(tmp_path: Path) -> None:
+    (tmp_path / "rt.toml").write_text('[test]\npreload = ["setup.py"]\n')
+    (tmp_path / "setup.py").write_text("import builtins\nbuiltins.PRELOADED = True\n")
+    (tmp_path / "p.test.py").write_text("from rt.test import test, expect\n"
+                                        "test('sees preload', lambda: expect(PRELOADED).to_be(True))\n")
+    result = run_rt_test(tmp_path)
+    assert result.code == 0, result.output
+
+
+def test_missing_preload_is_a_usage_error() -> None:
+    result = run_rt_test("hooks", "--preload", "nope.py")
+    assert result.code == 2
+    assert "preload script not found" in result.stderr
+
+
+def test_failing_before_all_fails_the_suite(tmp_path: Path) -> None:
+    (tmp_path / "h.test.py").write_text(
+        "from rt.test import test, before_all\n"
+        "@before_all\ndef _():\n    raise RuntimeError('setup broke')\n"
+        "test('never runs', lambda: print('RAN'))\n"
+    )
+    result = run_rt_test(tmp_path)
+    assert result.code == 1
+    assert "setup broke" in result.stderr
+    assert "RAN" not in result.stdout
+
+
+# --- qualifiers, each, only --------------------------------------------------------------------------------
+
+
+def test_qualifiers_without_todo_flag() -> None:
+    result = run_rt_test("qualifiers", "q.test.py")
+    got = {name: status for status, name in results(result.stderr)}
+    assert got["failing that fails passes"] == "pass"
+    assert got["failing that passes fails"] == "fail"
+    assert got["todo without body"] == "todo"
+    assert got["todo that passes"] == "todo"
+    assert got["failing each 1"] == got["failing each 2"] == "pass"
+    assert got["row 1 and x"] == "pass"
+    assert got["1 + 2 = 3 [0]"] == got["2 + 3 = 5 [1]"] == "pass"
+    assert got["formats s %j %p % %o"] == "pass"
+    assert got["describe each 10 > positive"] == got["describe each 20 > positive"] == "pass"
+    assert got["skipped group > in skipped group"] == "skip"
+    assert "Remove `.failing`" in result.stderr
+    assert result.code == 1
+
+
+def test_todo_flag_runs_todo_tests() -> None:
+    result = run_rt_test("qualifiers", "q.test.py", "--todo")
+    got = {name: status for status, name in results(result.stderr)}
+    assert got["todo that passes"] == "fail"
+    assert got["todo that fails"] == "todo"
+    assert "Remove `.todo`" in result.stderr
+
+
+def test_only_in_a_file_restricts_that_file() -> None:
+    result = run_rt_test("qualifiers", "only.test.py")
+    assert names(result.stderr) == ["only one", "only group > in only group"]
+
+
+def test_only_flag_skips_files_without_only() -> None:
+    result = run_rt_test("qualifiers", "--only")
+    assert names(result.stderr) == ["only one", "only group > in only group"]
+
+
+def test_name_pattern_filters_tests() -> None:
+    result = run_rt_test("basic", "-t", "inner")
+    assert names(result.stderr) == ["outer > inner > nested"]
+    result = run_rt_test("qualifiers", "--test-name-pattern", r"^\d \+ \d = 5")
+    assert names(result.stderr) == ["2 + 3 = 5 [1]"]
+
+
+def test_name_pattern_matching_nothing_fails() -> None:
+    result = run_rt_test("basic", "-t", "no-such-test")
+    assert result.code == 1
+    assert run_rt_test("basic", "-t", "no-such-test", "--pass-with-no-tests").code == 0
+
+
+def test_invalid_name_pattern() -> None:
+    result = run_rt_test("basic", "-t", "(")
+    assert result.code == 2
+    assert "Invalid test name pattern" in result.stderr
+
+
+# --- failures are readable ---------------------------------------------------------------------------------
+
+
+def test_failure_details() -> None:
+    result = run_rt_test("expect_fail")
+    err = result.stderr
+    assert result.code == 1
+    assert "assert sum(numbers) == 7\n + where sum(numbers) = 6" in err
+    assert "- Expected\n+ Received" in err
+    assert "-           'c']," in err and "+           'b']," in err
+    assert "to_have_been_called_with(3)" in err and "1: (1, 2)" in err
+    assert "expected 2 assertion(s)" in err
+    assert "does not provide pytest fixtures" in err
+    assert "at diff.test.py:6" in err
+    assert " 5 fail" in err
+
+
+# --- async and time-outs -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_async_tests_run_on_the_chosen_backend(backend: str) -> None:
+    result = run_rt_test("asyncs", "--backend", backend)
+    assert result.code == 0, result.output
+    assert f"BACKEND={backend}" in result.stdout
+    assert " 2 pass" in result.stderr
+
+
+def test_backend_from_environment() -> None:
+    result = run_rt_test("asyncs", env={"RT_BACKEND": "trio"})
+    assert "BACKEND=trio" in result.stdout
+
+
+@pytest.mark.parametrize(("backend", "concurrent"), [("asyncio", False), ("trio", False), ("asyncio", True),
+                                                    ("trio", True)])
+def test_timeouts_fail_the_test_and_the_run_continues(backend: str, concurrent: bool) -> None:
+    flags = ["--concurrent"] if concurrent else []
+    result = run_rt_test("timeouts", "--timeout", "100", "--backend", backend, *flags)
+    got = {name: status for status, name in results(result.stderr)}
+    assert got == {
+        "sync loops forever": "fail", "async sleeps forever": "fail", "sync sleeps": "fail",
+        "own timeout wins": "pass", "still runs after time-outs": "pass",
+    }
+    assert result.stderr.count("^ this test timed out after 100ms.") == 3
+    assert result.code == 1
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5"])
+def test_invalid_timeout(value: str) -> None:
+    result = run_rt_test("basic", f"--timeout={value}")
+    assert result.code == 2
+    assert "Invalid timeout" in result.stderr
+
+
+# --- retry, rerun, bail --------------------------------------------------------------------------------------
+
+
+def test_retry_per_test_and_flag() -> None:
+    result = run_rt_test("retry", "--retry", "1")
+    assert result.code == 0, result.output
+    assert "(pass) flaky (attempt 3)" in result.stderr
+    assert "(pass) uses the global retry (attempt 2)" in result.stderr
+    assert "(skip) skip is never retried" in result.stderr
+
+
+def test_retry_zero_fails() -> None:
+    result = run_rt_test("retry")
+    assert result.code == 1
+    assert re.search(r"^\(fail\) uses the global retry \[", result.stderr, re.MULTILINE)
+
+
+def test_retry_from_config() -> None:
+    result = run_rt_test("config")
+    assert result.code == 0, result.output
+    assert "(pass) needs the config retry (attempt 3)" in result.stderr
+    assert run_rt_test("config", "--retry", "0").code == 1
+
+
+def test_retry_from_pyproject_and_environment(tmp_path: Path) -> None:
+    (tmp_path / "c.test.py").write_text((FIXTURES / "config" / "c.test.py").read_text())
+    assert run_rt_test(tmp_path).code == 1
+    assert run_rt_test(tmp_path, env={"RT_TEST_RETRY": "2"}).code == 0
+    (tmp_path / "pyproject.toml").write_text("[tool.rt.test]\nretry = 2\n")
+    result = run_rt_test(tmp_path)
+    assert result.code == 0, result.output
+    assert "(attempt 3)" in result.stderr
+
+
+def test_timeout_from_config(tmp_path: Path) -> None:
+    (tmp_path / "rt.toml").write_text("[test]\ntimeout = 50\n")
+    (tmp_path / "t.test.py").write_text("import time\nfrom rt.test import test\ntest('slow', lambda: time.sleep(5))\n")
+    result = run_rt_test(tmp_path)
+    assert "^ this test timed out after 50ms." in result.stderr
+    assert result.code == 1
+
+
+def test_rerun_each_reevaluates_the_file_and_counts_one_file(tmp_path: Path) -> None:
+    (tmp_path / "r.test.py").write_text("from rt.test import test\nprint('LOADED')\ntest('x', lambda: None)\n")
+    result = run_rt_test(tmp_path, "--rerun-each", "3")
+    assert result.stdout.count("LOADED") == 3
+    passes = [re.sub(r" \[.*", "", line) for line in result.stderr.splitlines() if line.startswith("(pass)")]
+    assert passes == ["(pass) x", "(pass) x (run 2)", "(pass) x (run 3)"]
+    assert "Ran 3 tests across 1 file." in result.stderr
+
+
+@pytest.mark.parametrize(("args", "failures", "message"), [
+    (["--bail"], 1, "Bailed out after 1 failure\n"),
+    (["--bail=3"], 3, "Bailed out after 3 failures\n"),
+])
+def test_bail(args: list[str], failures: int, message: str) -> None:
+    result = run_rt_test("bail", *args)
+    assert result.code == 1
+    assert len([s for s, _ in results(result.stderr) if s == "fail"]) == failures
+    assert message in result.stderr
+
+
+def test_without_bail_all_failures_are_reported() -> None:
+    result = run_rt_test("bail")
+    assert " 5 fail" in result.stderr
+    assert "Bailed" not in result.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "foo"])
+def test_invalid_bail(value: str) -> None:
+    result = run_rt_test("bail", f"--bail={value}")
+    assert result.code == 2
+    assert "Invalid --bail value" in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["--retry=-1", "--rerun-each=0", "--max-concurrency=x", "--seed=abc",
+                                  "--shard=3/2", "--shard=x", "--no-such-flag"])
+def test_invalid_values_are_usage_errors(flag: str) -> None:
+    assert run_rt_test("basic", flag).code == 2
+
+
+# --- concurrency ----------------------------------------------------------------------------------------------
+
+
+def test_concurrent_flag_runs_plain_tests_together_and_serial_alone() -> None:
+    result = run_rt_test("concurrency", "--concurrent")
+    assert result.code == 0, result.output
+    assert "PEAK=6" in result.stdout
+    assert "MARKED_PEAK=4" in result.stdout
+
+
+def test_max_concurrency_limits() -> None:
+    result = run_rt_test("concurrency", "--concurrent", "--max-concurrency", "2")
+    assert "PEAK=2" in result.stdout
+    assert "MARKED_PEAK=2" in result.stdout
+
+
+def test_without_concurrent_only_marked_tests_overlap() -> None:
+    result = run_rt_test("concurrency")
+    assert "PEAK=1" in result.stdout
+    assert "MARKED_PEAK=4" in result.stdout
+
+
+# --- randomize and shard -------------------------------------------------------------------------------------
+
+
+def test_seed_reproduces_order_of_tests_and_files() -> None:
+    first = run_rt_test("randomize", "--seed", "7")
+    second = run_rt_test("randomize", "--seed", "7")
+    other = run_rt_test("randomize", "--seed", "8")
+    assert " --seed=7\n" in first.stderr
+    assert names(first.stderr) == names(second.stderr)
+    assert names(first.stderr) != names(other.stderr)
+    assert sorted(names(first.stderr)) == sorted(names(run_rt_test("randomize").stderr))
+    orders = {tuple(re.findall(r"^(\w+\.test\.py):$", run_rt_test("randomize", "--seed", str(s)).stderr, re.MULTILINE))
+              for s in range(6)}
+    assert len(orders) == 2  # both file orders occur across seeds
+
+
+def test_randomize_prints_a_seed_that_reproduces_the_run() -> None:
+    first = run_rt_test("randomize", "--randomize")
+    seed = re.search(r"^ --seed=(\d+)$", first.stderr, re.MULTILINE)
+    assert seed is not None
+    again = run_rt_test("randomize", "--seed", seed.group(1))
+    assert names(first.stderr) == names(again.stderr)
+
+
+def test_default_order_is_declaration_order() -> None:
+    result = run_rt_test("randomize", "order")
+    assert names(result.stderr) == [f"t{i:02d}" for i in range(12)]
+    assert "--seed" not in result.stderr
+
+
+def test_shards_partition_the_suite() -> None:
+    seen: list[str] = []
+    for index in (1, 2, 3):
+        result = run_rt_test("shard", "--shard", f"{index}/3")
+        seen.extend(names(result.stderr))
+        assert run_rt_test("shard", "--shard", f"{index}/3").stderr.count("(pass)") == len(names(result.stderr))
+    assert sorted(seen) == sorted(f"shard file {i}" for i in range(1, 8))
+
+
+def test_empty_shard_is_no_tests() -> None:
+    result = run_rt_test("basic", "sub/api", "--shard", "2/2")
+    assert result.code == 1
+    assert run_rt_test("basic", "sub/api", "--shard", "2/2", "--pass-with-no-tests").code == 0
+
+
+# --- reporters ---------------------------------------------------------------------------------------------
+
+
+def test_dots_reporter() -> None:
+    result = run_rt_test("basic", "--dots")
+    assert "......\n" in result.stderr
+    assert "(pass)" not in result.stderr
+    assert " 6 pass" in result.stderr
+
+
+def test_dots_shows_failures_in_full() -> None:
+    result = run_rt_test("bail", "--reporter", "dots")
+    assert result.stderr.count("(fail) fails") == 5
+
+
+def test_unknown_reporter() -> None:
+    result = run_rt_test("basic", "--reporter", "nope")
+    assert result.code == 2
+    assert "unknown reporter 'nope'" in result.stderr
+
+
+def test_junit_requires_outfile() -> None:
+    result = run_rt_test("basic", "--reporter", "junit")
+    assert result.code == 2
+    assert "--reporter-outfile" in result.stderr
+
+
+@pytest.mark.parametrize("env", [{"AGENT": "1"}, {"CLAUDECODE": "1"}, {"REPL_ID": "x"}])
+def test_agent_mode_hides_passes(env: dict[str, str]) -> None:
+    result = run_rt_test("qualifiers", "q.test.py", env=env)
+    assert "(pass)" not in result.stderr and "(skip)" not in result.stderr and "(todo)" not in result.stderr
+    assert "(fail) failing that passes fails" in result.stderr
+    assert " 9 pass" in result.stderr and " 1 fail" in result.stderr
+
+
+def test_agent_must_be_exactly_one() -> None:
+    assert "(pass)" in run_rt_test("basic", env={"AGENT": "true"}).stderr
