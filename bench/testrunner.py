@@ -1,6 +1,6 @@
 """Benchmark of `rt test` against pytest, run on demand (not part of the tests).
 
-    uv run python bench/testrunner.py [--repeat 3] [--skip-pytest-asyncio]
+    uv run python bench/testrunner.py [--repeat 3] [--skip-pytest-asyncio] [--python .tox/testrunner/bin/python]
 
 Cases (issue 6):
   (a) 5,000 trivial tests in 50 files         target: rt at most 0.35x pytest's wall time
@@ -100,9 +100,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-pytest-asyncio", action="store_true", help="(c): measure rt only")
+    parser.add_argument(
+        "--python", default=sys.executable,
+        help="interpreter of the environment to measure (default: this one, the editable workspace); e.g. "
+             ".tox/testrunner/bin/python after `uv run tox -e testrunner --notest` for rt as a user installs it",
+    )
     options = parser.parse_args()
-    python = sys.executable
-    rt_cmd = [python, "-m", "rt", "test"]
+    python = options.python
+    # the `rt` console script, as users run it (`python -m rt` adds runpy's start-up on top)
+    script = Path(python).with_name("rt")
+    rt_cmd = [str(script), "test"] if script.exists() else [python, "-m", "rt", "test"]
     pytest_cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     env = environment()
     bare = environment(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
@@ -130,7 +137,7 @@ def main() -> int:
                 cold = timing(rt_cmd, directory, env, repeat, cold=True)
                 print(row("rt test, no compiled-file cache", cold, {"pytest": py_time, "bare pytest": bare_time}))
             else:
-                floor = timing([python, "-m", "rt", "--version"], directory, env, repeat)
+                floor = timing([*rt_cmd[:-1], "--version"], directory, env, repeat)
                 print(row("rt --version (kernel start-up alone)", floor, {"bare pytest": bare_time}))
             for name, other in (("pytest as installed", py_time), ("bare pytest", bare_time)):
                 ratio = rt_time.best / other.best

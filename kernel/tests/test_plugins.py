@@ -248,7 +248,7 @@ def test_broken_distribution_metadata_does_not_stop_the_kernel(site, rt_make_ker
     """)
     (site / "rt_halfway-1.2.3.dist-info" / "METADATA").unlink()  # as if a package manager were mid-install
     info = {p.name: p for p in rt_make_kernel().plugins()}["halfway"]
-    assert (info.distribution, info.hooks) == (None, ("rt_configure",))
+    assert (info.distribution, info.version, info.hooks) == ("rt_halfway", "1.2.3", ("rt_configure",))
 
 
 def test_generation_and_dict_identity_tell_caches_when_to_refresh(rt_kernel):

@@ -7,7 +7,6 @@ Every plugin that needs an event loop of its own (``server.run()``, ``rt test``,
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,6 +32,8 @@ def resolve_backend(backend: str | None = None, config: Config | None = None) ->
         chosen, source = config.get("backend", DEFAULT_BACKEND), config.source("backend")
     if chosen not in BACKENDS:
         raise BackendError(f"unknown async backend {chosen!r} (from {source}); choose one of {', '.join(BACKENDS)}")
+    import importlib.util
+
     if chosen == "trio" and importlib.util.find_spec("trio") is None:
         raise BackendError(
             f"the trio backend was requested (from {source}) but trio is not installed: "

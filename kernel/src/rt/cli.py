@@ -5,11 +5,8 @@ every other subcommand comes from a plugin through ``rt_register_commands``.
 from __future__ import annotations
 
 import argparse
-import difflib
-import json
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 
 import rt
@@ -115,6 +112,8 @@ def _route(argv: list[str], kernel: Kernel) -> list[str] | int:
     if word in COMMAND_TO_DISTRIBUTION:
         print(f"rt: `rt {word}` is provided by {_why_missing(word, kernel)}", file=sys.stderr)
         return 2
+    import difflib
+
     close = difflib.get_close_matches(word, [*names, *COMMAND_TO_DISTRIBUTION], n=1, cutoff=0.5)
     hint = ""
     if close:
@@ -138,6 +137,8 @@ def _why_missing(command: str, kernel: Kernel) -> str:
 def _print_plugins(kernel: Kernel, as_json: bool) -> int:
     infos = kernel.plugins()
     if as_json:
+        import json
+
         print(json.dumps([
             {"name": i.name, "distribution": i.distribution, "version": i.version, "hooks": list(i.hooks),
              "disabled": i.disabled}
@@ -197,6 +198,8 @@ def _run_command(command: Command, plugin: str, args: argparse.Namespace, kernel
     except (RtError, KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:
+        import traceback
+
         traceback.print_exc()
         info = {p.name: p for p in kernel.plugins()}.get(plugin)
         origin = f"{info.distribution} {info.version}" if info and info.distribution else "no distribution"

@@ -9,9 +9,7 @@ variable) and key, because a typo in ``retyr = 3`` silently ignored is worse tha
 
 from __future__ import annotations
 
-import difflib
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -73,6 +71,8 @@ def find_config_file(cwd: Path) -> ConfigFile:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when a file exists: most library uses of rt never read one
+
     try:
         with path.open("rb") as f:
             return tomllib.load(f)
@@ -149,6 +149,8 @@ def _check_choice(option: ConfigOption, value: Any, where: str) -> None:
 
 
 def _did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, list(candidates), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -8,13 +8,14 @@ lets the kernel reject an object that lacks a method with a clear error at regis
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-if TYPE_CHECKING:  # only for annotations: keeps `import rt.interfaces` from importing anyio
+if TYPE_CHECKING:  # only for annotations: keeps `import rt.interfaces` from importing anyio or argparse
+    import argparse
+
     from anyio.abc import ByteStream, Listener
 
     from rt.config import Config

@@ -8,7 +8,6 @@ separately so it knows *which plugin* registered what, which is what duplicate a
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
@@ -16,6 +15,7 @@ import attrs
 import pluggy
 
 from rt import hookspecs
+from rt._entrypoints import entry_points
 from rt.errors import DuplicateRegistrationError, PluginLoadError
 from rt.interfaces import Command, ConfigOption, NamespaceEntry
 
@@ -43,20 +43,6 @@ class Registered(Generic[T]):
     plugin: str
 
 
-def _entry_point_distribution(ep: importlib.metadata.EntryPoint) -> tuple[str | None, str | None]:
-    """Name and version of the distribution behind an entry point, for messages and ``rt plugins``.
-
-    Metadata can be missing or half-written (a package manager mid-install); that must not stop the kernel,
-    so it degrades to "unknown" rather than raising."""
-    try:
-        dist = ep.dist
-        if dist is None:
-            return None, None
-        return dist.metadata["Name"], dist.version
-    except Exception:  # noqa: BLE001 - any metadata failure means "unknown", never a crash
-        return None, None
-
-
 class PluginHost:
     """Loads plugins into a fresh :class:`pluggy.PluginManager` and exposes what they register."""
 
@@ -77,9 +63,8 @@ class PluginHost:
     def load_entry_points(self, disabled: Iterable[str] = ()) -> None:
         """Import and register every entry point of group ``rt`` whose name is not in ``disabled``."""
         blocked = set(disabled)
-        entry_points = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
-        for ep in entry_points:
-            dist_name, version = _entry_point_distribution(ep)
+        for ep in entry_points(ENTRY_POINT_GROUP):
+            dist_name, version = ep.distribution, ep.version
             if ep.name in self._infos:
                 continue  # the same distribution seen twice on sys.path: first one wins, as for imports
             if ep.name in blocked:
