@@ -57,6 +57,8 @@ class RunStarted:
     files: Sequence[str]
     seed: int | None = None
     root: str = ""
+    bail: int | None = None  # stop after this many failures (None: run everything)
+    rerun_each: int = 1
 
 
 @attrs.frozen
@@ -89,6 +91,7 @@ class TestFinished:
     failure: TestFailure | None = None
     location: Location | None = None
     expect_calls: int = 0
+    hook: str | None = None  # "before_all" / "after_all" when this entry reports a failing hook, not a test
 
     @property
     def name(self) -> str:

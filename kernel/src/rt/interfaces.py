@@ -154,7 +154,8 @@ DigestFactory = Callable[[], HashObject]
 
 @runtime_checkable
 class Reporter(Protocol):
-    """Receives the test run as a stream of :mod:`rt.events` events, in order, on the runner's thread.
+    """Receives the test run as a stream of :mod:`rt.events` events, in order and never concurrently
+    (concurrent tests report from the event loop's thread while the main thread waits).
 
     A reporter writes somewhere (the console, a JUnit file, CI annotations). ``close`` is called once after
     the final ``RunFinished`` event, also when the run was aborted.

@@ -150,3 +150,22 @@ def test_no_cache_written_when_bytecode_is_off(tmp_path: Path, monkeypatch: Any)
     source.write_text("assert True\n")
     compile_test_file(source)
     assert not (tmp_path / "__pycache__").exists()
+
+
+def test_hook_failures_and_run_options_reach_reporters(tmp_path: Path) -> None:
+    """Reporters (JUnit, CI annotations) tell a failing hook from a failing test, and know bail/rerun."""
+    (tmp_path / "h.test.py").write_text(
+        "from rt.test import test, describe, before_all\n"
+        "with describe('suite'):\n"
+        "    @before_all\n"
+        "    def setup():\n"
+        "        raise RuntimeError('no database')\n"
+        "    test('needs db', lambda: None)\n"
+    )
+    events = run_in_process(tmp_path, bail=3, rerun_each=2).events
+    started = events[0]
+    assert isinstance(started, RunStarted) and (started.bail, started.rerun_each) == (3, 2)
+    hook_entries = [e for e in events if isinstance(e, TestFinished) and e.hook is not None]
+    assert hook_entries and all(e.hook == "before_all" and e.status is TestStatus.FAIL for e in hook_entries)
+    assert hook_entries[0].failure is not None and "no database" in hook_entries[0].failure.message
+    assert all(e.hook is None for e in events if isinstance(e, TestFinished) and e.path[-1] == "needs db")

@@ -164,7 +164,8 @@ class Runner:
 
     async def run(self, files: Sequence[TestFile]) -> RunFinished:
         started = time.perf_counter()
-        self.emit(RunStarted([f.relative for f in files], self.options.seed, str(self.options.root)))
+        self.emit(RunStarted([f.relative for f in files], self.options.seed, str(self.options.root),
+                             bail=self.options.bail, rerun_each=self.options.rerun_each))
         with timeouts.installed() as self.alarms:
             preload_error = self._load_preload()
             if preload_error is not None:
@@ -329,7 +330,7 @@ class Runner:
     def _hook_failure(self, suite: Suite, kind: str, error: _Outcome, file: str) -> None:
         failure = self._failure(error, self.options.timeout_ms)
         self._record(TestFinished(file, (*suite.path, f"{kind} hook"), TestStatus.FAIL, 0.0, failure=failure,
-                                  location=failure.location))
+                                  location=failure.location, hook=kind))
 
     # -- one test ----------------------------------------------------------------------------------------------
 
