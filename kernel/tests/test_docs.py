@@ -60,3 +60,14 @@ def test_config_page_example_runs(tmp_path):
 def test_pluggy_markers_are_the_kernels():
     assert isinstance(hookspecs.hookimpl, pluggy.HookimplMarker)
     assert hookspecs.hookimpl.project_name == "rt"
+
+
+def test_every_first_party_name_has_a_row_in_the_spec_name_table(rt_kernel):
+    """Names on rt. from the plugins installed here must appear in docs/spec-names.md (as `rt.<name>`)."""
+    from rt._known import NAME_TO_DISTRIBUTION
+
+    table = (DOCS / "spec-names.md").read_text()
+    first_party = {name for name, _dist in NAME_TO_DISTRIBUTION["rt"].items()}
+    registered = {entry.value.name for key, entry in rt_kernel.host.namespace().items() if key.startswith("rt:")}
+    missing = sorted(name for name in registered & first_party if f"rt.{name}" not in table)
+    assert not missing, f"docs/spec-names.md has no row for: {missing}"
