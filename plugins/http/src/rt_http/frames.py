@@ -71,7 +71,7 @@ class Fail:
 Event = Message | Ping | Pong | Close | Fail
 
 
-def unmask(payload: bytes | bytearray | memoryview, mask: bytes) -> bytes:
+def _unmask_python(payload: bytes | bytearray | memoryview, mask: bytes) -> bytes:
     """XOR ``payload`` with the 4-byte ``mask``; one big-int operation instead of a Python loop per byte."""
     length = len(payload)
     if not length:
@@ -79,6 +79,16 @@ def unmask(payload: bytes | bytearray | memoryview, mask: bytes) -> bytes:
     repeated = mask * (length // 4 + 1)
     value = int.from_bytes(payload, "little") ^ int.from_bytes(repeated[:length], "little")
     return value.to_bytes(length, "little")
+
+
+try:  # the C routine of the websockets package: 60x faster than the big-int XOR on 16 KiB (bench/ws.py)
+    from websockets.speedups import apply_mask as _apply_mask
+
+    def unmask(payload: bytes | bytearray | memoryview, mask: bytes) -> bytes:
+        return _apply_mask(payload, mask)
+
+except ImportError:  # a pure-Python install of websockets (no compiler on the platform)
+    unmask = _unmask_python
 
 
 def encode_frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
@@ -95,7 +105,7 @@ def encode_frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
 
 
 def encode_message(message: str | bytes | bytearray | memoryview) -> tuple[bytes, int]:
-    """Frame a user message: str becomes a text frame, bytes-like a binary one. Returns (frame, payload length)."""
+    """Frame a user message: str as text, bytes-like as binary. Returns (frame, payload length)."""
     if isinstance(message, str):
         payload = message.encode("utf-8")
         return encode_frame(OP_TEXT, payload), len(payload)
@@ -114,12 +124,19 @@ def encode_close(code: int, reason: str = "") -> bytes:
 class FrameParser:
     """Turns client bytes into :data:`Event` objects.
 
-    After a :class:`Fail` or :class:`Close` it ignores further input: the connection is over. Memory is bounded
-    by one frame header plus ``max_payload_length``: an oversized frame is refused from its header alone.
+    After a :class:`Fail` or :class:`Close` it ignores further input: the connection is over. Memory is
+    bounded by one frame header plus ``max_payload_length``: an oversized frame is refused by its header.
     """
 
-    __slots__ = ("max_payload_length", "_buffer", "_fragments", "_fragment_opcode", "_fragment_size",
-                 "_decoder", "done")
+    __slots__ = (
+        "max_payload_length",
+        "_buffer",
+        "_fragments",
+        "_fragment_opcode",
+        "_fragment_size",
+        "_decoder",
+        "done",
+    )
 
     def __init__(self, max_payload_length: int) -> None:
         self.max_payload_length = max_payload_length
@@ -164,8 +181,8 @@ class FrameParser:
             end = position + header + 4 + length
             if end > available:
                 break
-            mask = bytes(buffer[position + header:position + header + 4])
-            payload = unmask(buffer[position + header + 4:end], mask)
+            mask = bytes(buffer[position + header : position + header + 4])
+            payload = unmask(buffer[position + header + 4 : end], mask)
             position = end
             event = self._frame(fin, opcode, payload)
             if event is not None:

@@ -19,7 +19,8 @@ def accept_key(key: str) -> str:
 
 @attrs.frozen
 class HandshakeResult:
-    """``headers`` for the 101 response when ``ok``; else ``status`` (0: plain refusal, 426: wrong version)."""
+    """``headers`` for the 101 response when ``ok``; else ``status`` (0: plain refusal, 426: wrong version).
+    """
 
     ok: bool
     headers: tuple[tuple[str, str], ...] = ()
@@ -27,7 +28,11 @@ class HandshakeResult:
 
 
 def check_upgrade(method: str, headers: Headers) -> HandshakeResult:
-    if method != "GET" or not headers.has_token("upgrade", "websocket") or not headers.has_token("connection", "upgrade"):
+    if (
+        method != "GET"
+        or not headers.has_token("upgrade", "websocket")
+        or not headers.has_token("connection", "upgrade")
+    ):
         return HandshakeResult(False)
     key = headers.get("sec-websocket-key") or ""
     try:
@@ -37,7 +42,11 @@ def check_upgrade(method: str, headers: Headers) -> HandshakeResult:
         return HandshakeResult(False)
     if (headers.get("sec-websocket-version") or "").strip() != "13":
         return HandshakeResult(False, (("sec-websocket-version", "13"),), status=426)
-    response = [("upgrade", "websocket"), ("connection", "Upgrade"), ("sec-websocket-accept", accept_key(key))]
+    response = [
+        ("upgrade", "websocket"),
+        ("connection", "Upgrade"),
+        ("sec-websocket-accept", accept_key(key)),
+    ]
     offered = [p.strip() for p in (headers.get("sec-websocket-protocol") or "").split(",") if p.strip()]
     if offered:
         response.append(("sec-websocket-protocol", offered[0]))  # the reference keeps only the first offer

@@ -17,7 +17,9 @@ _FORBIDDEN_VALUE_CHARS = ("\r", "\n", "\0")
 
 def _check(name: str, value: str) -> tuple[str, str]:
     if not isinstance(name, str) or not isinstance(value, str):
-        raise TypeError(f"header name and value must be str, got {type(name).__name__}: {type(value).__name__}")
+        raise TypeError(
+            f"header name and value must be str, got {type(name).__name__}: {type(value).__name__}"
+        )
     if not name or any(c in name for c in " \t\r\n:\0"):
         raise ValueError(f"invalid header name {name!r}")
     if any(c in value for c in _FORBIDDEN_VALUE_CHARS):

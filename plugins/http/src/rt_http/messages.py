@@ -1,17 +1,19 @@
 """Fetch-style ``Request`` and ``Response``.
 
-The server reads a request body fully (within ``max_request_body_size``) before calling the handler, so the body
+The server reads a request body fully (within ``max_request_body_size``) before calling the handler, so the
+body
 methods are cheap; they are still ``async``, as in the fetch API, so that a streaming body can be added later
 without changing user code.
 """
 
 from __future__ import annotations
 
+import builtins
 import json as _json
 from collections.abc import AsyncIterable, Iterable, Mapping
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from rt_http.headers import Headers, HeadersInit
@@ -20,9 +22,19 @@ BodyInit = str | bytes | bytearray | memoryview | AsyncIterable[bytes] | Iterabl
 
 
 class Request:
-    """An incoming request: ``method``, absolute ``url``, ``headers``, ``params`` (from ``routes``), body methods."""
+    """An incoming request: ``method``, absolute ``url``, ``headers``, ``params`` (routes), body readers."""
 
-    __slots__ = ("method", "url", "headers", "params", "remote_address", "_body", "_cookies", "_parts", "_context")
+    __slots__ = (
+        "method",
+        "url",
+        "headers",
+        "params",
+        "remote_address",
+        "_body",
+        "_cookies",
+        "_parts",
+        "_context",
+    )
 
     def __init__(
         self,
@@ -67,7 +79,7 @@ class Request:
     async def bytes(self) -> bytes:
         return self._body
 
-    async def array_buffer(self) -> bytes:
+    async def array_buffer(self) -> builtins.bytes:
         return self._body
 
     async def text(self) -> str:
@@ -109,7 +121,7 @@ class Response:
             self._body = bytes(body)
         elif isinstance(body, (AsyncIterable, Iterable)):
             self._body = b""
-            self._stream = body
+            self._stream = cast("AsyncIterable[bytes] | Iterable[bytes]", body)
         else:
             raise TypeError(f"unsupported Response body type {type(body).__name__}")
 

@@ -1,6 +1,54 @@
 """Hook implementations of rt-http: the entry point `http` in group `rt` names this module.
 
-Keep imports here light: the kernel imports this module when the first `rt.` name is used.
+Keep imports here light: the kernel imports this module when the first `rt.` name is used, so every heavy
+import (anyio, h11) happens inside the ``load`` functions and transport factories.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rt.hookspecs import hookimpl
+from rt.interfaces import NamespaceEntry
+
+
+def _attr(module: str, name: str) -> Callable[[], Any]:
+    def load() -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)
+
+    return load
+
+
+_NAMES = {
+    "serve": "rt_http.server",
+    "Server": "rt_http.server",
+    "Request": "rt_http.messages",
+    "Response": "rt_http.messages",
+    "Headers": "rt_http.headers",
+    "ServerWebSocket": "rt_http.websocket",
+    "WebSocketHandler": "rt_http.websocket",
+}
+
+
+@hookimpl
+def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
+    for name, module in _NAMES.items():
+        register(NamespaceEntry(name, _attr(module, name)))
+
+
+def _transport(name: str) -> Callable[[], Any]:
+    def factory() -> Any:
+        from rt_http.transports import BUILTIN_TRANSPORTS
+
+        return BUILTIN_TRANSPORTS[name]()
+
+    return factory
+
+
+@hookimpl
+def rt_register_transports(register: Callable[[str, Any], None]) -> None:
+    for name in ("tcp", "unix", "tls", "memory"):
+        register(name, _transport(name))

@@ -1,4 +1,4 @@
-"""The ``routes`` table of ``rt.serve``: exact paths, ``:param`` segments, a trailing ``*``, per-method handlers.
+"""The ``routes`` table of ``rt.serve``: exact paths, ``:param`` segments, trailing ``*``, per-method.
 
 A value is a ``Response`` (served as is, for every method), a handler ``(req, server)``, or a dict from method
 names to either. Exact paths win over parameterised ones, which win over wildcards; among equals, table order.
@@ -59,7 +59,9 @@ def _split(path: str) -> list[str]:
 
 def _check_target(pattern: str, target: object) -> None:
     if not isinstance(target, Response) and not callable(target):
-        raise TypeError(f"route {pattern!r}: expected a Response or a handler function, got {type(target).__name__}")
+        raise TypeError(
+            f"route {pattern!r}: expected a Response or a handler function, got {type(target).__name__}"
+        )
 
 
 class Router:

@@ -6,6 +6,7 @@ transport connects a client byte stream to the server inside one process, for te
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 from typing import Any
 
@@ -31,7 +32,9 @@ class TcpTransport:
 
     async def listen(self, options: ListenOptions) -> Listener[ByteStream]:
         return await anyio.create_tcp_listener(
-            local_host=options.hostname, local_port=options.port, backlog=options.backlog,
+            local_host=options.hostname,
+            local_port=options.port,
+            backlog=options.backlog,
             reuse_port=options.reuse_port,
         )
 
@@ -94,7 +97,9 @@ def memory_pipe(buffer: int = 16) -> tuple[ByteStream, ByteStream]:
     """A connected (client, server) pair of byte streams; each direction holds at most ``buffer`` writes."""
     c2s_send, c2s_receive = anyio.create_memory_object_stream[bytes](buffer)
     s2c_send, s2c_receive = anyio.create_memory_object_stream[bytes](buffer)
-    return _MemoryByteStream(c2s_send, s2c_receive, "server"), _MemoryByteStream(s2c_send, c2s_receive, "memory")
+    return _MemoryByteStream(c2s_send, s2c_receive, "server"), _MemoryByteStream(
+        s2c_send, c2s_receive, "memory"
+    )
 
 
 class MemoryListener(Listener[ByteStream]):
@@ -112,8 +117,16 @@ class MemoryListener(Listener[ByteStream]):
     async def accept(self) -> ByteStream:
         return await self._receive.receive()
 
-    async def serve(self, handler: Any, task_group: Any = None) -> None:  # pragma: no cover - rt.serve accepts itself
-        raise NotImplementedError("rt.serve runs its own accept loop")
+    async def serve(self, handler: Any, task_group: Any = None) -> None:
+        async with contextlib.AsyncExitStack() as stack:
+            if task_group is None:
+                task_group = await stack.enter_async_context(anyio.create_task_group())
+            while True:
+                try:
+                    stream = await self.accept()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    return
+                task_group.start_soon(handler, stream)
 
     async def aclose(self) -> None:
         await self._send.aclose()
@@ -134,4 +147,9 @@ class MemoryTransport:
         return f"memory://{id(listener):x}/"
 
 
-BUILTIN_TRANSPORTS = {"tcp": TcpTransport, "unix": UnixTransport, "tls": TlsTransport, "memory": MemoryTransport}
+BUILTIN_TRANSPORTS = {
+    "tcp": TcpTransport,
+    "unix": UnixTransport,
+    "tls": TlsTransport,
+    "memory": MemoryTransport,
+}

@@ -1,0 +1,367 @@
+"""``rt.serve`` and ``Server``: listener, accept loop, request dispatch, upgrade, publish, stop."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import ssl
+import time
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any
+
+import anyio
+from anyio.abc import ByteStream, Listener, TaskGroup
+from rt.interfaces import ListenOptions, Transport
+
+from rt_http.handshake import check_upgrade
+from rt_http.headers import Headers, HeadersInit
+from rt_http.http11 import HttpConnection
+from rt_http.messages import Request, Response
+from rt_http.pubsub import Topics
+from rt_http.routes import Router
+from rt_http.websocket import ServerWebSocket, WebSocketHandler
+
+log = logging.getLogger("rt.serve")
+MIB = 1024 * 1024
+_LINGER = 3.0  # seconds stop() lets closed WebSockets finish their closing handshake
+
+
+def _remote_address(stream: ByteStream) -> str:
+    try:
+        address = stream.extra(anyio.abc.SocketAttribute.remote_address)
+    except Exception:  # unix sockets, memory pipes and TLS wrappers of them have no peer address
+        return getattr(stream, "peer", "") or ""
+    if isinstance(address, tuple):
+        return str(address[0])
+    return str(address or "")
+
+
+class Server:
+    """A configured server. Start it with ``async with server:`` (or ``await server.start()``), or
+    ``server.run()``.
+    """
+
+    def __init__(
+        self,
+        *,
+        fetch: Callable[..., Any] | None = None,
+        routes: Mapping[str, Any] | None = None,
+        websocket: WebSocketHandler | dict[str, Any] | None = None,
+        error: Callable[..., Any] | None = None,
+        hostname: str = "127.0.0.1",
+        port: int = 3000,
+        unix: str | None = None,
+        tls: ssl.SSLContext | None = None,
+        transport: str | None = None,
+        max_request_body_size: int = 128 * MIB,
+        max_header_size: int = 16 * 1024,
+        idle_timeout: float = 10.0,
+        read_timeout: float = 30.0,
+        backlog: int = 1024,
+        reuse_port: bool = False,
+    ) -> None:
+        if fetch is None and not routes:
+            raise TypeError("rt.serve() needs fetch= or routes=")
+        for name, value in (("fetch", fetch), ("error", error)):
+            if value is not None and not callable(value):
+                raise TypeError(f"{name}= must be a function, got {type(value).__name__}")
+        if not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"port must be an int from 0 to 65535, got {port!r}")
+        for name, size in (
+            ("max_request_body_size", max_request_body_size),
+            ("max_header_size", max_header_size),
+        ):
+            if not isinstance(size, int) or size <= 0:
+                raise ValueError(f"{name} must be a positive int (bytes), got {size!r}")
+        self.fetch = fetch
+        self.router = Router(routes)
+        self.websocket = WebSocketHandler.coerce(websocket)
+        self.error = error
+        self.max_request_body_size = max_request_body_size
+        self.max_header_size = max_header_size
+        self.idle_timeout = idle_timeout
+        self.read_timeout = read_timeout
+        self.transport_name = transport or ("unix" if unix else "tls" if tls is not None else "tcp")
+        self.options = ListenOptions(
+            hostname=hostname, port=port, unix=unix, tls=tls, backlog=backlog, reuse_port=reuse_port
+        )
+        self.listener: Listener[ByteStream] | None = None
+        self.url = ""
+        self._transport: Transport | None = None
+        self._topics = Topics()
+        self._sockets: dict[ServerWebSocket, None] = {}
+        self._connections: dict[HttpConnection, anyio.CancelScope] = {}
+        self._task_group: TaskGroup | None = None
+        self._accept_scope: anyio.CancelScope | None = None
+        self._accept_done: anyio.Event | None = None
+        self._stopped: anyio.Event | None = None
+        self._all_closed: anyio.Event | None = None
+        self._stopping = False
+
+    # -- properties of the spec ----------------------------------------------------------------------------
+
+    @property
+    def hostname(self) -> str:
+        return self.options.hostname
+
+    @property
+    def port(self) -> int:
+        if self.listener is not None and self.transport_name in ("tcp", "tls"):
+            from rt_http.transports import _local_port
+
+            return _local_port(self.listener)
+        return self.options.port
+
+    @property
+    def pending_websockets(self) -> int:
+        return len(self._sockets)
+
+    @property
+    def pending_requests(self) -> int:
+        return sum(1 for connection in self._connections if connection.busy)
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._task_group is not None:
+            raise RuntimeError("this server is already started")
+        from rt import get_kernel
+
+        transports = get_kernel().host.transports()
+        registered = transports.get(self.transport_name)
+        if registered is None:
+            raise ValueError(
+                f"unknown transport {self.transport_name!r}; registered: {', '.join(sorted(transports))}"
+            )
+        self._transport = registered.value()
+        self.listener = await self._transport.listen(self.options)
+        self.url = self._transport.url(self.listener, self.options)
+        self._stopped = anyio.Event()
+        self._stopping = False
+        self._accept_scope = anyio.CancelScope()
+        self._accept_done = anyio.Event()
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(self._accept_loop)
+        if self.websocket is not None and self.websocket.idle_timeout:
+            self._task_group.start_soon(self._sweep_idle, self.websocket.idle_timeout)
+
+    async def __aenter__(self) -> Server:
+        await self.start()
+        return self
+
+    async def serve_forever(self) -> None:
+        """Wait until :meth:`stop` is called (from a handler, a signal, another task)."""
+        if self._stopped is None:
+            raise RuntimeError("start the server first: async with server: await server.serve_forever()")
+        await self._stopped.wait()
+
+    def run(self, backend: str | None = None) -> None:
+        """Serve until interrupted, on the backend chosen by ``rt.backend.run`` (flag, RT_BACKEND, config)."""
+        from rt.backend import run as run_on_backend
+
+        async def main() -> None:
+            async with self:
+                print(f"rt.serve listening on {self.url}", flush=True)
+                await self.serve_forever()
+
+        try:
+            run_on_backend(main, backend=backend)
+        except KeyboardInterrupt:
+            pass
+
+    async def stop(self, close_active: bool = False) -> None:
+        """Stop accepting; with ``close_active`` also close sockets and requests. Returns when all closed.
+
+        Without ``close_active`` open WebSockets and in-flight requests finish on their own, as in the
+        reference runtime; idle keep-alive connections are dropped at once.
+        """
+        if self._task_group is None:
+            return
+        first = not self._stopping
+        self._stopping = True
+        if first:
+            if self._accept_scope is not None:
+                self._accept_scope.cancel()
+            if self._accept_done is not None:
+                await self._accept_done.wait()  # the accept loop closes the listener: the port is free now
+        if close_active:
+            for ws in list(self._sockets):
+                ws._close_with(1001, "server stopping", linger=False)
+        for connection, scope in list(self._connections.items()):
+            if connection.upgrade is None and (close_active or not connection.busy):
+                scope.cancel()
+        while self._sockets:
+            self._all_closed = anyio.Event()
+            await self._all_closed.wait()
+        # closed sockets still flush their close frame and wait (bounded) for the peer's reply
+        with anyio.move_on_after(_LINGER):
+            while any(connection.upgrade is not None for connection in self._connections):
+                await anyio.sleep(0.01)
+        if self._stopped is not None:
+            self._stopped.set()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        with anyio.CancelScope(shield=exc is not None):
+            await self.stop(close_active=True)
+        task_group, self._task_group = self._task_group, None
+        if task_group is not None:
+            task_group.cancel_scope.cancel()
+            # the body's own exception propagates unwrapped; the (now cancelled) tasks add nothing to it
+            await task_group.__aexit__(None, None, None)
+
+    async def _sweep_idle(self, idle_timeout: float) -> None:
+        """One timer for every socket (as uWebSockets does) instead of a deadline per receive. It looks
+        four times per period, so a time-out fires within a quarter period of being due."""
+        period = min(max(idle_timeout / 4, 0.02), 1.0)
+        while True:
+            await anyio.sleep(period)
+            now = time.monotonic()
+            for ws in list(self._sockets):
+                ws.check_idle(now)
+
+    async def _accept_loop(self) -> None:
+        """Accept through the listener's own ``serve`` (it knows multi-listeners and TLS handshakes)."""
+        assert self.listener is not None and self._task_group is not None
+        assert self._accept_scope is not None and self._accept_done is not None
+        try:
+            with self._accept_scope:
+                while True:
+                    try:
+                        await self.listener.serve(self._serve_connection, self._task_group)
+                        return
+                    except OSError as exc:  # EMFILE and friends: back off instead of spinning or dying
+                        log.warning("accept failed: %s", exc)
+                        await anyio.sleep(0.1)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.listener.aclose()
+            self._accept_done.set()
+
+    async def _serve_connection(self, stream: ByteStream) -> None:
+        scheme = "https" if self.transport_name == "tls" else "http"
+        connection = HttpConnection(self, stream, _remote_address(stream), scheme)
+        with anyio.CancelScope() as scope:
+            self._connections[connection] = scope
+            try:
+                await connection.run()
+            except Exception:  # a bug in the connection layer must not take the server down
+                log.exception("connection failed")
+            finally:
+                self._connections.pop(connection, None)
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await stream.aclose()
+                    except Exception:
+                        pass
+
+    def _spawn(self, fn: Callable[..., Any], *args: Any) -> None:
+        if self._task_group is not None:
+            self._task_group.start_soon(fn, *args)
+        else:
+            log.warning("a coroutine handler was called after the server stopped; it did not run")
+            for arg in args:
+                if inspect.iscoroutine(arg):
+                    arg.close()
+
+    def _socket_closed(self, ws: ServerWebSocket) -> None:
+        self._sockets.pop(ws, None)
+        if not self._sockets and self._all_closed is not None:
+            self._all_closed.set()
+
+    # -- requests -------------------------------------------------------------------------------------------
+
+    async def _respond(self, request: Request) -> Response:
+        try:
+            response = await self._dispatch(request)
+            refusal = getattr(request._context, "refusal", None)
+            if refusal is not None:
+                return refusal
+            if response is None:
+                if isinstance(request._context, HttpConnection) and request._context.upgrade is not None:
+                    return Response(status=200)  # not sent: the connection switches to WebSocket
+                raise TypeError("the fetch handler returned None without a successful server.upgrade()")
+            if not isinstance(response, Response):
+                raise TypeError(f"a handler must return rt.Response, got {type(response).__name__}")
+            return response
+        except Exception as exc:
+            return await self._handle_error(request, exc)
+
+    async def _dispatch(self, request: Request) -> Response | None:
+        if self.router:
+            match = self.router.match(request.method, request.path)
+            if match is not None:
+                if match.target is None:
+                    return Response(
+                        "Method Not Allowed", status=405, headers={"allow": ", ".join(match.allowed)}
+                    )
+                request.params = match.params
+                if isinstance(match.target, Response):
+                    return match.target
+                return await _maybe_await(match.target(request, self))
+        if self.fetch is None:
+            return Response("Not Found", status=404)
+        return await _maybe_await(self.fetch(request, self))
+
+    async def _handle_error(self, request: Request, exc: Exception) -> Response:
+        log.error("handler raised for %s %s", request.method, request.path, exc_info=exc)
+        if self.error is not None:
+            try:
+                response = await _maybe_await(self.error(exc))
+                if isinstance(response, Response):
+                    return response
+                log.error("the error handler returned %r, not a Response", type(response).__name__)
+            except Exception:
+                log.exception("the error handler raised")
+        return Response("Internal Server Error", status=500)
+
+    # -- WebSocket ------------------------------------------------------------------------------------------
+
+    def upgrade(self, request: Request, *, headers: HeadersInit = None, data: Any = None) -> bool:
+        """Accept ``request`` as a WebSocket: ``open`` has run when this returns True; False: still HTTP."""
+        connection = request._context
+        if self.websocket is None:
+            raise TypeError("server.upgrade() needs rt.serve(websocket=...)")
+        if not isinstance(connection, HttpConnection) or connection.upgrade is not None or self._stopping:
+            return False
+        result = check_upgrade(request.method, request.headers)
+        if not result.ok:
+            if result.status:  # a WebSocket request of the wrong version: answered 426 whatever fetch returns
+                connection.refusal = Response(
+                    "Upgrade Required", status=result.status, headers=result.headers
+                )
+            return False
+        extra = Headers(headers).items()
+        extra_names = {name for name, _ in extra}
+        response_headers = tuple(h for h in result.headers if h[0] not in extra_names) + tuple(extra)
+        ws = ServerWebSocket(self, self.websocket, data, request.remote_address)
+        self._sockets[ws] = None
+        connection.upgrade = (ws, response_headers)
+        ws._open()
+        return True
+
+    def publish(self, topic: str, data: str | bytes | bytearray | memoryview, compress: bool = False) -> int:
+        """Send to every subscriber of ``topic``: payload length if any took it, else 0 (-1: see docs)."""
+        if not isinstance(topic, str) or not topic:
+            raise ValueError("topic must be a non-empty string")
+        return self._topics.publish(topic, data)
+
+    def subscriber_count(self, topic: str) -> int:
+        return self._topics.count(topic)
+
+    def __repr__(self) -> str:
+        return f"<rt.Server {self.url or 'not started'}>"
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def serve(**options: Any) -> Server:
+    """Configure a server (``fetch``, ``routes``, ``websocket``, ``error``, ``hostname``, ``port``, ...)."""
+    return Server(**options)

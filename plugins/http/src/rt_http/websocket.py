@@ -1,0 +1,547 @@
+"""``WebSocketHandler`` (the ``websocket=`` argument) and ``ServerWebSocket`` (one upgraded connection).
+
+I/O model: every socket has one task, its reader. ``send`` and ``publish`` never await: they append
+already-framed bytes to the socket's queue. Sends made by a handler running in the reader are written by
+the reader when the handler returns; sends from elsewhere (a publish, another socket's handler) start a
+writer task that sends everything queued in that loop turn in one write and ends when the queue is empty.
+So a fan-out costs one list append per subscriber, an idle socket holds no writer, and a client that never
+reads can hold at most ``backpressure_limit`` plus one message, after which ``send`` returns 0 (dropped).
+Idle time-outs are found by one sweep per server (``Server._sweep_idle``), not by a timer per socket.
+"""
+
+from __future__ import annotations
+
+import datetime
+import inspect
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import attrs
+from anyio.abc import ByteStream
+
+from rt_http import frames
+
+if TYPE_CHECKING:
+    from rt_http.server import Server
+
+log = logging.getLogger("rt.serve")
+
+CONNECTING, OPEN, CLOSING, CLOSED = 0, 1, 2, 3
+MIB = 1024 * 1024
+_WRITE_BATCH = 256 * 1024  # bytes joined per write: big enough to amortise syscalls, small enough to copy
+_CLOSE_TIMEOUT = 2.0  # seconds to wait for the peer's close frame after ours
+_READ_SIZE = 65536
+
+
+def _seconds(value: float | int | datetime.timedelta, name: str) -> float:
+    if isinstance(value, datetime.timedelta):
+        value = value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"{name} must be a non-negative number of seconds or a timedelta, got {value!r}")
+    return float(value)
+
+
+def _non_negative_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative int (bytes), got {value!r}")
+    return value
+
+
+def _optional_callable(value: Any) -> None:
+    if value is not None and not callable(value):
+        raise TypeError(f"WebSocket handlers must be callables, got {type(value).__name__}")
+
+
+def _check_deflate(instance: Any, attribute: Any, value: Any) -> None:
+    if value is not False and value is not None:
+        raise NotImplementedError(
+            "per_message_deflate is not supported yet by rt-http; pass per_message_deflate=False "
+            "(compressors will come through the rt_register_compressors hook)"
+        )
+
+
+def _payload_length(value: Any) -> int:
+    return _non_negative_int(value, "max_payload_length")
+
+
+def _idle_timeout(value: Any) -> float:
+    return _seconds(value, "idle_timeout")
+
+
+def _backpressure_limit(value: Any) -> int:
+    return _non_negative_int(value, "backpressure_limit")
+
+
+@attrs.define(kw_only=True)
+class WebSocketHandler:
+    """One handler set per server, as in the spec: every handler takes the ``ServerWebSocket`` first.
+
+    Handlers may be plain or ``async`` functions. ``idle_timeout`` is in seconds (0 turns it off).
+    """
+
+    message: Callable[..., Any] | None = attrs.field(
+        default=None, validator=lambda i, a, v: _optional_callable(v)
+    )
+    open: Callable[..., Any] | None = attrs.field(
+        default=None, validator=lambda i, a, v: _optional_callable(v)
+    )
+    close: Callable[..., Any] | None = attrs.field(
+        default=None, validator=lambda i, a, v: _optional_callable(v)
+    )
+    error: Callable[..., Any] | None = attrs.field(
+        default=None, validator=lambda i, a, v: _optional_callable(v)
+    )
+    drain: Callable[..., Any] | None = attrs.field(
+        default=None, validator=lambda i, a, v: _optional_callable(v)
+    )
+    max_payload_length: int = attrs.field(
+        default=16 * MIB, converter=_payload_length
+    )
+    idle_timeout: float = attrs.field(default=120.0, converter=_idle_timeout)
+    backpressure_limit: int = attrs.field(
+        default=16 * MIB, converter=_backpressure_limit
+    )
+    close_on_backpressure_limit: bool = False
+    send_pings: bool = True
+    publish_to_self: bool = False
+    per_message_deflate: Any = attrs.field(default=False, validator=_check_deflate)
+    data: Any = None  # type-level only in the spec; accepted and ignored
+
+    @classmethod
+    def coerce(cls, value: WebSocketHandler | dict[str, Any] | None) -> WebSocketHandler | None:
+        if value is None or isinstance(value, WebSocketHandler):
+            return value
+        if isinstance(value, dict):
+            unknown = set(value) - {f.name for f in attrs.fields(cls)}
+            if unknown:
+                raise TypeError(f"unknown WebSocket handler fields: {', '.join(sorted(unknown))}")
+            return cls(**value)
+        raise TypeError(f"websocket= must be a WebSocketHandler or a dict, got {type(value).__name__}")
+
+
+class ServerWebSocket:
+    """One upgraded connection, as the handlers see it."""
+
+    __slots__ = (
+        "data",
+        "ready_state",
+        "remote_address",
+        "_server",
+        "_handler",
+        "_topics",
+        "_stream",
+        "_buffer",
+        "_buffered",
+        "_writing",
+        "_dispatching",
+        "_backpressured",
+        "_read_scope",
+        "_scope",
+        "_pinged",
+        "_closed_by_peer",
+        "_open_pending",
+        "_linger",
+        "_receiving",
+        "_last_seen",
+        "__weakref__",
+    )
+
+    def __init__(self, server: Server, handler: WebSocketHandler, data: Any, remote_address: str) -> None:
+        self.data = data
+        self.ready_state = OPEN
+        self.remote_address = remote_address
+        self._server = server
+        self._handler = handler
+        self._topics: dict[str, None] = {}
+        self._stream: ByteStream | None = None
+        self._buffer: list[bytes] = []
+        self._buffered = 0
+        self._writing = False  # a task (the reader inline, or a spawned writer) is sending the buffer
+        self._dispatching = False  # a sync handler is running in the reader: it flushes when it returns
+        self._backpressured = False
+        self._read_scope: anyio.CancelScope | None = None
+        self._scope: anyio.CancelScope | None = None  # the whole connection: terminate() cancels it
+        self._pinged = False
+        self._closed_by_peer = False
+        self._open_pending = False
+        self._linger = True  # after our close frame, wait (bounded) for the peer's
+        self._receiving = False  # the reader is parked in receive(): only then may closing cancel it
+        self._last_seen = time.monotonic()  # last incoming data, for the server's idle sweep
+
+    def __repr__(self) -> str:
+        return f"<ServerWebSocket {self.remote_address} ready_state={self.ready_state}>"
+
+    # -- read-only views ------------------------------------------------------------------------------------
+
+    @property
+    def subscriptions(self) -> list[str]:
+        return list(self._topics)
+
+    @property
+    def buffered_amount(self) -> int:
+        return self._buffered
+
+    # -- sending --------------------------------------------------------------------------------------------
+
+    def send(self, message: str | bytes | bytearray | memoryview, compress: bool = False) -> int:
+        """Queue one message: the payload length, ``-1`` when over the backpressure limit, ``0`` when dropped.
+        """
+        frame, length = frames.encode_message(message)
+        return self._send_frame(frame, length)
+
+    def send_text(self, message: str, compress: bool = False) -> int:
+        if not isinstance(message, str):
+            raise TypeError(f"send_text takes str, got {type(message).__name__}")
+        return self.send(message)
+
+    def send_binary(self, message: bytes | bytearray | memoryview, compress: bool = False) -> int:
+        if not isinstance(message, (bytes, bytearray, memoryview)):
+            raise TypeError(f"send_binary takes bytes-like, got {type(message).__name__}")
+        return self.send(message)
+
+    def ping(self, data: str | bytes = b"") -> int:
+        return self._send_control(frames.OP_PING, data)
+
+    def pong(self, data: str | bytes = b"") -> int:
+        return self._send_control(frames.OP_PONG, data)
+
+    def _send_control(self, opcode: int, data: str | bytes) -> int:
+        payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        if len(payload) > 125:
+            raise ValueError("ping and pong payloads are limited to 125 bytes")
+        return self._send_frame(frames.encode_frame(opcode, payload), len(payload))
+
+    def _send_frame(self, frame: bytes, length: int) -> int:
+        if self.ready_state != OPEN:
+            return 0
+        limit = self._handler.backpressure_limit
+        if self._buffered >= limit > 0 or (limit == 0 and self._buffered):
+            if self._handler.close_on_backpressure_limit:
+                self.terminate()
+            return 0
+        self._enqueue(frame)
+        if self._buffered > limit:
+            if self._handler.close_on_backpressure_limit:
+                self.terminate()
+                return 0
+            self._backpressured = True
+            return -1
+        return length or len(frame)  # an empty message reports its frame size: 0 means dropped
+
+    def _enqueue(self, frame: bytes) -> None:
+        self._buffer.append(frame)
+        self._buffered += len(frame)
+        if not self._writing and not self._dispatching and self._stream is not None:
+            self._start_writer()
+
+    def _start_writer(self) -> None:
+        """Spawn a writer for the queue. It exits when the queue is empty: an idle socket has no writer."""
+        self._writing = True
+        self._server._spawn(self._write_all)
+
+    def cork(self, fn: Callable[[ServerWebSocket], Any]) -> Any:
+        """Run ``fn(ws)``; its sends go out in one write (every send is corked until the next write)."""
+        return fn(self)
+
+    # -- pub/sub --------------------------------------------------------------------------------------------
+
+    def subscribe(self, topic: str) -> bool:
+        _check_topic(topic)
+        if self.ready_state != OPEN or topic in self._topics:
+            return False
+        self._topics[topic] = None
+        self._server._topics.add(topic, self)
+        return True
+
+    def unsubscribe(self, topic: str) -> bool:
+        _check_topic(topic)
+        if topic not in self._topics:
+            return False
+        del self._topics[topic]
+        self._server._topics.remove(topic, self)
+        return True
+
+    def is_subscribed(self, topic: str) -> bool:
+        _check_topic(topic)
+        return topic in self._topics
+
+    def publish(
+        self, topic: str, message: str | bytes | bytearray | memoryview, compress: bool = False
+    ) -> int:
+        """Send to every other subscriber of ``topic`` (and to this socket too with ``publish_to_self``)."""
+        _check_topic(topic)
+        if self.ready_state != OPEN:
+            return 0
+        exclude = None if self._handler.publish_to_self else self
+        return self._server._topics.publish(topic, message, exclude)
+
+    # -- closing --------------------------------------------------------------------------------------------
+
+    def close(self, code: int = frames.CLOSE_NORMAL, reason: str = "") -> None:
+        """Start the closing handshake; the ``close`` handler has run when this returns."""
+        if not isinstance(code, int) or not (code == 1000 or 3000 <= code <= 4999):
+            raise ValueError(f"close code must be 1000 or in 3000-4999, got {code!r}")
+        if len(reason.encode("utf-8")) > 123:
+            raise ValueError("close reason must be at most 123 bytes of UTF-8")
+        self._close_with(code, reason)
+
+    def _close_with(self, code: int, reason: str, linger: bool = True) -> None:
+        if self.ready_state != OPEN:
+            return
+        self._linger = linger
+        self._enqueue(frames.encode_close(code, reason))
+        self._finish(code, reason)
+
+    def terminate(self) -> None:
+        """Drop the connection at once; the ``close`` handler sees 1006 before this returns."""
+        if self.ready_state == CLOSED:
+            return
+        self._finish(frames.CLOSE_ABNORMAL, "")
+        self._buffer.clear()
+        self._buffered = 0
+        if self._scope is not None:
+            self._scope.cancel()
+
+    def _finish(self, code: int, reason: str) -> None:
+        """The one way to CLOSED: leave every topic, stop the writer after what is queued, run ``close``."""
+        if self.ready_state == CLOSED:
+            return
+        self.ready_state = CLOSING
+        for topic in list(self._topics):
+            self._server._topics.remove(topic, self)
+        self._topics.clear()
+        self.ready_state = CLOSED
+        if self._receiving and self._read_scope is not None:
+            self._read_scope.cancel()  # never while a handler runs in the reader: its awaits must go on
+        self._server._socket_closed(self)
+        if self._handler.close is not None:
+            self._call_soon(self._handler.close, code, reason)
+
+    # -- handler calls --------------------------------------------------------------------------------------
+
+    def _call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
+        """Call a handler from synchronous code: a coroutine it returns runs in the server's task group."""
+        try:
+            result = fn(self, *args)
+        except Exception as exc:  # a handler bug must not kill the connection or the server
+            self._report(exc)
+            return
+        if inspect.isawaitable(result):
+            self._server._spawn(self._await_reporting, result)
+
+    async def _call(self, fn: Callable[..., Any], *args: Any) -> None:
+        try:
+            result = fn(self, *args)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            self._report(exc)
+
+    async def _await_reporting(self, awaitable: Any) -> None:
+        try:
+            await awaitable
+        except Exception as exc:
+            self._report(exc)
+
+    def _report(self, exc: Exception) -> None:
+        error = self._handler.error
+        if error is None:
+            log.error("unhandled exception in a WebSocket handler", exc_info=exc)
+            return
+        try:
+            result = error(self, exc)
+            if inspect.isawaitable(result):
+                self._server._spawn(self._await_logging, result)
+        except Exception:
+            log.exception("the WebSocket error handler raised")
+
+    @staticmethod
+    async def _await_logging(awaitable: Any) -> None:
+        try:
+            await awaitable
+        except Exception:
+            log.exception("the WebSocket error handler raised")
+
+    # -- the connection's tasks ----------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        """Run ``open`` inside ``upgrade()``; an async one is awaited first thing in :meth:`run`."""
+        handler = self._handler.open
+        if handler is None:
+            return
+        if inspect.iscoroutinefunction(handler):
+            self._open_pending = True
+        else:
+            self._call_soon(handler)
+
+    async def run(self, stream: ByteStream, initial: bytes) -> None:
+        """Serve the socket until it closes. This task reads; writes happen inline after each read, or in a
+        short-lived writer task when a send comes from elsewhere (a publish, another socket's handler)."""
+        self._stream = stream
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                if self._buffer:  # sends made by open() inside upgrade()
+                    await self._flush()
+                if self._open_pending and self._handler.open is not None:
+                    await self._call(self._handler.open)
+                await self._read(initial)
+                await self._flush_and_linger()
+        finally:
+            self._finish(frames.CLOSE_ABNORMAL, "")
+            self._buffer.clear()
+            self._buffered = 0
+            with anyio.CancelScope(shield=True):
+                await _close_quietly(stream)
+
+    async def _read(self, initial: bytes) -> None:
+        """Receive and dispatch until the socket closes.
+
+        One cancel scope for the whole loop, not one per receive (which cost a third of an echo round trip):
+        idle time-outs are found by the server's sweep (:meth:`check_idle`), and closing cancels this
+        scope only while the reader is parked in ``receive``.
+        """
+        parser = frames.FrameParser(self._handler.max_payload_length)
+        self._last_seen = time.monotonic()
+        if initial and not await self._handle(parser.feed(initial)):
+            return
+        stream = self._stream
+        assert stream is not None
+        with anyio.CancelScope() as self._read_scope:
+            while self.ready_state == OPEN:
+                self._receiving = True
+                try:
+                    data = await stream.receive(_READ_SIZE)
+                except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    self._finish(frames.CLOSE_ABNORMAL, "")
+                    return
+                finally:
+                    self._receiving = False
+                self._last_seen = time.monotonic()
+                self._pinged = False
+                if not await self._handle(parser.feed(data)):
+                    return
+                if self._buffer and not self._writing:
+                    await self._flush()
+
+    def check_idle(self, now: float) -> None:
+        """Called by the server's sweep: ping once after ``idle_timeout`` quiet seconds, then drop (1006)."""
+        idle = self._handler.idle_timeout
+        if not idle or self.ready_state != OPEN or now - self._last_seen < idle:
+            return
+        if self._handler.send_pings and not self._pinged:
+            self._pinged = True
+            self._last_seen = now  # re-arm: one more period for the pong (or any data)
+            self.ping()
+        else:
+            self.terminate()
+
+    async def _handle(self, events: list[frames.Event]) -> bool:
+        """Act on parsed events; False once the socket is no longer open."""
+        message_handler = self._handler.message
+        for event in events:
+            if self.ready_state != OPEN:
+                return False
+            kind = type(event)
+            if kind is frames.Message:
+                if message_handler is not None:
+                    self._dispatching = True  # sends of a sync handler are flushed together after it
+                    try:
+                        result = message_handler(self, event.data)  # type: ignore[union-attr]
+                        self._dispatching = False
+                        if result is not None and inspect.isawaitable(result):
+                            if self._buffer and not self._writing:
+                                self._start_writer()  # do not hold sends back while the coroutine waits
+                            await result
+                    except Exception as exc:
+                        self._report(exc)
+                    finally:
+                        self._dispatching = False
+            elif kind is frames.Ping:
+                self._enqueue(frames.encode_frame(frames.OP_PONG, event.data))  # type: ignore[union-attr,arg-type]
+            elif kind is frames.Close:
+                self._closed_by_peer = True
+                self._enqueue(frames.encode_close(event.code))  # type: ignore[union-attr]
+                self._finish(event.code, event.reason)  # type: ignore[union-attr]
+                return False
+            elif kind is frames.Fail:
+                self._linger = False  # a peer that broke the protocol gets no closing handshake to finish
+                self._enqueue(frames.encode_close(event.code, event.reason))  # type: ignore[union-attr]
+                self._finish(event.code, event.reason)  # type: ignore[union-attr]
+                return False
+        return self.ready_state == OPEN
+
+    async def _flush_and_linger(self) -> None:
+        """After a close frame: let the writer flush it, then (if we closed first) await the peer's close."""
+        with anyio.move_on_after(_CLOSE_TIMEOUT):
+            while self._buffer or self._writing:
+                if self._writing:
+                    await anyio.sleep(0.005)
+                else:
+                    await self._flush()
+            if self._closed_by_peer or not self._linger or self._stream is None:
+                return
+            parser = frames.FrameParser(self._handler.max_payload_length)
+            try:
+                while True:
+                    events = parser.feed(await self._stream.receive(_READ_SIZE))
+                    if any(isinstance(e, (frames.Close, frames.Fail)) for e in events):
+                        return
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                return
+
+    async def _flush(self) -> None:
+        """Write the queue from the calling task (the reader, after it handled a read)."""
+        self._writing = True
+        try:
+            await self._write_queue()
+        finally:
+            self._writing = False
+
+    async def _write_all(self) -> None:
+        """Body of a spawned writer task (``_writing`` was set by whoever spawned it)."""
+        try:
+            await self._write_queue()
+        finally:
+            self._writing = False
+
+    async def _write_queue(self) -> None:
+        stream = self._stream
+        assert stream is not None
+        try:
+            while self._buffer:
+                chunks, size, count = self._buffer, 0, 0
+                for chunk in chunks:
+                    size += len(chunk)
+                    count += 1
+                    if size >= _WRITE_BATCH:
+                        break
+                data = b"".join(chunks[:count]) if count > 1 else chunks[0]
+                del chunks[:count]
+                await stream.send(data)
+                self._buffered = max(0, self._buffered - len(data))
+                if not self._buffer and self._backpressured:
+                    self._backpressured = False
+                    if self._handler.drain is not None and self.ready_state == OPEN:
+                        await self._call(self._handler.drain)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            self._buffer.clear()
+            self._buffered = 0
+            self._finish(frames.CLOSE_ABNORMAL, "")
+
+
+def _check_topic(topic: str) -> None:
+    if not isinstance(topic, str):
+        raise TypeError(f"topic must be a str, got {type(topic).__name__}")
+    if not topic:
+        raise ValueError("topic must be a non-empty string")
+
+
+async def _close_quietly(stream: ByteStream) -> None:
+    try:
+        await stream.aclose()
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        pass

@@ -1,0 +1,355 @@
+"""The HTTP/1.1 layer over real loopback sockets (and the memory transport), on asyncio and trio."""
+
+from __future__ import annotations
+
+import logging
+import ssl
+import threading
+import urllib.request
+from typing import Any
+
+import anyio
+import h11
+import pytest
+import sniffio
+
+import rt
+
+pytestmark = pytest.mark.anyio
+
+
+async def exchange(stream: Any, raw: bytes, responses: int = 1) -> list[tuple[h11.Response, bytes]]:
+    """Send raw (possibly pipelined) request bytes; read ``responses`` responses with an h11 client."""
+    await stream.send(raw)
+    results: list[tuple[h11.Response, bytes]] = []
+    buffer = b""
+    with anyio.fail_after(5):
+        while len(results) < responses:
+            client = h11.Connection(h11.CLIENT)
+            client.send(h11.Request(method="GET", target="/", headers=[("host", "x")]))
+            client.send(h11.EndOfMessage())
+            if buffer:
+                client.receive_data(buffer)
+            head, body = None, b""
+            while True:
+                ev = client.next_event()
+                if ev is h11.NEED_DATA:
+                    try:
+                        client.receive_data(await stream.receive())
+                    except anyio.EndOfStream:
+                        client.receive_data(b"")
+                    continue
+                if isinstance(ev, h11.Response):
+                    head = ev
+                elif isinstance(ev, h11.Data):
+                    body += ev.data
+                elif isinstance(ev, (h11.EndOfMessage, h11.ConnectionClosed)):
+                    break
+            results.append((head, body))
+            buffer = client.trailing_data[0]
+            if head is None or client.our_state is h11.MUST_CLOSE:
+                break
+    return results
+
+
+async def tcp(server: Any) -> Any:
+    return await anyio.connect_tcp("127.0.0.1", server.port)
+
+
+async def test_keep_alive_serves_pipelined_requests_on_one_connection(serve: Any) -> None:
+    async def fetch(req: rt.Request, server: Any) -> rt.Response:
+        return rt.Response(f"{req.method} {req.path} {await req.text()}")
+
+    async with serve(fetch=fetch) as server:
+        stream = await tcp(server)
+        raw = (
+            b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+            b"POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+        )
+        results = await exchange(stream, raw, responses=3)
+        assert [body for _, body in results] == [b"GET /a ", b"POST /b hello", b"POST /c abcde"]
+        assert all(head.status_code == 200 for head, _ in results)
+        await stream.aclose()
+
+
+async def test_streaming_response_is_chunked(serve: Any) -> None:
+    async def parts():
+        for part in (b"one,", b"two,", b"three"):
+            yield part
+            await anyio.sleep(0)
+
+    async with serve(fetch=lambda req, server: rt.Response(parts())) as server:
+        stream = await tcp(server)
+        await stream.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        raw = b""
+        with anyio.fail_after(5):
+            while not raw.endswith(b"0\r\n\r\n"):
+                raw += await stream.receive()
+        head, _, body = raw.partition(b"\r\n\r\n")
+        assert b"transfer-encoding: chunked" in head.lower()
+        assert body == b"4\r\none,\r\n4\r\ntwo,\r\n5\r\nthree\r\n0\r\n\r\n"
+        await stream.aclose()
+
+
+async def test_body_over_limit_is_413_without_reading_it(serve: Any) -> None:
+    async with serve(fetch=lambda req, server: rt.Response("never"), max_request_body_size=10) as server:
+        stream = await tcp(server)
+        [(head, body)] = await exchange(stream, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n")
+        assert head.status_code == 413
+        stream = await tcp(server)
+        chunked = b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n"
+        [(head, body)] = await exchange(stream, chunked)
+        assert head.status_code == 413
+
+
+async def test_headers_over_limit_are_431(serve: Any) -> None:
+    async with serve(fetch=lambda req, server: rt.Response("never"), max_header_size=1024) as server:
+        stream = await tcp(server)
+        await stream.send(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 4000 + b"\r\n\r\n")
+        raw = b""
+        with anyio.fail_after(5):
+            while b"\r\n\r\n" not in raw:
+                raw += await stream.receive()
+        assert raw.startswith(b"HTTP/1.1 431 ")
+
+
+async def test_malformed_request_is_400(serve: Any) -> None:
+    async with serve(fetch=lambda req, server: rt.Response("never")) as server:
+        stream = await tcp(server)
+        await stream.send(b"NOT HTTP AT ALL\r\n\r\n")
+        with anyio.fail_after(5):
+            raw = await stream.receive()
+        assert raw.startswith(b"HTTP/1.1 400 ")
+
+
+async def test_handler_exception_is_500_logged_and_server_lives(serve: Any, caplog: Any) -> None:
+    def fetch(req: rt.Request, server: Any) -> rt.Response:
+        if req.path == "/boom":
+            raise RuntimeError("kaboom")
+        return rt.Response("alive")
+
+    caplog.set_level(logging.ERROR, logger="rt.serve")
+    async with serve(fetch=fetch) as server:
+        stream = await tcp(server)
+        results = await exchange(
+            stream, b"GET /boom HTTP/1.1\r\nHost: x\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n", 2
+        )
+        assert [(h.status_code, b) for h, b in results] == [(500, b"Internal Server Error"), (200, b"alive")]
+    assert any(
+        "kaboom" in (r.exc_text or "") or (r.exc_info and "kaboom" in str(r.exc_info[1]))
+        for r in caplog.records
+    )
+
+
+async def test_error_handler_answers_and_its_own_failure_is_500(serve: Any) -> None:
+    def fetch(req: rt.Request, server: Any) -> rt.Response:
+        raise KeyError(req.path)
+
+    async def error(exc: Exception) -> rt.Response:
+        if exc.args == ("/twice",):
+            raise ValueError("error handler broke")
+        return rt.Response(f"handled {exc!r}", status=503)
+
+    async with serve(fetch=fetch, error=error) as server:
+        stream = await tcp(server)
+        results = await exchange(
+            stream, b"GET /x HTTP/1.1\r\nHost: h\r\n\r\nGET /twice HTTP/1.1\r\nHost: h\r\n\r\n", 2
+        )
+        assert (results[0][0].status_code, results[0][1]) == (503, b"handled KeyError('/x')")
+        assert results[1][0].status_code == 500
+
+
+async def test_routes_params_methods_static_and_fallback(serve: Any) -> None:
+    static = rt.Response("static", headers={"x-static": "1"})
+
+    async def create(req: rt.Request, server: Any) -> rt.Response:
+        return rt.Response.json({"created": await req.json()}, status=201)
+
+    routes = {
+        "/static": static,
+        "/users/:id": lambda req, server: rt.Response(f"user {req.params['id']}"),
+        "/items": {"POST": create, "GET": rt.Response("list")},
+    }
+    async with serve(routes=routes, fetch=lambda req, server: rt.Response("fallback", status=404)) as server:
+        stream = await tcp(server)
+        raw = (
+            b"GET /static HTTP/1.1\r\nHost: h\r\n\r\n"
+            b"GET /static HTTP/1.1\r\nHost: h\r\n\r\n"
+            b"GET /users/7 HTTP/1.1\r\nHost: h\r\n\r\n"
+            b'POST /items HTTP/1.1\r\nHost: h\r\nContent-Length: 7\r\n\r\n{"a":1}'
+            b"DELETE /items HTTP/1.1\r\nHost: h\r\n\r\n"
+            b"GET /other HTTP/1.1\r\nHost: h\r\n\r\n"
+        )
+        results = await exchange(stream, raw, 6)
+        got = [(h.status_code, b) for h, b in results]
+        assert got == [
+            (200, b"static"),
+            (200, b"static"),
+            (200, b"user 7"),
+            (201, b'{"created":{"a":1}}'),
+            (405, b"Method Not Allowed"),
+            (404, b"fallback"),
+        ]
+        assert (b"x-static", b"1") in results[0][0].headers
+
+
+async def test_routes_without_fetch_answer_404(serve: Any) -> None:
+    async with serve(routes={"/": rt.Response("home")}) as server:
+        stream = await tcp(server)
+        results = await exchange(stream, b"GET /missing HTTP/1.1\r\nHost: h\r\n\r\n")
+        assert results[0][0].status_code == 404
+
+
+async def test_fetch_returning_none_without_upgrade_is_500(serve: Any) -> None:
+    async with serve(fetch=lambda req, server: None) as server:
+        stream = await tcp(server)
+        results = await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        assert results[0][0].status_code == 500
+
+
+async def test_unix_socket_transport(serve: Any, tmp_path: Any) -> None:
+    path = str(tmp_path / "rt.sock")
+    async with serve(fetch=lambda req, server: rt.Response("over unix"), unix=path) as server:
+        assert server.url == f"unix:{path}" and server.transport_name == "unix"
+        stream = await anyio.connect_unix(path)
+        results = await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        assert results[0][1] == b"over unix"
+
+
+async def test_tls_transport(serve: Any) -> None:
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server_context)
+    client_context = ssl.create_default_context()
+    ca.configure_trust(client_context)
+    async with serve(fetch=lambda req, server: rt.Response(req.url), tls=server_context) as server:
+        assert server.url.startswith("https://127.0.0.1:")
+        stream = await anyio.connect_tcp(
+            "127.0.0.1", server.port, ssl_context=client_context, tls_standard_compatible=False
+        )
+        results = await exchange(stream, b"GET /secure HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert results[0][1] == b"https://127.0.0.1/secure"
+
+
+async def test_memory_transport(serve: Any) -> None:
+    async with serve(fetch=lambda req, server: rt.Response("in memory"), transport="memory") as server:
+        assert server.url.startswith("memory://")
+        stream = await server.listener.connect()
+        results = await exchange(
+            stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", 2
+        )
+        assert [b for _, b in results] == [b"in memory", b"in memory"]
+
+
+async def test_transports_come_from_the_hook(rt_kernel: Any) -> None:
+    assert {"tcp", "unix", "tls", "memory"} <= set(rt_kernel.host.transports())
+    with pytest.raises(ValueError, match="unknown transport 'carrier-pigeon'"):
+        async with rt.serve(fetch=lambda req, server: rt.Response(""), transport="carrier-pigeon", port=0):
+            pass
+
+
+async def test_a_third_party_transport_is_used(rt_kernel: Any, rt_register: Any) -> None:
+    from rt.hookspecs import hookimpl
+
+    from rt_http.transports import MemoryTransport
+
+    class Wrapped(MemoryTransport):
+        name = "custom"
+
+        def url(self, listener: Any, options: Any) -> str:
+            return "custom://here/"
+
+    class Plugin:
+        @hookimpl
+        def rt_register_transports(self, register: Any) -> None:
+            register("custom", Wrapped)
+
+    rt_register(Plugin(), "custom-transport")
+    async with rt.serve(fetch=lambda req, server: rt.Response("custom"), transport="custom") as server:
+        assert server.url == "custom://here/"
+        stream = await server.listener.connect()
+        assert (await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"))[0][1] == b"custom"
+
+
+async def test_stop_frees_the_port_and_serve_forever_returns(serve: Any) -> None:
+    server = rt.serve(fetch=lambda req, server: rt.Response("x"), port=0)
+    async with server:
+        port = server.port
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve_forever)
+            await anyio.sleep(0.01)
+            await server.stop()
+    with pytest.raises(OSError):
+        await anyio.connect_tcp("127.0.0.1", port)
+
+
+def test_bad_arguments_fail_clearly(rt_kernel: Any) -> None:
+    with pytest.raises(TypeError, match="needs fetch= or routes="):
+        rt.serve()
+    with pytest.raises(ValueError, match="port must be"):
+        rt.serve(fetch=lambda r, s: None, port=70000)
+    with pytest.raises(TypeError, match="fetch= must be a function"):
+        rt.serve(fetch="nope")
+
+
+def test_run_goes_through_the_kernel_backend_choice(rt_kernel: Any, monkeypatch: Any) -> None:
+    """server.run() must ask rt.backend.run (the one backend decision point): here it picks trio."""
+    import rt.backend
+
+    seen: dict[str, Any] = {}
+    real_run = rt.backend.run
+
+    def spy(func: Any, *args: Any, backend: str | None = None, **kw: Any) -> Any:
+        seen["backend"] = backend
+        return real_run(func, *args, backend=backend, **kw)
+
+    monkeypatch.setattr(rt.backend, "run", spy)
+
+    async def fetch(req: rt.Request, server: Any) -> rt.Response:
+        if req.path == "/stop":
+            await server.stop()  # returns at once: no WebSocket is open; serve_forever then returns
+        return rt.Response(sniffio.current_async_library())
+
+    server = rt.serve(fetch=fetch, port=0)
+    thread_error: list[BaseException] = []
+
+    def target() -> None:
+        from rt.kernel import use_kernel
+
+        with use_kernel(rt_kernel):
+            try:
+                server.run(backend="trio")
+            except BaseException as exc:  # reported to the test thread
+                thread_error.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    for _ in range(500):
+        if server.url:
+            break
+        threading.Event().wait(0.01)
+    assert server.url
+    assert urllib.request.urlopen(server.url, timeout=5).read() == b"trio"
+    try:  # the server may cut this last connection while it shuts down
+        urllib.request.urlopen(server.url + "stop", timeout=5).read()
+    except OSError:
+        pass
+    thread.join(10)
+    assert not thread.is_alive() and not thread_error
+    assert seen["backend"] == "trio"
+
+
+async def test_pending_requests_counts_requests_in_handlers(serve: Any, ws_tools: Any) -> None:
+    seen: list[int] = []
+
+    async def fetch(req: rt.Request, server: Any) -> rt.Response:
+        seen.append(server.pending_requests)
+        return rt.Response("ok")
+
+    async with serve(fetch=fetch) as server:
+        stream = await tcp(server)
+        await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        assert seen == [1]
+        await ws_tools.wait_until(lambda: server.pending_requests == 0)  # the server task resumes after sending

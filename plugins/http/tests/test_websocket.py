@@ -1,0 +1,482 @@
+"""ServerWebSocket over loopback: handlers, states, close codes, limits, backpressure (asyncio and trio)."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import anyio
+import pytest
+
+import rt
+
+pytestmark = pytest.mark.anyio
+
+
+def upgrading(data: Any = None, headers: Any = None) -> Any:
+    def fetch(req: rt.Request, server: Any) -> rt.Response | None:
+        if server.upgrade(req, data=data if data is not None else {"path": req.path}, headers=headers):
+            return None
+        return rt.Response("upgrade failed", status=400)
+
+    return fetch
+
+
+async def test_echo_data_headers_address_and_states_with_the_websockets_client(
+    serve: Any, ws_tools: Any
+) -> None:
+
+    seen: dict[str, Any] = {}
+
+    def open_(ws: Any) -> None:
+        seen["open"] = (ws.ready_state, ws.data, ws.remote_address)
+
+    def message(ws: Any, msg: Any) -> None:
+        seen.setdefault("types", []).append(type(msg))
+        ws.send(msg)
+
+    handler = rt.WebSocketHandler(open=open_, message=message)
+    async with serve(fetch=upgrading(headers={"set-cookie": "sid=1"}), websocket=handler) as server:
+        await _with_asyncio_client(server, ws_tools, seen)
+    assert seen["open"] == (1, {"path": "/chat"}, "127.0.0.1")
+    assert seen["types"] == [str, bytes]
+
+
+async def _with_asyncio_client(server: Any, ws_tools: Any, seen: dict[str, Any]) -> None:
+    """The websockets client runs on asyncio only; under trio we speak raw frames to the same effect."""
+    import sniffio
+
+    if sniffio.current_async_library() == "asyncio":
+        from websockets.asyncio.client import connect
+
+        async with connect(ws_tools.ws_url(server, "/chat"), subprotocols=["chat", "other"]) as client:
+            assert client.response.headers["set-cookie"] == "sid=1"
+            assert client.subprotocol == "chat"
+            await client.send("hé")
+            assert await client.recv() == "hé"
+            await client.send(b"\x00bin")
+            assert await client.recv() == b"\x00bin"
+    else:
+        client = await ws_tools.RawClient.connect(server, "/chat", "Sec-WebSocket-Protocol: chat, other\r\n")
+        assert b"set-cookie: sid=1" in client.response_head.lower()
+        assert b"sec-websocket-protocol: chat" in client.response_head.lower()
+        await client.send_text("hé")
+        assert await client.recv_frame() == (1, "hé".encode())
+        await client.send(2, b"\x00bin")
+        assert await client.recv_frame() == (2, b"\x00bin")
+        await client.aclose()
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+async def test_all_five_handlers_sync_or_async(serve: Any, ws_tools: Any, flavour: str) -> None:
+    calls: list[tuple[Any, ...]] = []
+
+    def make(name: str) -> Any:
+        def sync(ws: Any, *args: Any) -> None:
+            calls.append((name, *args))
+            if name == "message" and args[0] == "boom":
+                raise ValueError("handler failed")
+            if name == "message" and args[0] == "big":
+                ws.send(b"x" * 4096)  # over the 1 KiB limit: -1, then drain when flushed
+
+        async def asynchronous(ws: Any, *args: Any) -> None:
+            await anyio.sleep(0)
+            sync(ws, *args)
+
+        return sync if flavour == "sync" else asynchronous
+
+    handler = rt.WebSocketHandler(
+        open=make("open"),
+        message=make("message"),
+        close=make("close"),
+        drain=make("drain"),
+        error=make("error"),
+        backpressure_limit=1024,
+    )
+    async with serve(fetch=upgrading(), websocket=handler) as server:
+        client = await ws_tools.RawClient.connect(server)
+        await client.send_text("hi")
+        await client.send_text("boom")
+        await client.send_text("big")
+        assert await client.recv_frame() == (2, b"x" * 4096)
+        await ws_tools.wait_until(lambda: any(c[0] == "drain" for c in calls))
+        await client.send(8, struct.pack("!H", 4000) + b"done")
+        assert await client.recv_close() == (4000, "")
+        await ws_tools.wait_until(lambda: any(c[0] == "close" for c in calls))
+    names = [c[0] for c in calls]
+    assert names[0] == "open" and ("message", "hi") in calls and ("message", "boom") in calls
+    errors = [c for c in calls if c[0] == "error"]
+    assert len(errors) == 1 and isinstance(errors[0][1], ValueError)
+    assert ("close", 4000, "done") in calls
+
+
+async def test_close_runs_the_handler_before_returning_and_closed_socket_refuses(
+    serve: Any, ws_tools: Any
+) -> None:
+    log: list[Any] = []
+    sockets: list[Any] = []
+
+    def close(ws: Any, code: int, reason: str) -> None:
+        log.append(("close", code, reason, ws.ready_state, ws.subscriptions))
+
+    def message(ws: Any, msg: str) -> None:
+        ws.subscribe("a")
+        ws.subscribe("b")
+        ws.close()
+        log.append("after close()")
+        sockets.append(ws)
+
+    async with serve(fetch=upgrading(), websocket={"message": message, "close": close}) as server:
+        client = await ws_tools.RawClient.connect(server)
+        await client.send_text("bye")
+        assert await client.recv_close() == (1000, "")
+        await ws_tools.wait_until(lambda: sockets)
+        ws = sockets[0]
+        assert ws.ready_state == 3
+        assert ws.send("late") == 0 and ws.subscribe("c") is False and ws.subscriptions == []
+        assert server.subscriber_count("a") == 0
+    assert log == [("close", 1000, "", 3, []), "after close()"]
+
+
+async def test_terminate_reports_1006_before_returning(serve: Any, ws_tools: Any) -> None:
+    log: list[Any] = []
+
+    def message(ws: Any, msg: str) -> None:
+        ws.terminate()
+        log.append("after terminate()")
+
+    handler = {"message": message, "close": lambda ws, code, reason: log.append((code, reason))}
+    async with serve(fetch=upgrading(), websocket=handler) as server:
+        client = await ws_tools.RawClient.connect(server)
+        await client.send_text("x")
+        with anyio.fail_after(5):
+            with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError)):
+                while True:
+                    await client.recv_frame()
+    assert log == [(1006, ""), "after terminate()"]
+
+
+async def test_empty_client_close_reaches_handler_as_1005(serve: Any, ws_tools: Any) -> None:
+    closes: list[Any] = []
+    handler = {"close": lambda ws, code, reason: closes.append((code, reason))}
+    async with serve(fetch=upgrading(), websocket=handler) as server:
+        client = await ws_tools.RawClient.connect(server)
+        await client.send(8, b"")
+        assert (await client.recv_close())[0] == 1005
+        await ws_tools.wait_until(lambda: closes)
+    assert closes == [(1005, "")]
+
+
+@pytest.mark.parametrize("fragmented", [False, True])
+async def test_over_max_payload_length_closes_1009_and_delivers_nothing(
+    serve: Any, ws_tools: Any, fragmented: bool
+) -> None:
+    messages: list[Any] = []
+    closes: list[Any] = []
+    handler = rt.WebSocketHandler(
+        message=lambda ws, m: messages.append(m),
+        max_payload_length=100,
+        close=lambda ws, code, reason: closes.append((code, reason)),
+    )
+    async with serve(fetch=upgrading(), websocket=handler) as server:
+        client = await ws_tools.RawClient.connect(server)
+        if fragmented:
+            await client.send(2, b"a" * 60, fin=False)
+            await client.send(0, b"b" * 60)
+        else:
+            await client.send(2, b"a" * 101)
+        assert await client.recv_close() == (1009, "Received too big message")
+        await ws_tools.wait_until(lambda: closes)
+    assert messages == [] and closes == [(1009, "Received too big message")]
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        (dict(opcode=1, payload=b"hi", masked=False), 1002),
+        (dict(opcode=1, payload=b"hi", rsv=0x40), 1002),
+        (dict(opcode=5, payload=b""), 1002),
+        (dict(opcode=8, payload=struct.pack("!H", 1005)), 1002),
+        (dict(opcode=1, payload=b"\xc3\x28"), 1007),
+    ],
+)
+async def test_protocol_violations_close_with_their_code(
+    serve: Any, ws_tools: Any, frame: dict[str, Any], code: int
+) -> None:
+    closes: list[Any] = []
+    async with serve(fetch=upgrading(), websocket={"close": lambda ws, c, r: closes.append(c)}) as server:
+        client = await ws_tools.RawClient.connect(server)
+        frame = dict(frame)
+        await client.stream.send(ws_tools.mask_frame(frame.pop("opcode"), frame.pop("payload"), **frame))
+        assert (await client.recv_close())[0] == code
+        await ws_tools.wait_until(lambda: closes)
+    assert closes == [code]
+
+
+@pytest.mark.parametrize("send_pings", [True, False])
+async def test_idle_timeout_pings_first_then_closes(serve: Any, ws_tools: Any, send_pings: bool) -> None:
+    closes: list[Any] = []
+    handler = rt.WebSocketHandler(
+        idle_timeout=0.2, send_pings=send_pings, close=lambda ws, code, reason: closes.append(code)
+    )
+    async with serve(fetch=upgrading(), websocket=handler) as server:
+        client = await ws_tools.RawClient.connect(server)
+        frames_seen: list[int] = []
+        with anyio.fail_after(5):
+            try:
+                while True:
+                    opcode, _ = await client.recv_frame()
+                    frames_seen.append(opcode)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError):
+                pass
+        await ws_tools.wait_until(lambda: closes)
+    assert frames_seen == ([0x9] if send_pings else [])
+    assert closes == [1006]
+
+
+async def test_incoming_data_resets_the_idle_timer(serve: Any, ws_tools: Any) -> None:
+    handler = rt.WebSocketHandler(idle_timeout=0.3, send_pings=False)
+    async with serve(fetch=upgrading(), websocket=handler) as server:
+        client = await ws_tools.RawClient.connect(server)
+        for _ in range(6):  # 0.6 s in all, never 0.3 s quiet
+            await anyio.sleep(0.1)
+            await client.send(0xA, b"")  # an unsolicited pong is traffic too
+        assert server.pending_websockets == 1
+
+
+async def test_backpressure_bounds_memory_with_a_client_that_never_reads(serve: Any, ws_tools: Any) -> None:
+    """100 MB offered to a stalled client: the queue never passes the limit plus one message, send reports
+    -1 then 0, and once the client reads, drain runs and the queue empties."""
+    limit, message = 256 * 1024, b"m" * 65536
+    sockets: list[Any] = []
+    drains: list[int] = []
+    handler = rt.WebSocketHandler(
+        open=lambda ws: sockets.append(ws),
+        backpressure_limit=limit,
+        drain=lambda ws: drains.append(ws.buffered_amount),
+    )
+    async with serve(fetch=upgrading(), websocket=handler) as server:
+        client = await ws_tools.RawClient.connect(server)
+        await ws_tools.wait_until(lambda: sockets)
+        ws = sockets[0]
+        results: set[int] = set()
+        peak = 0
+        for _ in range(100 * 1024 * 1024 // len(message)):
+            results.add(ws.send(message))
+            peak = max(peak, ws.buffered_amount)
+            assert ws.buffered_amount <= limit + len(message) + 10
+            await anyio.sleep(0)
+        assert {len(message), -1, 0} <= results
+        received = 0
+        with anyio.fail_after(10):
+            while ws.buffered_amount:
+                opcode, payload = await client.recv_frame()
+                received += len(payload)
+        await ws_tools.wait_until(lambda: drains)
+        assert ws.send(b"again") == 5
+        assert received <= limit + 2 * len(message) + 4 * 1024 * 1024  # bounded by limit + socket buffers
+
+
+async def test_close_on_backpressure_limit_closes_the_socket(serve: Any, ws_tools: Any) -> None:
+    sockets: list[Any] = []
+    closes: list[int] = []
+    handler = rt.WebSocketHandler(
+        open=lambda ws: sockets.append(ws),
+        backpressure_limit=64 * 1024,
+        close_on_backpressure_limit=True,
+        close=lambda ws, c, r: closes.append(c),
+    )
+    async with serve(fetch=upgrading(), websocket=handler) as server:
+        await ws_tools.RawClient.connect(server)
+        await ws_tools.wait_until(lambda: sockets)
+        ws = sockets[0]
+        results = []
+        for _ in range(2000):
+            results.append(ws.send(b"z" * 65536))
+            if ws.ready_state == 3:
+                break
+            await anyio.sleep(0)
+        assert results[-1] == 0 and -1 not in results and ws.ready_state == 3
+        assert closes == [1006]
+
+
+async def test_publish_return_values_and_publish_to_self(serve: Any, ws_tools: Any) -> None:
+    sockets: list[Any] = []
+    for publish_to_self in (False, True):
+        sockets.clear()
+        handler = rt.WebSocketHandler(open=lambda ws: sockets.append(ws), publish_to_self=publish_to_self)
+        async with serve(fetch=upgrading(), websocket=handler) as server:
+            a = await ws_tools.RawClient.connect(server)
+            await ws_tools.wait_until(lambda: len(sockets) == 1)
+            wa = sockets[0]
+            assert server.publish("room", "nobody") == 0
+            assert wa.subscribe("room") is True and wa.subscribe("room") is False
+            assert wa.subscriptions == ["room"] and wa.is_subscribed("room")
+            assert wa.publish("room", "only me") == (7 if publish_to_self else 0)
+            if publish_to_self:
+                assert await a.recv_frame() == (1, b"only me")
+            b = await ws_tools.RawClient.connect(server)
+            await ws_tools.wait_until(lambda: len(sockets) == 2)
+            sockets[1].subscribe("room")
+            assert server.subscriber_count("room") == 2
+            assert wa.publish("room", b"to b") == 4
+            assert await b.recv_frame() == (2, b"to b")
+            if publish_to_self:
+                assert await a.recv_frame() == (2, b"to b")
+            assert server.publish("room", "all") == 3
+            assert await a.recv_frame() == (1, b"all") and await b.recv_frame() == (1, b"all")
+            assert wa.unsubscribe("room") is True and wa.unsubscribe("room") is False
+            assert server.subscriber_count("room") == 1
+            with pytest.raises(ValueError, match="non-empty"):
+                wa.subscribe("")
+
+
+async def test_publish_under_a_paused_subscriber_returns_positive_minus_one_or_zero(
+    serve: Any, ws_tools: Any
+) -> None:
+    sockets: list[Any] = []
+    handler = rt.WebSocketHandler(
+        open=lambda ws: (sockets.append(ws), ws.subscribe("t")), backpressure_limit=128 * 1024
+    )
+    async with serve(fetch=upgrading(), websocket=handler) as server:
+        await ws_tools.RawClient.connect(server)  # never reads
+        await ws_tools.wait_until(lambda: sockets)
+        results = []
+        for _ in range(400):
+            results.append(server.publish("t", b"p" * 65536))
+            await anyio.sleep(0)
+        assert set(results) <= {65536, -1, 0} and 0 in results and 65536 in results
+
+
+async def test_fan_out_frames_once_and_queues_the_same_bytes(serve: Any, ws_tools: Any) -> None:
+    sockets: list[Any] = []
+    handler = rt.WebSocketHandler(open=lambda ws: (sockets.append(ws), ws.subscribe("room")))
+    async with serve(fetch=upgrading(), websocket=handler) as server:
+        clients = [await ws_tools.RawClient.connect(server) for _ in range(5)]
+        await ws_tools.wait_until(lambda: len(sockets) == 5)
+        assert server.publish("room", "hello") == 5
+        queued = [ws._buffer[-1] for ws in sockets]
+        assert all(frame is queued[0] for frame in queued)  # one bytes object, framed once
+        for client in clients:
+            assert await client.recv_frame() == (1, b"hello")
+
+
+async def test_cork_batches_sends_into_one_write(serve: Any, ws_tools: Any) -> None:
+    sockets: list[Any] = []
+    async with serve(fetch=upgrading(), websocket={"open": lambda ws: sockets.append(ws)}) as server:
+        client = await ws_tools.RawClient.connect(server)
+        await ws_tools.wait_until(lambda: sockets)
+        ws = sockets[0]
+        result = ws.cork(lambda w: [w.send("a"), w.send("b"), w.send(b"c")])
+        assert result == [1, 1, 1] and len(ws._buffer) == 3
+        assert [await client.recv_frame() for _ in range(3)] == [(1, b"a"), (1, b"b"), (2, b"c")]
+
+
+async def test_ping_pong_both_ways(serve: Any, ws_tools: Any) -> None:
+    sockets: list[Any] = []
+    async with serve(fetch=upgrading(), websocket={"open": lambda ws: sockets.append(ws)}) as server:
+        client = await ws_tools.RawClient.connect(server)
+        await ws_tools.wait_until(lambda: sockets)
+        assert sockets[0].ping(b"are you there") == 13 and sockets[0].pong("unsolicited") == 11
+        assert await client.recv_frame() == (9, b"are you there")
+        assert await client.recv_frame() == (10, b"unsolicited")
+        await client.send(9, b"server?")
+        assert await client.recv_frame() == (10, b"server?")
+        with pytest.raises(ValueError, match="125 bytes"):
+            sockets[0].ping(b"x" * 126)
+
+
+async def test_handshake_rules(serve: Any, ws_tools: Any) -> None:
+    async with serve(fetch=upgrading(), websocket={}) as server:
+        client = await ws_tools.RawClient.connect(server)  # sanity
+        await client.aclose()
+        for extra, expected in [
+            (
+                "Upgrade: WebSocket\r\nConnection: keep-alive, Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                "Sec-WebSocket-Version: 13\r\n",
+                b"HTTP/1.1 101 ",
+            ),
+            (
+                "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                "Sec-WebSocket-Version: 8\r\n",
+                b"HTTP/1.1 426 ",
+            ),
+            (
+                "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n",
+                b"HTTP/1.1 426 ",
+            ),
+            (
+                "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n",
+                b"HTTP/1.1 400 ",
+            ),
+            (
+                "Upgrade: h2c\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                "Sec-WebSocket-Version: 13\r\n",
+                b"HTTP/1.1 400 ",
+            ),
+        ]:
+            stream = await anyio.connect_tcp("127.0.0.1", server.port)
+            await stream.send(f"GET / HTTP/1.1\r\nHost: h\r\n{extra}\r\n".encode())
+            with anyio.fail_after(5):
+                head = await stream.receive()
+            assert head.startswith(expected), (extra, head)
+            if expected == b"HTTP/1.1 426 ":
+                assert b"sec-websocket-version: 13" in head.lower()
+            if expected == b"HTTP/1.1 101 ":
+                assert b"sec-websocket-accept: s3pplmbitxaq9kygzzhzrbk+xoo=" in head.lower()
+            await stream.aclose()
+
+
+async def test_stop_waits_for_the_last_socket(serve: Any, ws_tools: Any) -> None:
+    server = rt.serve(fetch=upgrading(), websocket={}, port=0)
+    stopped = anyio.Event()
+    async with server:
+        client = await ws_tools.RawClient.connect(server)
+        await ws_tools.wait_until(lambda: server.pending_websockets == 1)
+
+        async def stop() -> None:
+            await server.stop()
+            stopped.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stop)
+            await anyio.sleep(0.1)
+            assert not stopped.is_set()
+            await client.send(8, struct.pack("!H", 1000))
+            with anyio.fail_after(5):
+                await stopped.wait()
+        assert server.pending_websockets == 0
+
+
+async def test_leaving_async_with_closes_open_sockets(serve: Any, ws_tools: Any) -> None:
+    closes: list[int] = []
+    async with serve(fetch=upgrading(), websocket={"close": lambda ws, c, r: closes.append(c)}) as server:
+        client = await ws_tools.RawClient.connect(server)
+        await ws_tools.wait_until(lambda: server.pending_websockets == 1)
+    assert closes == [1001]
+    assert await client.recv_close() == (1001, "server stopping")
+
+
+def test_handler_validation() -> None:
+    with pytest.raises(NotImplementedError, match="per_message_deflate"):
+        rt.WebSocketHandler(per_message_deflate=True)
+    with pytest.raises(ValueError, match="idle_timeout"):
+        rt.WebSocketHandler(idle_timeout=-1)
+    with pytest.raises(ValueError, match="max_payload_length"):
+        rt.WebSocketHandler(max_payload_length="big")
+    with pytest.raises(TypeError, match="unknown WebSocket handler fields: mesage"):
+        rt.WebSocketHandler.coerce({"mesage": print})
+    import datetime
+
+    assert rt.WebSocketHandler(idle_timeout=datetime.timedelta(minutes=1)).idle_timeout == 60.0
+
+
+async def test_close_argument_checks(serve: Any, ws_tools: Any) -> None:
+    sockets: list[Any] = []
+    async with serve(fetch=upgrading(), websocket={"open": lambda ws: sockets.append(ws)}) as server:
+        await ws_tools.RawClient.connect(server)
+        await ws_tools.wait_until(lambda: sockets)
+        with pytest.raises(ValueError, match="close code"):
+            sockets[0].close(1006)
+        with pytest.raises(ValueError, match="123 bytes"):
+            sockets[0].close(1000, "x" * 124)
