@@ -259,3 +259,33 @@ def test_generation_and_dict_identity_tell_caches_when_to_refresh(rt_kernel):
     assert rt_kernel.host.hmac_algorithms() is not algorithms
     rt_kernel.unregister("gen")
     assert rt_kernel.host.generation == generation + 2
+
+
+def test_lazy_entries_and_commands_import_on_first_use(site, rt_make_kernel):
+    (site / "fakeplug_lazy_target.py").write_text(
+        "import sys\nsys.modules[__name__].imported = True\nVALUE = {'x': 1}\n"
+        "def configure(parser):\n    parser.add_argument('--n', type=int)\n"
+        "def run(args, kernel):\n    return args.n * 2\n"
+    )
+
+    class Lazy:
+        @hookimpl
+        def rt_register_namespace(self, register):
+            register(NamespaceEntry.lazy("lazy_value", "fakeplug_lazy_target:VALUE"))
+
+        @hookimpl
+        def rt_register_commands(self, register):
+            register(Command.lazy("double", "doubles", "fakeplug_lazy_target:configure", "fakeplug_lazy_target:run"))
+
+    kernel = rt_make_kernel(load_entry_points=False)
+    kernel.register(Lazy(), "lazy")
+    assert "fakeplug_lazy_target" not in sys.modules, "registering imports nothing"
+    command = kernel.host.commands()["double"].value
+    assert "fakeplug_lazy_target" not in sys.modules
+    with rt.use_kernel(kernel):
+        assert rt.lazy_value == {"x": 1}
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    command.configure(parser)
+    assert command.run(parser.parse_args(["--n", "21"]), kernel) == 42

@@ -23,6 +23,27 @@ if TYPE_CHECKING:  # only for annotations: keeps `import rt.interfaces` from imp
     from rt.kernel import Kernel
 
 
+def import_target(target: str) -> Any:
+    """Import ``"package.module:attribute"`` (or a bare module path) and return it."""
+    import importlib
+
+    module_name, _, attribute = target.partition(":")
+    value: Any = importlib.import_module(module_name)
+    for part in filter(None, attribute.split(".")):
+        value = getattr(value, part)
+    return value
+
+
+def _deferred(target: str) -> Callable[..., Any]:
+    """A function that imports ``target`` on its first call and forwards every call to it."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return import_target(target)(*args, **kwargs)
+
+    call.__qualname__ = call.__name__ = f"deferred[{target}]"
+    return call
+
+
 # --- commands -------------------------------------------------------------------------------------------
 
 
@@ -40,6 +61,12 @@ class Command:
     run: Callable[[argparse.Namespace, Kernel], int]
     aliases: tuple[str, ...] = ()
 
+    @classmethod
+    def lazy(cls, name: str, help: str, configure: str, run: str, aliases: tuple[str, ...] = ()) -> Command:
+        """A command whose ``configure`` and ``run`` are ``"module:function"`` targets, imported only when
+        this command is the one being run (so ``rt --help`` does not import every plugin's command code)."""
+        return cls(name, help, _deferred(configure), _deferred(run), aliases)
+
 
 # --- names on rt. -----------------------------------------------------------------------------------------
 
@@ -55,6 +82,11 @@ class NamespaceEntry:
     name: str
     load: Callable[[], Any]
     module: str = "rt"
+
+    @classmethod
+    def lazy(cls, name: str, target: str, module: str = "rt") -> NamespaceEntry:
+        """An entry whose object is ``"package.module:attribute"``, imported on first access."""
+        return cls(name, lambda: import_target(target), module)
 
 
 # --- configuration ----------------------------------------------------------------------------------------
