@@ -106,7 +106,7 @@ def main() -> int:
              ".tox/testrunner/bin/python after `uv run tox -e testrunner --notest` for rt as a user installs it",
     )
     options = parser.parse_args()
-    python = options.python
+    python = os.path.abspath(options.python)  # not resolve(): a venv's python is a symlink out of the venv
     # the `rt` console script, as users run it (`python -m rt` adds runpy's start-up on top)
     script = Path(python).with_name("rt")
     rt_cmd = [str(script), "test"] if script.exists() else [python, "-m", "rt", "test"]
