@@ -87,7 +87,7 @@ def test_misspelled_hook_fails_check_pending():
         def rt_register_hmac_algoritms(self, register):
             pass
 
-    with pytest.raises(PluginLoadError, match="unknown hook"):
+    with pytest.raises(PluginLoadError, match="plugin 'typo' implements an unknown hook"):
         bare_kernel(("typo", Typo()))
 
 
@@ -289,3 +289,12 @@ def test_lazy_entries_and_commands_import_on_first_use(site, rt_make_kernel):
     parser = argparse.ArgumentParser()
     command.configure(parser)
     assert command.run(parser.parse_args(["--n", "21"]), kernel) == 42
+
+
+def test_two_distributions_claiming_one_plugin_name_is_an_error(site, tmp_path_factory, monkeypatch, rt_make_kernel):
+    _fake_distribution(site, "rt-one", "same", "fakeplug_one", "")
+    other = tmp_path_factory.mktemp("other-site")
+    _fake_distribution(other, "rt-two", "same", "fakeplug_two", "")
+    monkeypatch.syspath_prepend(str(other))
+    with pytest.raises(DuplicateRegistrationError, match="'same' is declared by two distributions, rt-two and rt-one"):
+        rt_make_kernel()

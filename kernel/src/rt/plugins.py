@@ -66,7 +66,13 @@ class PluginHost:
         for ep in entry_points(ENTRY_POINT_GROUP):
             dist_name, version = ep.distribution, ep.version
             if ep.name in self._infos:
-                continue  # the same distribution seen twice on sys.path: first one wins, as for imports
+                # _entrypoints already keeps one copy of a distribution found twice on sys.path, so this is
+                # two *different* distributions claiming one plugin name: silently dropping one would hide it.
+                other = self._infos[ep.name].distribution
+                raise DuplicateRegistrationError(
+                    f"the plugin name {ep.name!r} is declared by two distributions, {other or '?'} and "
+                    f"{dist_name or '?'}; uninstall one of them"
+                )
             if ep.name in blocked:
                 self.pm.set_blocked(ep.name)
                 self._infos[ep.name] = PluginInfo(ep.name, dist_name, version, disabled=True, entry_point=ep.value)
@@ -124,7 +130,8 @@ class PluginHost:
         try:
             self.pm.check_pending()
         except pluggy.PluginValidationError as exc:
-            raise PluginLoadError(f"plugin {exc.plugin!r} implements an unknown hook: {exc}") from exc
+            name = self.pm.get_name(exc.plugin) or repr(exc.plugin)
+            raise PluginLoadError(f"plugin {name!r} implements an unknown hook: {exc}") from exc
 
     def plugins(self, *, include_internal: bool = False) -> list[PluginInfo]:
         """Loaded and disabled plugins, by name."""
