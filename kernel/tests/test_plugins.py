@@ -298,3 +298,35 @@ def test_two_distributions_claiming_one_plugin_name_is_an_error(site, tmp_path_f
     monkeypatch.syspath_prepend(str(other))
     with pytest.raises(DuplicateRegistrationError, match="'same' is declared by two distributions, rt-two and rt-one"):
         rt_make_kernel()
+
+
+def test_a_failing_observer_is_logged_and_does_not_stop_the_others(caplog):
+    from rt.events import HttpRequest
+
+    seen = []
+
+    class Broken:
+        @hookimpl
+        def rt_http_request(self, request):
+            raise RuntimeError("observer bug")
+
+    class Working:
+        @hookimpl
+        def rt_http_request(self, request):
+            seen.append(request.url)
+
+    kernel = bare_kernel(("broken", Broken()), ("working", Working()))
+    kernel.host.http_request(HttpRequest("GET", "http://127.0.0.1/x", []))
+    assert seen == ["http://127.0.0.1/x"]
+    assert "plugin 'broken' failed in rt_http_request" in caplog.text
+
+
+def test_commands_with_aliases_are_cached_until_the_registry_changes():
+    class Cmd:
+        @hookimpl
+        def rt_register_commands(self, register):
+            register(Command("hello", "h", lambda p: None, lambda a, k: 0, aliases=("hi",)))
+
+    kernel = bare_kernel(("cmd", Cmd()))
+    first = kernel.host.commands()
+    assert kernel.host.commands() is first and first["hi"] is first["hello"]

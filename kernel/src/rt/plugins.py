@@ -160,18 +160,16 @@ class PluginHost:
             finally:
                 self._current_plugin = ""
 
-    def _named(self, hook_name: str, kind: str, check: Callable[[str, Any], None] | None = None) -> dict[str, Any]:
-        """Collect ``register(name, thing)`` calls of a hook into ``{name: Registered(thing, plugin)}``."""
+    def _collect(self, hook_name: str, kind: str, register_with: Callable[[Callable[[str, Any], None]], Any]) -> Any:
+        """Call a registration hook once and cache ``{name: Registered(thing, plugin)}`` until the registry
+        changes. ``register_with(add)`` builds the ``register`` callback the hook receives; it validates
+        what a plugin passes and calls ``add(name, thing)``, which rejects a name registered twice."""
         cached = self._cache.get(hook_name)
         if cached is not None:
             return cached
         found: dict[str, Registered[Any]] = {}
 
-        def register(name: str, thing: Any) -> None:
-            if not isinstance(name, str) or not name:
-                raise PluginLoadError(f"plugin {self._current_plugin!r} registered a {kind} with an empty name")
-            if check is not None:
-                check(name, thing)
+        def add(name: str, thing: Any) -> None:
             if name in found:
                 raise DuplicateRegistrationError(
                     f"{kind} {name!r} is registered by both plugin {found[name].plugin!r} and plugin "
@@ -179,40 +177,52 @@ class PluginHost:
                 )
             found[name] = Registered(thing, self._current_plugin)
 
-        self._call_each(hook_name, register=register)
+        self._call_each(hook_name, register=register_with(add))
         self._cache[hook_name] = found
         return found
+
+    def _named(self, hook_name: str, kind: str) -> dict[str, Registered[Any]]:
+        """A hook whose plugins call ``register(name, factory)``."""
+
+        def register_with(add: Callable[[str, Any], None]) -> Callable[[str, Any], None]:
+            def register(name: str, factory: Any) -> None:
+                if not isinstance(name, str) or not name:
+                    raise PluginLoadError(f"plugin {self._current_plugin!r} registered a {kind} with an empty name")
+                if not callable(factory):
+                    raise PluginLoadError(
+                        f"{kind} {name!r} must be registered with a factory (a callable), got {factory!r}"
+                    )
+                add(name, factory)
+
+            return register
+
+        return self._collect(hook_name, kind, register_with)
 
     def _objects(self, hook_name: str, kind: str, cls: type[T], key: Callable[[T], str]) -> dict[str, Registered[T]]:
-        cached = self._cache.get(hook_name)
-        if cached is not None:
-            return cached
-        found: dict[str, Registered[T]] = {}
+        """A hook whose plugins call ``register(obj)`` with an instance of ``cls``, named by ``key(obj)``."""
 
-        def register(thing: T) -> None:
-            if not isinstance(thing, cls):
-                raise PluginLoadError(
-                    f"plugin {self._current_plugin!r} passed {thing!r} to {hook_name}; expected {cls.__name__}"
-                )
-            name = key(thing)
-            if name in found:
-                raise DuplicateRegistrationError(
-                    f"{kind} {name!r} is registered by both plugin {found[name].plugin!r} and plugin "
-                    f"{self._current_plugin!r}; disable one with RT_DISABLE_PLUGINS"
-                )
-            found[name] = Registered(thing, self._current_plugin)
+        def register_with(add: Callable[[str, Any], None]) -> Callable[[T], None]:
+            def register(thing: T) -> None:
+                if not isinstance(thing, cls):
+                    raise PluginLoadError(
+                        f"plugin {self._current_plugin!r} passed {thing!r} to {hook_name}; expected {cls.__name__}"
+                    )
+                add(key(thing), thing)
 
-        self._call_each(hook_name, register=register)
-        self._cache[hook_name] = found
-        return found
+            return register
+
+        return self._collect(hook_name, kind, register_with)
 
     def commands(self) -> dict[str, Registered[Command]]:
         """Subcommands of ``rt`` by name (aliases included)."""
-        found = self._objects("rt_register_commands", "command", Command, lambda c: c.name)
-        with_aliases = dict(found)
-        for registered in found.values():
-            for alias in registered.value.aliases:
-                with_aliases.setdefault(alias, registered)
+        with_aliases = self._cache.get("commands with aliases")
+        if with_aliases is None:
+            found = self._objects("rt_register_commands", "command", Command, lambda c: c.name)
+            with_aliases = dict(found)
+            for registered in found.values():
+                for alias in registered.value.aliases:
+                    with_aliases.setdefault(alias, registered)
+            self._cache["commands with aliases"] = with_aliases
         return with_aliases
 
     def namespace(self) -> dict[str, Registered[NamespaceEntry]]:
@@ -225,33 +235,44 @@ class PluginHost:
         return self._objects("rt_register_config_options", "configuration key", ConfigOption, lambda o: o.dotted)
 
     def secret_backends(self) -> dict[str, Registered[Any]]:
-        return self._named("rt_register_secret_backends", "secret backend", _check_callable)
+        return self._named("rt_register_secret_backends", "secret backend")
 
     def hmac_algorithms(self) -> dict[str, Registered[Any]]:
-        return self._named("rt_register_hmac_algorithms", "HMAC algorithm", _check_callable)
+        return self._named("rt_register_hmac_algorithms", "HMAC algorithm")
 
     def reporters(self) -> dict[str, Registered[Any]]:
-        return self._named("rt_register_reporters", "test reporter", _check_callable)
+        return self._named("rt_register_reporters", "test reporter")
 
     def transports(self) -> dict[str, Registered[Any]]:
-        return self._named("rt_register_transports", "transport", _check_callable)
+        return self._named("rt_register_transports", "transport")
 
     def compressors(self) -> dict[str, Registered[Any]]:
-        return self._named("rt_register_compressors", "compressor", _check_callable)
+        return self._named("rt_register_compressors", "compressor")
 
     def brokers(self) -> dict[str, Registered[Any]]:
-        return self._named("rt_register_brokers", "broker", _check_callable)
-
-    # Lifecycle and observer hooks go through pluggy's normal call path: no registration to attribute.
+        return self._named("rt_register_brokers", "broker")
 
     def configure(self, config: Any) -> None:
+        """``rt_configure``: each plugin in turn, so a failure names its plugin."""
         self._call_each("rt_configure", config=config)
 
     def http_request(self, request: Any) -> None:
-        self.pm.hook.rt_http_request(request=request)
+        """Tell observers an HTTP client is sending ``request``. An observer that raises is logged and
+        skipped: logging must never break the request it observes."""
+        self._observe("rt_http_request", request=request)
 
     def http_response(self, response: Any) -> None:
-        self.pm.hook.rt_http_response(response=response)
+        """Tell observers an HTTP client received ``response`` (status line and headers)."""
+        self._observe("rt_http_response", response=response)
+
+    def _observe(self, hook_name: str, **kwargs: Any) -> None:
+        for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):
+            try:
+                impl.function(*(kwargs[arg] for arg in impl.argnames))
+            except Exception:  # noqa: BLE001 - see http_request
+                import logging
+
+                logging.getLogger("rt").exception("plugin %r failed in %s; ignored", impl.plugin_name, hook_name)
 
     def has_http_observers(self) -> bool:
         """Whether any plugin implements the observer hooks; when none does, clients skip building events.
@@ -260,7 +281,3 @@ class PluginHost:
         so a True answer means "build the event", not "it will be printed"."""
         return bool(self.pm.hook.rt_http_request.get_hookimpls() or self.pm.hook.rt_http_response.get_hookimpls())
 
-
-def _check_callable(name: str, thing: Any) -> None:
-    if not callable(thing):
-        raise PluginLoadError(f"{name!r} must be registered with a factory (a callable), got {thing!r}")
