@@ -158,9 +158,9 @@ def _did_you_mean(word: str, candidates: Iterable[str]) -> str:
 class Config:
     """Configuration values by dotted key (``"backend"``, ``"test.retry"``), with their source.
 
-    A ``Config`` is immutable from the outside: :meth:`with_overrides` returns a new one. Values of keys that
-    no plugin declared are still readable raw through :meth:`raw` (the kernel needs ``plugins.disable``
-    before any plugin is loaded).
+    Values change only when the kernel declares more options (:meth:`declare`, as plugins are registered);
+    :meth:`with_overrides` returns a new ``Config``. Values of keys that no plugin declared are still
+    readable raw through :meth:`raw` (the kernel needs ``plugins.disable`` before any plugin is loaded).
     """
 
     def __init__(
