@@ -106,6 +106,8 @@ def main() -> int:
              ".tox/testrunner/bin/python after `uv run tox -e testrunner --notest` for rt as a user installs it",
     )
     options = parser.parse_args()
+    if options.repeat < 1:
+        parser.error("--repeat must be 1 or more")
     python = os.path.abspath(options.python)  # not resolve(): a venv's python is a symlink out of the venv
     # the `rt` console script, as users run it (`python -m rt` adds runpy's start-up on top)
     script = Path(python).with_name("rt")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import xml.etree.ElementTree as ET
 import subprocess
 import sys
 from pathlib import Path
@@ -474,3 +475,113 @@ def test_agent_mode_hides_passes(env: dict[str, str]) -> None:
 
 def test_agent_must_be_exactly_one() -> None:
     assert "(pass)" in run_rt_test("basic", env={"AGENT": "true"}).stderr
+
+
+# --- JUnit and GitHub Actions ------------------------------------------------------------------------------
+
+CI_SUITE = '''\
+from rt.test import describe, expect, test
+
+attempts = []
+
+test("top passes", lambda: expect(1).to_be(1))
+
+with describe("outer"):
+    with describe("inner"):
+        test("breaks", lambda: expect("a\\x1b[31mb").to_be("c,d:e"))
+    test.skip("skipped", lambda: None)
+    test.todo("later")
+
+@test("flaky", retry=2)
+def _():
+    attempts.append(1)
+    expect(len(attempts)).to_be(2)
+'''
+
+
+def _ci_project(tmp_path: Path) -> Path:
+    (tmp_path / "sample.test.py").write_text(CI_SUITE)
+    (tmp_path / "broken_test.py").write_text("raise RuntimeError('boom at import')\n")
+    return tmp_path
+
+
+def test_junit_report_structure(tmp_path: Path) -> None:
+    project = _ci_project(tmp_path)
+    result = run_rt_test(project, "--reporter=junit", "--reporter-outfile", "out/report.xml")
+    assert result.code == 1, result.output
+    assert "(pass) top passes" in result.stderr  # spec C rule 7: the console output is still written
+    text = (project / "out" / "report.xml").read_text(encoding="utf-8")
+    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n')
+    assert "\x1b" not in text
+    root = ET.fromstring(text)
+    assert root.tag == "testsuites" and root.get("name") == "rt test"
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("6", "2", "2")
+    assert int(root.get("assertions") or 0) >= 3 and float(root.get("time") or -1) >= 0
+    files = {suite.get("name"): suite for suite in root.findall("testsuite")}
+    assert set(files) == {"sample.test.py", "broken_test.py"}
+    sample = files["sample.test.py"]
+    assert sample.get("hostname") and sample.get("file") == "sample.test.py"
+    outer = sample.find("testsuite[@name='outer']")
+    assert outer is not None
+    inner = outer.find("testsuite[@name='inner']")
+    assert inner is not None
+    broken = inner.find("testcase[@name='breaks']")
+    assert broken is not None
+    assert broken.get("classname") == "outer > inner" and broken.get("file") == "sample.test.py"
+    assert broken.get("line") == "9" and broken.get("assertions") == "1"
+    failure = broken.find("failure")
+    assert failure is not None and failure.get("type") and failure.get("message")
+    assert outer.find("testcase[@name='skipped']/skipped") is not None
+    todo = outer.find("testcase[@name='later']/skipped")
+    assert todo is not None and todo.get("message") == "TODO"
+    flaky = sample.findall(".//testcase[@name='flaky']")
+    assert len(flaky) == 1 and flaky[0].find("failure") is None  # a retried test appears once, last result
+    assert files["broken_test.py"].find("testcase/failure") is not None
+
+
+def test_github_annotations(tmp_path: Path) -> None:
+    project = _ci_project(tmp_path)
+    result = run_rt_test(project, env={"GITHUB_ACTIONS": "true"})
+    assert result.code == 1
+    output = result.stderr
+    assert output.count("::group::") == 2 and output.count("::endgroup::") == 2
+    group = output.index("::group::sample.test.py")
+    assert group < output.index("(pass) top passes") < output.index("::endgroup::", group)
+    errors = [line for line in output.splitlines() if line.startswith("::error ")]
+    assert len(errors) == 2
+    breaks = next(line for line in errors if "title=outer > inner > breaks" in line)
+    assert re.match(r"::error file=sample\.test\.py,line=9,col=\d+,title=outer > inner > breaks::", breaks)
+    message = breaks.split("::", 2)[2]
+    assert "%0A" in message and "\x1b" not in message and "\n" not in message
+    assert any("file=broken_test.py" in line for line in errors)
+
+
+def test_github_annotations_need_exactly_true_and_are_off_for_agents(tmp_path: Path) -> None:
+    project = _ci_project(tmp_path)
+    assert "::error" not in run_rt_test(project, env={"GITHUB_ACTIONS": "1"}).stderr
+    agent = run_rt_test(project, env={"GITHUB_ACTIONS": "true", "AGENT": "1"}).stderr
+    assert "::error" not in agent and "::group::" not in agent
+
+
+def test_junit_outfile_that_is_a_directory_is_a_usage_error(tmp_path: Path) -> None:
+    project = _ci_project(tmp_path)
+    (project / "reports").mkdir()
+    result = run_rt_test(project, "--reporter=junit", "--reporter-outfile", "reports")
+    assert result.code == 2
+    assert "is a directory" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_junit_report_that_cannot_be_written_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "ok.test.py").write_text("from rt.test import test\ntest('a', lambda: None)\n")
+    result = run_rt_test(tmp_path, "--reporter=junit", "--reporter-outfile", "ok.test.py/report.xml")
+    assert result.code == 1
+    assert "cannot write the JUnit report" in result.stderr and "Traceback" not in result.stderr
+    assert " 1 pass" in result.stderr
+
+
+def test_github_annotations_with_dots_keep_commands_at_line_starts(tmp_path: Path) -> None:
+    result = run_rt_test(_ci_project(tmp_path), "--dots", env={"GITHUB_ACTIONS": "true"})
+    assert "::group::" not in result.stderr and "::endgroup::" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert sum(line.startswith("::error ") for line in lines) == 2
+    assert all(line.startswith("::error ") for line in lines if "::error" in line)

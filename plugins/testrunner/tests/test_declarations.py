@@ -56,6 +56,21 @@ def test_bad_declarations_are_clear_errors() -> None:
         collect(lambda: api.test("x", lambda: None, retry=-1))
     with pytest.raises(TypeError, match="expected a function"):
         collect(lambda: api.test("x", 5))
+    with pytest.raises(ValueError, match="retry must be"):
+        collect(lambda: api.test("x", lambda: None, retry=True))
+    with pytest.raises(ValueError, match="timeout must be"):
+        collect(lambda: api.test("x", lambda: None, timeout=0))
+
+
+def test_sub_millisecond_timeouts_stay_positive() -> None:
+    from datetime import timedelta
+
+    def body() -> None:
+        api.test("half", lambda: None, timeout=0.4)
+        api.test("delta", lambda: None, timeout=timedelta(microseconds=300))
+        api.test("rounded", lambda: None, timeout=1500.6)
+
+    assert [t.timeout for t in collect(body).tests()] == [1, 1, 1501]
 
 
 def test_describe_forms_nest_and_inherit_flags() -> None:
@@ -167,3 +182,20 @@ def test_discovery_and_shards(tmp_path: Path) -> None:
     for bad in ("0/2", "3/2", "1/0", "a/b", "1"):
         with pytest.raises(ValueError, match="Invalid shard"):
             parse_shard(bad)
+
+
+def test_files_whose_names_clean_alike_get_distinct_modules(tmp_path: Path) -> None:
+    import sys
+
+    dotted, underscored = tmp_path / "a.test.py", tmp_path / "a_test.py"
+    dotted.write_text("WHO = 'dotted'\n")
+    underscored.write_text("WHO = 'underscored'\n")
+    first = load_test_module(dotted, "a.test.py")
+    second = load_test_module(underscored, "a_test.py")
+    try:
+        assert first.__name__ != second.__name__
+        assert sys.modules[first.__name__].WHO == "dotted" and sys.modules[second.__name__].WHO == "underscored"
+        assert load_test_module(dotted, "a.test.py").__name__ == first.__name__  # a rerun keeps its name
+    finally:
+        sys.modules.pop(first.__name__, None)
+        sys.modules.pop(second.__name__, None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,29 @@ def test_compiled_files_are_cached_and_invalidated(tmp_path: Path, monkeypatch: 
     source.write_text("VALUE = 22\n")
     exec(compile_test_file(source), namespace)  # noqa: S102
     assert namespace["VALUE"] == 22
+
+
+def test_cache_of_a_moved_tree_is_not_reused(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    (tmp_path / "a").mkdir()
+    source = tmp_path / "a" / "m_test.py"
+    source.write_text("VALUE = 1\n")
+    assert compile_test_file(source).co_filename == str(source)
+    moved = tmp_path / "b"
+    shutil.copytree(tmp_path / "a", moved)  # copy2: same mtime and size, cache copied along
+    assert compile_test_file(moved / "m_test.py").co_filename == str(moved / "m_test.py")
+
+
+def test_source_encoding_declaration_is_honoured(tmp_path: Path) -> None:
+    source = tmp_path / "latin_test.py"
+    source.write_bytes(b"# -*- coding: latin-1 -*-\nVALUE = '\xe9'\n")
+    namespace: dict[str, Any] = {}
+    exec(compile_test_file(source), namespace)  # noqa: S102
+    assert namespace["VALUE"] == "\u00e9"
+
+
+def test_junit_and_github_are_registered_reporters(rt_kernel: Any) -> None:
+    assert {"junit", "github"} <= set(rt_kernel.host.reporters())
 
 
 def test_no_cache_written_when_bytecode_is_off(tmp_path: Path, monkeypatch: Any) -> None:

@@ -185,6 +185,20 @@ def test_spy_on_calls_through_and_restores() -> None:
         spy_on(box, "nope")
 
 
+def test_spy_on_a_static_method_restores_the_wrapper() -> None:
+    class Tools:
+        @staticmethod
+        def double(n: int) -> int:
+            return 2 * n
+
+    spy = spy_on(Tools, "double")
+    assert Tools().double(3) == 6
+    expect(spy).to_have_been_called_with(3)
+    spy.mock_restore()
+    assert isinstance(Tools.__dict__["double"], staticmethod)
+    assert Tools().double(4) == 8
+
+
 @pytest.mark.anyio
 async def test_resolves_and_rejects(anyio_backend: str) -> None:
     async def value() -> int:
@@ -199,8 +213,9 @@ async def test_resolves_and_rejects(anyio_backend: str) -> None:
     await expect(value).resolves.not_.to_be(6)
     await expect(failure()).rejects.to_raise(KeyError)
     await expect(failure()).rejects.to_be_instance_of(KeyError)
-    with pytest.raises(ExpectationError, match="Received an exception instead of a value"):
+    with pytest.raises(ExpectationError, match="Received an exception instead of a value") as raised:
         await expect(failure()).resolves.to_be(5)
+    assert str(raised.value).startswith("expect(received).resolves.to_be(5)\n")  # the argument, not a function
     with pytest.raises(ExpectationError, match="Received a value instead of an exception"):
         await expect(value()).rejects.to_raise()
 

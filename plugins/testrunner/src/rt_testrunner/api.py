@@ -50,12 +50,14 @@ def _options(options: Mapping[str, Any] | None, retry: int | None, timeout: Any)
     retry = given.get("retry", retry)
     timeout = given.get("timeout", timeout)
     if timeout is not None and hasattr(timeout, "total_seconds"):
-        timeout = int(timeout.total_seconds() * 1000)
-    if retry is not None and (not isinstance(retry, int) or retry < 0):
+        timeout = timeout.total_seconds() * 1000
+    if retry is not None and (isinstance(retry, bool) or not isinstance(retry, int) or retry < 0):
         raise ValueError(f"retry must be a non-negative integer, got {retry!r}")
-    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
+                                or not timeout > 0 or timeout == float("inf")):
         raise ValueError(f"timeout must be a positive number of milliseconds, got {timeout!r}")
-    return retry, (int(timeout) if timeout is not None else None)
+    # at least 1 ms: a sub-millisecond time-out must not round to 0, which would mean "the default"
+    return retry, (max(1, round(timeout)) if timeout is not None else None)
 
 
 def _split(fn_or_options: Any, fn: Any) -> tuple[Callable[..., Any] | None, Mapping[str, Any] | None]:

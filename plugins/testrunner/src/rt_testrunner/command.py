@@ -99,6 +99,9 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
     rerun_each = _positive_int(args.rerun_each, "rerun-each") if args.rerun_each is not None else 1
     max_concurrency = (_positive_int(args.max_concurrency, "max-concurrency", allow_zero=True)
                        if args.max_concurrency is not None else config.get("test.max_concurrency", 20))
+    if not isinstance(max_concurrency, int) or max_concurrency < 0:
+        raise UsageError(f"Invalid max-concurrency: {max_concurrency!r} (from [test] max_concurrency; "
+                         "expected 0 or more)")
     bail = None
     if args.bail is not None:
         try:
@@ -126,6 +129,8 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
     reporter = "dots" if args.dots else (args.reporter or "console")
     if args.reporter == "junit" and not args.reporter_outfile:
         raise UsageError("--reporter=junit requires --reporter-outfile <path>")
+    if args.reporter_outfile and (root / args.reporter_outfile).is_dir():
+        raise UsageError(f"--reporter-outfile {args.reporter_outfile!r} is a directory; give a file path")
     for flag, given in (("--coverage", args.coverage or args.coverage_reporter or args.coverage_dir),
                         ("--update-snapshots", args.update_snapshots), ("--watch", args.watch)):
         if given:
@@ -187,9 +192,16 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
     colors = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
     reporters = [factories[invocation.reporter].value(
         ReporterOptions(outfile=invocation.outfile, colors=colors, agent=agent))]
-    if invocation.reporter != "console" and invocation.reporter != "dots" and "console" in factories:
+    if invocation.reporter not in ("console", "dots") and "console" in factories:
         # spec C rule 7: with a file reporter the console output is still written
         reporters.insert(0, factories["console"].value(ReporterOptions(colors=colors, agent=agent)))
+    if invocation.reporter != "github" and not agent and os.environ.get("GITHUB_ACTIONS") == "true":
+        # spec C rule 6: CI annotations without configuration (off in agent mode); after the console
+        # reporter, so its ::group:: / ::endgroup:: lines bracket each file's output
+        from rt_testrunner.ci_reporters import GitHubReporter
+
+        reporters.append(GitHubReporter(ReporterOptions(colors=False, agent=agent),
+                                        groups=invocation.reporter != "dots"))
 
     from rt.backend import resolve_backend
 
@@ -197,9 +209,14 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
 
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
+    from rt_testrunner.reporters import ReportWriteError
+
     runner = Runner(invocation.run, reporters, backend=resolve_backend(config=kernel.config))
     try:
         finished = runner.run_sync(files)
+    except ReportWriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     finally:
         for reporter in reporters:
             reporter.close()

@@ -178,6 +178,7 @@ class Expectation:
             return self._verdict(self._value, name, args, judge(self._value), message)
 
         async def settle() -> None:
+            shown = args() if callable(args) else args
             awaitable = self._value() if callable(self._value) and not inspect.isawaitable(self._value) else self._value
             try:
                 result = await awaitable
@@ -185,7 +186,7 @@ class Expectation:
                 if self._mode == "resolves":
                     count_expect()
                     raise ExpectationError(
-                        f"expect(received).resolves.{name}({args})\n\n"
+                        f"expect(received).resolves.{name}({shown})\n\n"
                         f"Received an exception instead of a value: {type(exc).__name__}: {exc}"
                     ) from exc
                 result = exc
@@ -193,7 +194,7 @@ class Expectation:
                 if self._mode == "rejects":
                     count_expect()
                     raise ExpectationError(
-                        f"expect(received).rejects.{name}({args})\n\nReceived a value instead of an exception: "
+                        f"expect(received).rejects.{name}({shown})\n\nReceived a value instead of an exception: "
                         f"{_show(result)}"
                     )
             self._verdict(result, name, args, judge(result), message)

@@ -137,13 +137,16 @@ def spy_on(obj: Any, name: str) -> Mock:
         raise AttributeError(f"spy_on: {obj!r} has no attribute {name!r}")
     if not callable(original):
         raise TypeError(f"spy_on: {type(obj).__name__}.{name} is not callable")
-    had_own = name in getattr(obj, "__dict__", {})
+    own = getattr(obj, "__dict__", {})
+    had_own = name in own
+    # the raw attribute, not what getattr gave: restoring a staticmethod/classmethod must keep its wrapper
+    raw = own[name] if had_own else None
     spy = Mock(original, name)
     setattr(obj, name, spy)
 
     def restore() -> None:
         if had_own:
-            setattr(obj, name, original)
+            setattr(obj, name, raw)
         else:
             delattr(obj, name)
 

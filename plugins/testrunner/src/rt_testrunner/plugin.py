@@ -75,7 +75,21 @@ def _dots_reporter(options: Any) -> Any:
     return DotsReporter(options)
 
 
+def _junit_reporter(options: Any) -> Any:
+    from rt_testrunner.ci_reporters import JUnitReporter
+
+    return JUnitReporter(options)
+
+
+def _github_reporter(options: Any) -> Any:
+    from rt_testrunner.ci_reporters import GitHubReporter
+
+    return GitHubReporter(options)
+
+
 @hookimpl
 def rt_register_reporters(register: Callable[[str, Any], None]) -> None:
     register("console", _console_reporter)
     register("dots", _dots_reporter)
+    register("junit", _junit_reporter)
+    register("github", _github_reporter)

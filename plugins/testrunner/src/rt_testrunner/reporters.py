@@ -16,6 +16,11 @@ _COLORS = {"pass": "\x1b[32m", "fail": "\x1b[31m", "skip": "\x1b[33m", "todo": "
 _RESET = "\x1b[0m"
 
 
+class ReportWriteError(Exception):
+    """A reporter could not write its output file; ``rt test`` prints this and exits 1. Defined here, not
+    next to the JUnit reporter, so catching it does not import that module (start-up time is measured)."""
+
+
 def format_ms(seconds: float) -> str:
     return f"[{seconds * 1000:.2f}ms]"
 

@@ -10,11 +10,14 @@ message with the source text, each operand's value and, for ``==``, a diff.
 from __future__ import annotations
 
 import ast
+import contextlib
+import importlib.util
 import marshal
 import os
 import struct
 import sys
 import types
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +167,9 @@ def _read_cache(path: Path, stat: os.stat_result) -> types.CodeType | None:
         code = marshal.loads(data[16:])
     except (EOFError, ValueError, TypeError):
         return None
-    return code if isinstance(code, types.CodeType) else None
+    # a tree that was moved or copied keeps its caches: code compiled for another path would put the old
+    # path in every traceback and failure location, so it does not count as a hit
+    return code if isinstance(code, types.CodeType) and code.co_filename == str(path) else None
 
 
 def _write_cache(path: Path, stat: os.stat_result, code: types.CodeType) -> None:
@@ -172,13 +177,14 @@ def _write_cache(path: Path, stat: os.stat_result, code: types.CodeType) -> None
     if sys.dont_write_bytecode:
         return
     target = _cache_path(path)
+    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
         target.parent.mkdir(exist_ok=True)
-        temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         temporary.write_bytes(struct.pack("<qq", stat.st_mtime_ns, stat.st_size) + marshal.dumps(code))
         os.replace(temporary, target)
     except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)
 
 
 def compile_test_file(path: Path) -> types.CodeType:
@@ -188,7 +194,8 @@ def compile_test_file(path: Path) -> types.CodeType:
     cached = _read_cache(path, stat)
     if cached is not None:
         return cached
-    source = path.read_text(encoding="utf-8")
+    # decode as Python does: a PEP 263 coding line or a BOM is honoured, universal newlines
+    source = importlib.util.decode_source(path.read_bytes())
     filename = str(path)
     tree = ast.parse(source, filename)
     if "assert" in source:
@@ -207,7 +214,13 @@ def module_name_for(relative: str) -> str:
 def load_test_module(path: Path, relative: str) -> types.ModuleType:
     """Execute a test file as a fresh module (registered in ``sys.modules`` so dataclasses and pickling work)."""
     code = compile_test_file(path)
-    module = types.ModuleType(module_name_for(relative))
+    name = module_name_for(relative)
+    previous = sys.modules.get(name)
+    if previous is not None and getattr(previous, "__file__", None) != str(path):
+        # a.test.py and a_test.py clean to the same name: the second must not replace the first in
+        # sys.modules (its classes would then pickle and resolve against the wrong file)
+        name = f"{name}_{zlib.crc32(relative.encode()):08x}"
+    module = types.ModuleType(name)
     module.__file__ = str(path)
     module.__dict__[_HELPER] = assert_failed
     module.__dict__[_UNSET] = UNSET

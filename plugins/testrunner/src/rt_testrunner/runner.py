@@ -1,7 +1,7 @@
 """Running the tests: one process, files in order, hooks around tests, retries, time-outs, concurrency, bail.
 
 The runner only produces :mod:`rt.events` events; what the user sees is up to the reporters that receive
-them (console and dots here, JUnit/GitHub/agent as plugins).
+them (console, dots, JUnit and GitHub annotations in this plugin; any other reporter from a plugin).
 
 Where async code runs: the runner drives itself synchronously on the main thread, and starts an anyio event
 loop (a blocking portal on the backend named by ``rt.backend.resolve_backend``: ``--backend``, RT_BACKEND,
