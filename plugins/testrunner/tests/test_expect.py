@@ -199,6 +199,32 @@ def test_spy_on_a_static_method_restores_the_wrapper() -> None:
     assert Tools().double(4) == 8
 
 
+def test_spy_on_a_method_of_a_class_keeps_self_bound() -> None:
+    class Counter:
+        def __init__(self) -> None:
+            self.count = 0
+
+        def add(self, n: int) -> int:
+            self.count += n
+            return self.count
+
+        @classmethod
+        def make(cls) -> Counter:
+            return cls()
+
+    spy = spy_on(Counter, "add")
+    make = spy_on(Counter, "make")
+    first, second = Counter.make(), Counter()
+    assert first.add(2) == 2 and first.add(3) == 5 and second.add(1) == 1
+    assert [call[0] for call in spy.mock.calls] == [first, first, second]
+    expect(spy).to_have_been_last_called_with(second, 1)
+    expect(make).to_have_been_called_times(1)
+    spy.mock_restore()
+    make.mock_restore()
+    assert "add" in Counter.__dict__ and Counter().add(7) == 7
+    assert isinstance(Counter.__dict__["make"], classmethod) and isinstance(Counter.make(), Counter)
+
+
 @pytest.mark.anyio
 async def test_resolves_and_rejects(anyio_backend: str) -> None:
     async def value() -> int:

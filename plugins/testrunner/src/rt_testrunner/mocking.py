@@ -7,6 +7,8 @@ Written here rather than on ``unittest.mock``: the jest-shaped surface (``.mock.
 
 from __future__ import annotations
 
+import inspect
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +47,14 @@ class Mock:
         self._implementation = implementation
         self._once: list[Callable[..., Any]] = []
         self._restore: Callable[[], None] | None = None
+        self._binds_instances = False  # set by spy_on for a plain method spied on its class
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """As a class attribute standing for a plain method, bind like the method did: ``obj.method()`` calls
+        the mock with ``obj`` first (recorded in ``mock.calls`` too, as Python passes it)."""
+        if instance is None or not self._binds_instances:
+            return self
+        return types.MethodType(self, instance)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.mock.calls.append(args)
@@ -142,6 +152,9 @@ def spy_on(obj: Any, name: str) -> Mock:
     # the raw attribute, not what getattr gave: restoring a staticmethod/classmethod must keep its wrapper
     raw = own[name] if had_own else None
     spy = Mock(original, name)
+    # a plain function found on a class is a method: the spy must bind `self` as it did (staticmethod and
+    # classmethod objects are not plain functions and keep their own binding through `original`)
+    spy._binds_instances = isinstance(obj, type) and inspect.isfunction(inspect.getattr_static(obj, name))
     setattr(obj, name, spy)
 
     def restore() -> None:
