@@ -198,3 +198,16 @@ def test_passphrase_is_redacted_from_configuration_dumps(rt_make_kernel):
     kernel = rt_make_kernel(environ={"RT_SECRETS_PASSPHRASE": "correct horse battery"})
     assert kernel.config["filesecrets.passphrase"] == "correct horse battery"
     assert kernel.config.as_dict()["filesecrets.passphrase"] == "<redacted>"
+
+
+
+async def test_unusable_directory_is_a_secrets_error(rt_make_kernel, tmp_path) -> None:
+    not_a_directory = tmp_path / "plain-file"
+    not_a_directory.write_text("")
+    env = {"RT_SECRETS_BACKEND": "file", "RT_FILESECRETS_PATH": str(not_a_directory / "secrets.bin"),
+           "RT_SECRETS_PASSPHRASE": PASSPHRASE}
+    with rt.use_kernel(rt_make_kernel(environ=env)):
+        with pytest.raises(rt.SecretsError) as info:  # not a bare OSError from deep inside
+            await rt.secrets.set("svc", "alice", "canary-value-123")
+    assert info.value.code == "ERR_SECRETS_PLATFORM_ERROR"
+    assert "Cannot write" in str(info.value) and "canary-value-123" not in str(info.value)

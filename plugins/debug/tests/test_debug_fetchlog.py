@@ -130,6 +130,16 @@ def test_modes() -> None:
     assert fetchlog.response_lines(response, "true") == ["[fetch] < 404 Not Found", "[fetch] < Set-Cookie: [REDACTED]"]
 
 
+@pytest.mark.parametrize("name", ["X-Auth-Token", "X-CSRF-Token", "X-Client-Secret", "Api-Key", "X-Session-Id"])
+def test_credential_like_custom_headers_are_masked(name: str) -> None:
+    request = HttpRequest(method="GET", url="http://127.0.0.1:8080/", http_version="HTTP/1.1",
+                          headers=((name, "canary-credential"), ("Accept", "text/plain")))
+    text = "\n".join(fetchlog.request_lines(request, "curl"))
+    assert "canary-credential" not in text and f"{name}: [REDACTED]" in text
+    assert "Accept: text/plain" in text  # ordinary headers stay readable
+    assert "canary-credential" in "\n".join(fetchlog.request_lines(request, "true", show_secrets=True))
+
+
 # -- the hooks: any client that emits them is logged -------------------------------------------------------
 
 

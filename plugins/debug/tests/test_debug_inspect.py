@@ -78,6 +78,9 @@ def test_depth_limit() -> None:
 def test_bad_options_are_refused_clearly() -> None:
     with pytest.raises(ValueError, match="depth must be a non-negative int"):
         rt.inspect({}, depth=-1)
+    for wrong_type in ("2", 2.0, True):
+        with pytest.raises(TypeError, match="depth must be a non-negative int"):
+            rt.inspect({}, depth=wrong_type)
     with pytest.raises(TypeError, match="colors must be True or False"):
         rt.inspect({}, colors="yes")
 

@@ -96,6 +96,7 @@ def running_bus(root: Path, *, with_keyring: bool = True) -> Iterator[SecretServ
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ,
     )
     processes = [bus]
+    daemon_log = None
     try:
         assert bus.stdout is not None
         address = bus.stdout.readline().decode().strip()
@@ -124,6 +125,11 @@ def running_bus(root: Path, *, with_keyring: bool = True) -> Iterator[SecretServ
     finally:
         for process in reversed(processes):
             _stop(process)
+            for pipe in (process.stdout, process.stderr):
+                if pipe is not None:
+                    pipe.close()
+        if daemon_log is not None:
+            daemon_log.close()
 
 
 @pytest.fixture(scope="session")

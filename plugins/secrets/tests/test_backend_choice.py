@@ -128,3 +128,25 @@ def test_windows_utf16_limit_is_checked_before_the_os() -> None:
     with pytest.raises(SecretBackendError) as info:
         backend.set("svc", "n", "x" * 1281)
     assert info.value.code == "ERR_SECRETS_VALUE_TOO_LONG"
+
+
+async def test_backend_value_too_long_is_a_value_error_too(rt_kernel, rt_register) -> None:
+    """A backend's own ERR_SECRETS_VALUE_TOO_LONG (Windows' UTF-16 check) reaches callers as the API's check does."""
+
+    class Refusing:
+        name = "refusing"
+        max_value_bytes = None
+
+        def set(self, service: str, name: str, value: str) -> None:
+            raise SecretBackendError("The value is 9999 UTF-16 code units long", "ERR_SECRETS_VALUE_TOO_LONG")
+
+    class Plugin:
+        @hookimpl
+        def rt_register_secret_backends(self, register):
+            register("refusing", lambda config: Refusing())
+
+    rt_register(Plugin(), "refusing-plugin")
+    rt_kernel.with_overrides({"secrets.backend": "refusing"})
+    with pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.set("svc", "n", "long")
+    assert isinstance(info.value, ValueError) and info.value.code == "ERR_SECRETS_VALUE_TOO_LONG"

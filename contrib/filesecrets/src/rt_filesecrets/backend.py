@@ -25,6 +25,7 @@ from rt_filesecrets import crypto
 MAX_FILE_BYTES = 16 * 1024 * 1024  # refuse to read a file larger than this: it is not ours, or it is damaged
 MAX_VALUE_BYTES = 64 * 1024
 LOCK_TIMEOUT_SECONDS = 30.0
+MAX_KEY_FILE_BYTES = 4096
 
 Store = dict[str, dict[str, str]]
 
@@ -132,8 +133,8 @@ class FileSecretsBackend:
         return {} if blob is None else self._decode(blob)[0]
 
     def _update(self, change: Callable[[Store], None]) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             with self._thread_lock, self._file_lock:
                 blob = self._read_blob()
                 store, salt = ({}, crypto.new_salt()) if blob is None else self._decode(blob)
@@ -144,6 +145,12 @@ class FileSecretsBackend:
             raise SecretBackendError(
                 f"Another process holds {self._file_lock.lock_file} for over {LOCK_TIMEOUT_SECONDS:.0f}s.",
                 "ERR_SECRETS_PLATFORM_ERROR",
+            ) from None
+        except OSError as exc:  # after Timeout, which is one: no directory, read-only disk, disk full ...
+            # strerror only: the message never carries more than the path, which is configuration.
+            raise SecretBackendError(
+                f"Cannot write {self.path}: {exc.strerror or type(exc).__name__}.",
+                "ERR_SECRETS_ACCESS_DENIED" if isinstance(exc, PermissionError) else "ERR_SECRETS_PLATFORM_ERROR",
             ) from None
 
     def _write_atomically(self, blob: bytes) -> None:
@@ -176,7 +183,14 @@ def _read_key_file(path: Path) -> bytes:
             f"The key file {path} is accessible by other users (mode {stat.S_IMODE(info.st_mode):04o}); "
             f"run `chmod 600 {path}`.", "ERR_SECRETS_ACCESS_DENIED",
         )
-    material = path.read_bytes()[:4096]
+    try:
+        # Only the first MAX_KEY_FILE_BYTES are key material (as before); reading just those keeps a key file
+        # named by mistake (a device, a huge file) from being read whole.
+        with path.open("rb") as f:
+            material = f.read(MAX_KEY_FILE_BYTES)
+    except OSError as exc:
+        raise SecretBackendError(f"Cannot read the key file {path}: {exc.strerror}.",
+                                 "ERR_SECRETS_UNAVAILABLE") from None
     if len(material) < 32:
         raise SecretBackendError(
             f"The key file {path} holds {len(material)} bytes; it needs at least 32 random bytes "

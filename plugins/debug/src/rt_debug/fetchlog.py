@@ -9,7 +9,8 @@
     [fetch] < Content-Length: 2
 
 ``true`` prints the ``>`` and ``<`` lines, ``curl`` adds the curl command first, ``false`` (default) nothing.
-Secrets stay out of the log: ``Authorization``/``Cookie``-like header values and URL passwords are masked unless
+Secrets stay out of the log: ``Authorization``/``Cookie``-like header values (and headers named like
+``X-Auth-Token`` or ``X-Client-Secret``) and URL passwords are masked unless
 ``RT_CONFIG_VERBOSE_FETCH_SECRETS=1``. A body is shown (``--data-raw``) only when it is text and short.
 Formatting is pure functions of the events, so it is tested without sockets.
 """
@@ -28,11 +29,21 @@ MODES = ("curl", "true", "false")
 MASK = "[REDACTED]"
 MAX_BODY_BYTES = 4096
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
+# Custom credential headers have no fixed names (X-Auth-Token, X-CSRF-Token, X-Amz-Security-Token, Api-Key,
+# X-Client-Secret ...): a name containing one of these words is masked too. Masking a harmless header costs a
+# debugging session little; printing a token leaks it into logs and CI output.
+SECRET_HEADER_WORDS = ("token", "secret", "password", "passwd", "api-key", "apikey", "credential", "session")
 _PRINTABLE_CONTROLS = frozenset("\t\n\r")
 
 
+def is_secret_header(name: str) -> bool:
+    """Whether the value of header ``name`` is masked in the log."""
+    lowered = name.lower()
+    return lowered in SECRET_HEADERS or any(word in lowered for word in SECRET_HEADER_WORDS)
+
+
 def _mask_headers(headers: Iterable[tuple[str, str]], show_secrets: bool) -> list[tuple[str, str]]:
-    return [(name, value if show_secrets or name.lower() not in SECRET_HEADERS else MASK) for name, value in headers]
+    return [(name, value if show_secrets or not is_secret_header(name) else MASK) for name, value in headers]
 
 
 def _mask_url(url: str, show_secrets: bool) -> str:

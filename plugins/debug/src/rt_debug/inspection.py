@@ -23,7 +23,9 @@ def inspect(value: Any, *, colors: bool = False, depth: int | None = 2) -> str:
     """
     if not isinstance(colors, bool):
         raise TypeError(f"rt.inspect: colors must be True or False, got {colors!r}")
-    if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool) or depth < 0):
+    if depth is not None and (not isinstance(depth, int) or isinstance(depth, bool)):
+        raise TypeError(f"rt.inspect: depth must be a non-negative int or None, got {type(depth).__name__}")
+    if depth is not None and depth < 0:
         raise ValueError(f"rt.inspect: depth must be a non-negative int or None, got {depth!r}")
     if isinstance(value, BaseException):
         return error_report(value, colors=colors)

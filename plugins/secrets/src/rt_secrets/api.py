@@ -108,7 +108,14 @@ async def _run(func: Callable[..., T], *args: Any) -> T:
     try:
         return await anyio.to_thread.run_sync(functools.partial(func, *args), limiter=limiter)
     except SecretBackendError as exc:
-        raise SecretsError(str(exc), exc.code) from None
+        raise _secrets_error(exc) from None
+
+
+def _secrets_error(exc: SecretBackendError) -> SecretsError:
+    """The public error for a backend's: a too-long value stays a ``ValueError`` too, as docs/secrets.md says."""
+    if exc.code == errors.VALUE_TOO_LONG:
+        return SecretValueTooLongError(str(exc))
+    return SecretsError(str(exc), exc.code)
 
 
 def _max_threads() -> int:
