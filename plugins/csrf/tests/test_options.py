@@ -124,3 +124,14 @@ def test_forked_child_has_its_own_default_secret_and_nonces(csrf: Any) -> None:
     assert report[:1] == b"0"  # the parent's default-secret token does not verify in the child
     assert len(report) == 17 and report[1:] != nonce(16)  # and the child did not reuse the parent's nonces
     assert csrf.verify(token) is True
+
+
+def test_an_empty_session_id_is_no_session_id() -> None:
+    """As documented in docs/csrf.md: "" binds nothing, like the reference runtime's falsy check."""
+    import rt
+
+    unbound = rt.CSRF.generate("k")
+    assert rt.CSRF.verify(unbound, secret="k", session_id="")
+    bound_to_empty = rt.CSRF.generate("k", session_id="")
+    assert rt.CSRF.verify(bound_to_empty, secret="k")
+    assert not rt.CSRF.verify(bound_to_empty, secret="k", session_id="session-42")

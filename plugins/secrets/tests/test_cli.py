@@ -102,5 +102,5 @@ def test_terminal_gets_a_hidden_prompt(rt_make_kernel, monkeypatch) -> None:
 def test_stdin_is_bounded(rt_make_kernel) -> None:
     from rt_secrets import cli
 
-    result = rt_cli("set", "-s", "svc", "-n", "alice", stdin=b"x" * (cli.MAX_STDIN_BYTES + 10))
+    result = rt_cli("set", "-s", "svc", "-n", "alice", stdin=b"x" * (cli.MAX_STDIN_CHARS + 10))
     assert result.returncode == 1 and b"longer than" in result.stderr

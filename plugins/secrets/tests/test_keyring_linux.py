@@ -153,7 +153,9 @@ async def test_ticker_keeps_ticking_during_real_calls(service) -> None:
             during.append(ticks - before)
         done.set()
     print("ticks during each set+get:", during)
-    assert sum(during) > 20, during
+    # each real set+get is a few D-Bus round trips (about 15 ms here, 13+ ticks): a call that blocked the loop
+    # would show 0 ticks. The deterministic proof is the next test; this one shows it with the real store.
+    assert all(ticked > 0 for ticked in during), during
 
 
 async def test_calls_run_on_worker_threads_bounded_by_the_limiter(rt_kernel, rt_register) -> None:

@@ -126,3 +126,11 @@ async def test_each_kernel_has_its_own_memory_store(rt_make_kernel) -> None:
         assert await rt.secrets.get("svc", "n") is None
     with rt.use_kernel(first):
         assert await rt.secrets.get("svc", "n") == "first"
+
+
+async def test_a_lone_surrogate_is_refused_before_the_store(memory_kernel: Kernel) -> None:
+    with pytest.raises(ValueError, match="lone surrogate") as info:
+        await rt.secrets.set("svc", "alice", "half a pair \ud83d")
+    assert info.value.code == "ERR_INVALID_ARG_TYPE"
+    assert "\ud83d" not in str(info.value)
+    assert await rt.secrets.get("svc", "alice") is None

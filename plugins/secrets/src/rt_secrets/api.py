@@ -52,6 +52,10 @@ def _check_pair(service: object, name: object) -> None:
 def _check_value(value: object) -> None:
     if not isinstance(value, str):
         raise InvalidSecretArgumentType(errors.MSG_VALUE_NOT_STRING)
+    try:
+        value.encode("utf-8")  # a lone surrogate would otherwise fail deep inside the OS store, unexplained
+    except UnicodeEncodeError:
+        raise InvalidSecretArgumentValue(errors.MSG_VALUE_NOT_UNICODE) from None
 
 
 def _check_length(backend: SecretBackend, value: str) -> None:

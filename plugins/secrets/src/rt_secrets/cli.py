@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 ACTIONS = ("set", "get", "delete")
 # Bounded read of stdin: no OS store takes more than a few KiB, so a runaway pipe is refused early.
-MAX_STDIN_BYTES = 1 << 20
+MAX_STDIN_CHARS = 1 << 20
 
 
 class _RefuseValueFlag(argparse.Action):
@@ -45,9 +45,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _read_value(stdin: TextIO, prompt: str) -> str:
     if stdin.isatty():
         return getpass.getpass(prompt)
-    text = stdin.read(MAX_STDIN_BYTES + 1)
-    if len(text) > MAX_STDIN_BYTES:
-        raise ValueError(f"the value on stdin is longer than {MAX_STDIN_BYTES} characters")
+    text = stdin.read(MAX_STDIN_CHARS + 1)
+    if len(text) > MAX_STDIN_CHARS:
+        raise ValueError(f"the value on stdin is longer than {MAX_STDIN_CHARS} characters")
     # One trailing newline is what `echo` and here-strings add; it is not part of the secret.
     if text.endswith("\r\n"):
         return text[:-2]
