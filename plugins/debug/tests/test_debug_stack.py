@@ -137,6 +137,21 @@ def test_prepare_stack_trace_that_raises_makes_reading_the_stack_raise() -> None
         rt.Error.stack(holder)
 
 
+def test_a_failing_hook_on_a_second_capture_removes_the_earlier_stack() -> None:
+    holder = type("Holder", (), {})()
+    rt.Error.capture_stack_trace(holder)  # no hook: a V8 stack
+    assert isinstance(holder.stack, str)
+
+    def prepare(err: Any, sites: list[Any]) -> str:
+        raise RuntimeError("hook failed")
+
+    rt.Error.prepare_stack_trace = prepare
+    rt.Error.capture_stack_trace(holder)
+    assert not hasattr(holder, "stack"), "the first capture's stack must not pass for the second"
+    with pytest.raises(RuntimeError, match="hook failed"):
+        rt.Error.stack(holder)
+
+
 def test_stack_trace_limit_caps_frames() -> None:
     def recurse(n: int) -> None:
         if n == 0:

@@ -128,6 +128,10 @@ class Error:
         try:
             stack = Error.stack(target)
         except Exception:  # noqa: BLE001 - the hook's error is raised again when the stack is read
+            try:
+                del target.stack  # a stack from an earlier capture must not pass for this one
+            except (AttributeError, TypeError):
+                pass
             return
         try:
             target.stack = stack
