@@ -13,8 +13,6 @@ import sys
 
 
 def run_rt(backend: str, mode: str) -> None:
-    import anyio
-
     import rt
 
     def fetch(req: rt.Request, server: rt.Server) -> rt.Response | None:
@@ -36,7 +34,6 @@ def run_rt(backend: str, mode: str) -> None:
     from rt.backend import run
 
     run(main, backend=backend)
-    del anyio
 
 
 def run_bare_anyio(backend: str) -> None:

@@ -218,7 +218,7 @@ async def test_unix_socket_transport(serve: Any, tmp_path: Any) -> None:
 
 
 async def test_tls_transport(serve: Any) -> None:
-    trustme = pytest.importorskip("trustme")
+    import trustme  # in rt-http's test extra
     ca = trustme.CA()
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert("127.0.0.1").configure_cert(server_context)
@@ -271,6 +271,36 @@ async def test_a_third_party_transport_is_used(rt_kernel: Any, rt_register: Any)
         assert server.url == "custom://here/"
         stream = await server.listener.connect()
         assert (await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"))[0][1] == b"custom"
+
+
+async def test_a_transport_whose_url_fails_does_not_leak_its_listener(rt_kernel: Any, rt_register: Any) -> None:
+    from rt.hookspecs import hookimpl
+
+    from rt_http.transports import TcpTransport
+
+    ports: list[int] = []
+
+    class Broken(TcpTransport):
+        async def listen(self, options: Any) -> Any:
+            listener = await super().listen(options)
+            ports.append(listener.extra(anyio.abc.SocketAttribute.local_port))
+            return listener
+
+        def url(self, listener: Any, options: Any) -> str:
+            raise RuntimeError("no url")
+
+    class Plugin:
+        @hookimpl
+        def rt_register_transports(self, register: Any) -> None:
+            register("broken", Broken)
+
+    rt_register(Plugin(), "broken-transport")
+    server = rt.serve(fetch=lambda req, server: rt.Response("x"), transport="broken", port=0)
+    with pytest.raises(RuntimeError, match="no url"):
+        async with server:
+            pass
+    with pytest.raises(OSError):  # closed: nothing listens there any more
+        await anyio.connect_tcp("127.0.0.1", ports[0])
 
 
 async def test_stop_frees_the_port_and_serve_forever_returns(serve: Any) -> None:
@@ -353,3 +383,34 @@ async def test_pending_requests_counts_requests_in_handlers(serve: Any, ws_tools
         await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         assert seen == [1]
         await ws_tools.wait_until(lambda: server.pending_requests == 0)  # the server task resumes after sending
+
+
+async def test_expect_100_continue_is_answered_before_the_body(serve: Any) -> None:
+    async def echo(req: rt.Request, server: Any) -> rt.Response:
+        return rt.Response(await req.text())
+
+    async with serve(fetch=echo) as server:
+        stream = await tcp(server)
+        await stream.send(
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"
+        )
+        raw = b""
+        with anyio.fail_after(5):  # no body sent yet: only a 100 can come back
+            while b"\r\n\r\n" not in raw:
+                raw += await stream.receive()
+        assert raw.startswith(b"HTTP/1.1 100 ")
+        [(head, body)] = await exchange(stream, b"hello")
+        assert head.status_code == 200 and body == b"hello"
+
+
+def test_serve_options_are_checked(rt_kernel: Any) -> None:
+    import datetime
+
+    with pytest.raises(TypeError, match="unknown options: prot; known: .*port"):
+        rt.serve(fetch=lambda req, server: rt.Response("x"), prot=3000)
+    with pytest.raises(ValueError, match="read_timeout"):
+        rt.serve(fetch=lambda req, server: rt.Response("x"), read_timeout=-1)
+    with pytest.raises(ValueError, match="backlog"):
+        rt.serve(fetch=lambda req, server: rt.Response("x"), backlog=0)
+    server = rt.serve(fetch=lambda req, server: rt.Response("x"), idle_timeout=datetime.timedelta(seconds=5))
+    assert server.idle_timeout == 5.0

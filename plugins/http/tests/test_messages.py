@@ -100,3 +100,14 @@ def test_router_rejects_bad_tables() -> None:
         Router({"health": Response("x")})
     with pytest.raises(TypeError, match="expected a Response or a handler"):
         Router({"/x": 3})
+
+
+def test_headers_repr_masks_credentials() -> None:
+    headers = Headers({"Authorization": "Bearer s3cret", "Cookie": "sid=s3cret", "X-One": "1"})
+    assert "s3cret" not in repr(headers) and "'x-one', '1'" in repr(headers)
+    assert headers.get("authorization") == "Bearer s3cret"  # only the repr is masked
+
+
+def test_router_rejects_a_static_streaming_response() -> None:
+    with pytest.raises(TypeError, match="static Response needs a str or bytes body"):
+        Router({"/stream": Response(iter([b"once"]))})

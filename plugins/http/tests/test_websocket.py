@@ -458,8 +458,10 @@ async def test_leaving_async_with_closes_open_sockets(serve: Any, ws_tools: Any)
 
 
 def test_handler_validation() -> None:
-    with pytest.raises(NotImplementedError, match="per_message_deflate"):
-        rt.WebSocketHandler(per_message_deflate=True)
+    with pytest.raises(ValueError, match="per_message_deflate"):
+        rt.WebSocketHandler(per_message_deflate={"compress": "2KB"})
+    with pytest.raises(TypeError, match="per_message_deflate"):
+        rt.WebSocketHandler(per_message_deflate="shared")
     with pytest.raises(ValueError, match="idle_timeout"):
         rt.WebSocketHandler(idle_timeout=-1)
     with pytest.raises(ValueError, match="max_payload_length"):
@@ -480,3 +482,42 @@ async def test_close_argument_checks(serve: Any, ws_tools: Any) -> None:
             sockets[0].close(1006)
         with pytest.raises(ValueError, match="123 bytes"):
             sockets[0].close(1000, "x" * 124)
+
+
+async def test_pings_from_a_client_that_never_reads_do_not_grow_the_queue(serve: Any, ws_tools: Any) -> None:
+    """Over the memory transport the server's writer blocks after 16 writes, deterministically. With the queue
+    at its limit, every ping the client sends must not queue a pong: memory stays bounded."""
+    sockets: list[Any] = []
+    messages: list[Any] = []
+    handler = rt.WebSocketHandler(
+        open=lambda ws: sockets.append(ws),
+        message=lambda ws, msg: messages.append(msg),
+        backpressure_limit=64 * 1024,
+    )
+    async with serve(fetch=upgrading(), websocket=handler, transport="memory") as server:
+        client = await ws_tools.RawClient.connect(server)
+        await ws_tools.wait_until(lambda: sockets)
+        ws = sockets[0]
+        with anyio.fail_after(5):
+            while ws.send(b"x" * 4096) != 0:  # the writer is stuck and the queue is full
+                await anyio.sleep(0)
+        before = ws.buffered_amount
+        for _ in range(500):
+            await client.send(0x9, b"p" * 125)
+        await client.send_text("done")
+        await ws_tools.wait_until(lambda: messages == ["done"])
+        assert ws.buffered_amount <= before  # without the bound: +500 pongs of 127 bytes
+        ws.terminate()
+
+
+async def test_argument_types_are_checked(serve: Any, ws_tools: Any) -> None:
+    sockets: list[Any] = []
+    async with serve(fetch=upgrading(), websocket={"open": lambda ws: sockets.append(ws)}) as server:
+        await ws_tools.RawClient.connect(server)
+        await ws_tools.wait_until(lambda: sockets)
+        with pytest.raises(TypeError, match="close reason must be a str"):
+            sockets[0].close(1000, b"bytes")
+        with pytest.raises(TypeError, match="topic must be a str"):
+            server.publish(5, "x")
+        with pytest.raises(ValueError, match="non-empty"):
+            server.publish("", "x")

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import codecs
 import struct
+from typing import TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    from rt_http.deflate import Inflater
 
 OP_CONTINUATION, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
 _DATA_OPCODES = (OP_TEXT, OP_BINARY)
@@ -91,10 +95,10 @@ except ImportError:  # a pure-Python install of websockets (no compiler on the p
     unmask = _unmask_python
 
 
-def encode_frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
-    """One unmasked (server-to-client) frame."""
+def encode_frame(opcode: int, payload: bytes, fin: bool = True, rsv1: bool = False) -> bytes:
+    """One unmasked (server-to-client) frame; ``rsv1`` marks a compressed message."""
     length = len(payload)
-    first = (0x80 if fin else 0) | opcode
+    first = (0x80 if fin else 0) | (0x40 if rsv1 else 0) | opcode
     if length < 126:
         header = bytes((first, length))
     elif length < 65536:
@@ -106,12 +110,16 @@ def encode_frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
 
 def encode_message(message: str | bytes | bytearray | memoryview) -> tuple[bytes, int]:
     """Frame a user message: str as text, bytes-like as binary. Returns (frame, payload length)."""
+    opcode, payload = message_payload(message)
+    return encode_frame(opcode, payload), len(payload)
+
+
+def message_payload(message: str | bytes | bytearray | memoryview) -> tuple[int, bytes]:
+    """(opcode, payload) of a user message: str as text, bytes-like as binary."""
     if isinstance(message, str):
-        payload = message.encode("utf-8")
-        return encode_frame(OP_TEXT, payload), len(payload)
+        return OP_TEXT, message.encode("utf-8")
     if isinstance(message, (bytes, bytearray, memoryview)):
-        payload = bytes(message)
-        return encode_frame(OP_BINARY, payload), len(payload)
+        return OP_BINARY, bytes(message)
     raise TypeError(f"a WebSocket message must be str or bytes-like, got {type(message).__name__}")
 
 
@@ -135,11 +143,16 @@ class FrameParser:
         "_fragment_opcode",
         "_fragment_size",
         "_decoder",
+        "_compressed",
+        "_inflater",
         "done",
     )
 
-    def __init__(self, max_payload_length: int) -> None:
+    def __init__(self, max_payload_length: int, inflater: Inflater | None = None) -> None:
+        """``inflater``: permessage-deflate was negotiated, so RSV1 marks a compressed message."""
         self.max_payload_length = max_payload_length
+        self._inflater = inflater
+        self._compressed = False
         self._buffer = bytearray()
         self._fragments: list[bytes] = []
         self._fragment_opcode = 0
@@ -159,9 +172,12 @@ class FrameParser:
             first, second = buffer[position], buffer[position + 1]
             if not second & 0x80:
                 return self._fail(events, CLOSE_PROTOCOL_ERROR, "Received unmasked frame")
-            if first & 0x70:
-                return self._fail(events, CLOSE_PROTOCOL_ERROR, "Received frame with reserved bits set")
             fin, opcode, length = first & 0x80, first & 0x0F, second & 0x7F
+            rsv1 = first & 0x40
+            if first & 0x30 or (
+                rsv1 and (self._inflater is None or opcode not in _DATA_OPCODES)
+            ):  # RSV1 only marks the first frame of a compressed message, and only once negotiated
+                return self._fail(events, CLOSE_PROTOCOL_ERROR, "Received frame with reserved bits set")
             header = 2
             if length == 126:
                 if available - position < 4:
@@ -184,7 +200,7 @@ class FrameParser:
             mask = bytes(buffer[position + header : position + header + 4])
             payload = unmask(buffer[position + header + 4 : end], mask)
             position = end
-            event = self._frame(fin, opcode, payload)
+            event = self._frame(fin, opcode, payload, rsv1)
             if event is not None:
                 events.append(event)
                 if isinstance(event, (Fail, Close)):
@@ -215,7 +231,7 @@ class FrameParser:
             return None
         return CLOSE_PROTOCOL_ERROR, f"Received frame with reserved opcode {opcode}"
 
-    def _frame(self, fin: int, opcode: int, payload: bytes) -> Event | None:
+    def _frame(self, fin: int, opcode: int, payload: bytes, rsv1: int = 0) -> Event | None:
         if opcode == OP_PING:
             return Ping(payload)
         if opcode == OP_PONG:
@@ -223,6 +239,8 @@ class FrameParser:
         if opcode == OP_CLOSE:
             return self._close(payload)
         if opcode != OP_CONTINUATION and fin:
+            if rsv1:
+                return self._inflated(opcode, payload)
             if opcode == OP_TEXT:
                 try:
                     return Message(payload.decode("utf-8"))
@@ -232,7 +250,9 @@ class FrameParser:
         if opcode != OP_CONTINUATION:
             self._fragment_opcode = opcode
             self._fragment_size = 0
-            self._decoder = codecs.getincrementaldecoder("utf-8")() if opcode == OP_TEXT else None
+            self._compressed = bool(rsv1)
+            text = opcode == OP_TEXT and not rsv1  # compressed text is checked once inflated
+            self._decoder = codecs.getincrementaldecoder("utf-8")() if text else None
         self._fragments.append(payload)
         self._fragment_size += len(payload)
         if self._decoder is not None:
@@ -243,9 +263,29 @@ class FrameParser:
         if not fin:
             return None
         data = b"".join(self._fragments)
-        text = self._fragment_opcode == OP_TEXT
+        opcode, compressed = self._fragment_opcode, self._compressed
         self._fragments, self._fragment_opcode, self._fragment_size, self._decoder = [], 0, 0, None
-        return Message(data.decode("utf-8") if text else data)
+        self._compressed = False
+        if compressed:
+            return self._inflated(opcode, data)
+        return Message(data.decode("utf-8") if opcode == OP_TEXT else data)
+
+    def _inflated(self, opcode: int, payload: bytes) -> Event:
+        from rt_http.deflate import InflateError
+
+        assert self._inflater is not None
+        try:
+            data = self._inflater.inflate(payload, self.max_payload_length)
+        except InflateError:
+            return Fail(CLOSE_INVALID_DATA, "Received invalid compressed data")
+        if data is None:
+            return Fail(CLOSE_TOO_BIG, TOO_BIG_REASON)
+        if opcode == OP_TEXT:
+            try:
+                return Message(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                return Fail(CLOSE_INVALID_DATA, "Received invalid UTF-8")
+        return Message(data)
 
     @staticmethod
     def _close(payload: bytes) -> Event:

@@ -13,6 +13,7 @@ from typing import Union
 HeadersInit = Union["Headers", Mapping[str, str], Iterable[tuple[str, str]], None]
 
 _FORBIDDEN_VALUE_CHARS = ("\r", "\n", "\0")
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
 
 
 def _check(name: str, value: str) -> tuple[str, str]:
@@ -109,7 +110,9 @@ class Headers:
         return isinstance(other, Headers) and sorted(self._items) == sorted(other._items)
 
     def __repr__(self) -> str:
-        return f"Headers({self._items!r})"
+        """Credentials are masked: a logged request or an assertion message must not leak them."""
+        shown = [(k, "<redacted>" if k in _SECRET_HEADERS else v) for k, v in self._items]
+        return f"Headers({shown!r})"
 
     def has_token(self, name: str, token: str) -> bool:
         """Whether a comma-separated header (``Connection: keep-alive, Upgrade``) lists ``token``."""

@@ -63,7 +63,10 @@ class HttpConnection:
             if event is not h11.NEED_DATA:
                 return event
             if self.h11.they_are_waiting_for_100_continue:
-                pass  # we read the body anyway; clients send it after a short wait
+                # the body is always read before dispatch (and a too-large Content-Length was refused with
+                # 413 before we got here), so say so now instead of making the client wait out its timer
+                go_on = h11.InformationalResponse(status_code=100, headers=[])
+                await self.stream.send(self.h11.send(go_on) or b"")
             timeout = (
                 self.server.idle_timeout if self.h11.their_state is h11.IDLE else self.server.read_timeout
             )

@@ -46,17 +46,35 @@ class Topics:
         topic: str,
         message: str | bytes | bytearray | memoryview,
         exclude: ServerWebSocket | None = None,
+        compress: bool = False,
     ) -> int:
-        """Payload length if some subscriber took it, ``-1`` if one only queued it over its limit, else 0."""
-        frame, length = frames.encode_message(message)
+        """Payload length if some subscriber took it, ``-1`` if one only queued it over its limit, else 0.
+
+        With ``compress``, sockets on the server's ``shared`` compressor get one compressed frame, made
+        once; a socket with its own compressor (whose window the client tracks) gets its own; the rest
+        get the plain one.
+        """
+        opcode, payload = frames.message_payload(message)
+        length = len(payload)
         subscribers = self._subscribers.get(topic)
         if not subscribers:
             return 0
+        frame = frames.encode_frame(opcode, payload)
+        shared_frame: bytes | None = None
         accepted = backpressured = False
         for ws in tuple(subscribers):
             if ws is exclude:
                 continue
-            result = ws._send_frame(frame, length)
+            session = ws._deflate
+            if not compress or session is None:
+                data = frame
+            elif session.shared:
+                if shared_frame is None:
+                    shared_frame = ws._compressed_frame(opcode, payload)
+                data = shared_frame
+            else:
+                data = ws._compressed_frame(opcode, payload)
+            result = ws._send_frame(data, length)
             if result > 0:
                 accepted = True
             elif result < 0:

@@ -62,6 +62,10 @@ def _check_target(pattern: str, target: object) -> None:
         raise TypeError(
             f"route {pattern!r}: expected a Response or a handler function, got {type(target).__name__}"
         )
+    if isinstance(target, Response) and target.is_streaming:
+        # a static route answers every request with the same object: an iterator body would be empty after
+        # the first one
+        raise TypeError(f"route {pattern!r}: a static Response needs a str or bytes body, not a stream")
 
 
 class Router:

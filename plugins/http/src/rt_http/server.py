@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import datetime
 import ssl
 import time
 from collections.abc import Callable, Mapping
@@ -14,13 +15,14 @@ import anyio
 from anyio.abc import ByteStream, Listener, TaskGroup
 from rt.interfaces import ListenOptions, Transport
 
+from rt_http.deflate import negotiate
 from rt_http.handshake import check_upgrade
 from rt_http.headers import Headers, HeadersInit
 from rt_http.http11 import HttpConnection
 from rt_http.messages import Request, Response
 from rt_http.pubsub import Topics
 from rt_http.routes import Router
-from rt_http.websocket import ServerWebSocket, WebSocketHandler
+from rt_http.websocket import ServerWebSocket, WebSocketHandler, _check_topic, _seconds
 
 log = logging.getLogger("rt.serve")
 MIB = 1024 * 1024
@@ -56,8 +58,8 @@ class Server:
         transport: str | None = None,
         max_request_body_size: int = 128 * MIB,
         max_header_size: int = 16 * 1024,
-        idle_timeout: float = 10.0,
-        read_timeout: float = 30.0,
+        idle_timeout: float | datetime.timedelta = 10.0,
+        read_timeout: float | datetime.timedelta = 30.0,
         backlog: int = 1024,
         reuse_port: bool = False,
     ) -> None:
@@ -74,14 +76,17 @@ class Server:
         ):
             if not isinstance(size, int) or size <= 0:
                 raise ValueError(f"{name} must be a positive int (bytes), got {size!r}")
+        if isinstance(backlog, bool) or not isinstance(backlog, int) or backlog <= 0:
+            raise ValueError(f"backlog must be a positive int, got {backlog!r}")
         self.fetch = fetch
         self.router = Router(routes)
         self.websocket = WebSocketHandler.coerce(websocket)
         self.error = error
         self.max_request_body_size = max_request_body_size
         self.max_header_size = max_header_size
-        self.idle_timeout = idle_timeout
-        self.read_timeout = read_timeout
+        # seconds, or a timedelta (API.md: a timedelta is accepted wherever a duration is)
+        self.idle_timeout = _seconds(idle_timeout, "idle_timeout")
+        self.read_timeout = _seconds(read_timeout, "read_timeout")
         self.transport_name = transport or ("unix" if unix else "tls" if tls is not None else "tcp")
         self.options = ListenOptions(
             hostname=hostname, port=port, unix=unix, tls=tls, backlog=backlog, reuse_port=reuse_port
@@ -97,6 +102,7 @@ class Server:
         self._accept_done: anyio.Event | None = None
         self._stopped: anyio.Event | None = None
         self._all_closed: anyio.Event | None = None
+        self._connection_ended: anyio.Event | None = None  # set whenever a connection's task ends
         self._stopping = False
 
     # -- properties of the spec ----------------------------------------------------------------------------
@@ -136,7 +142,12 @@ class Server:
             )
         self._transport = registered.value()
         self.listener = await self._transport.listen(self.options)
-        self.url = self._transport.url(self.listener, self.options)
+        try:
+            self.url = self._transport.url(self.listener, self.options)
+        except BaseException:
+            await self.listener.aclose()  # a third-party transport's url() failing must not leak the socket
+            self.listener = None
+            raise
         self._stopped = anyio.Event()
         self._stopping = False
         self._accept_scope = anyio.CancelScope()
@@ -198,7 +209,8 @@ class Server:
         # closed sockets still flush their close frame and wait (bounded) for the peer's reply
         with anyio.move_on_after(_LINGER):
             while any(connection.upgrade is not None for connection in self._connections):
-                await anyio.sleep(0.01)
+                self._connection_ended = anyio.Event()
+                await self._connection_ended.wait()
         if self._stopped is not None:
             self._stopped.set()
 
@@ -252,6 +264,8 @@ class Server:
                 log.exception("connection failed")
             finally:
                 self._connections.pop(connection, None)
+                if self._connection_ended is not None:
+                    self._connection_ended.set()
                 with anyio.CancelScope(shield=True):
                     try:
                         await stream.aclose()
@@ -334,10 +348,17 @@ class Server:
                     "Upgrade Required", status=result.status, headers=result.headers
                 )
             return False
+        session = None
+        negotiated = result.headers
+        if self.websocket.deflate is not None:
+            accepted = negotiate(self.websocket.deflate, request.headers.get("sec-websocket-extensions"))
+            if accepted is not None:
+                negotiated += (("sec-websocket-extensions", accepted[0]),)
+                session = accepted[1]
         extra = Headers(headers).items()
         extra_names = {name for name, _ in extra}
-        response_headers = tuple(h for h in result.headers if h[0] not in extra_names) + tuple(extra)
-        ws = ServerWebSocket(self, self.websocket, data, request.remote_address)
+        response_headers = tuple(h for h in negotiated if h[0] not in extra_names) + tuple(extra)
+        ws = ServerWebSocket(self, self.websocket, data, request.remote_address, session)
         self._sockets[ws] = None
         connection.upgrade = (ws, response_headers)
         ws._open()
@@ -345,9 +366,8 @@ class Server:
 
     def publish(self, topic: str, data: str | bytes | bytearray | memoryview, compress: bool = False) -> int:
         """Send to every subscriber of ``topic``: payload length if any took it, else 0 (-1: see docs)."""
-        if not isinstance(topic, str) or not topic:
-            raise ValueError("topic must be a non-empty string")
-        return self._topics.publish(topic, data)
+        _check_topic(topic)
+        return self._topics.publish(topic, data, compress=compress)
 
     def subscriber_count(self, topic: str) -> int:
         return self._topics.count(topic)
@@ -362,6 +382,15 @@ async def _maybe_await(value: Any) -> Any:
     return value
 
 
+_SERVE_OPTIONS = frozenset(inspect.signature(Server.__init__).parameters) - {"self"}
+
+
 def serve(**options: Any) -> Server:
     """Configure a server (``fetch``, ``routes``, ``websocket``, ``error``, ``hostname``, ``port``, ...)."""
+    unknown = set(options) - _SERVE_OPTIONS
+    if unknown:  # say which names are wrong and which exist, not Server.__init__'s bare TypeError
+        raise TypeError(
+            f"rt.serve() got unknown options: {', '.join(sorted(unknown))}; "
+            f"known: {', '.join(sorted(_SERVE_OPTIONS))}"
+        )
     return Server(**options)

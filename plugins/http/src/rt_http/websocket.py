@@ -23,6 +23,7 @@ import attrs
 from anyio.abc import ByteStream
 
 from rt_http import frames
+from rt_http.deflate import DeflateConfig, Session
 
 if TYPE_CHECKING:
     from rt_http.server import Server
@@ -53,14 +54,6 @@ def _non_negative_int(value: Any, name: str) -> int:
 def _optional_callable(value: Any) -> None:
     if value is not None and not callable(value):
         raise TypeError(f"WebSocket handlers must be callables, got {type(value).__name__}")
-
-
-def _check_deflate(instance: Any, attribute: Any, value: Any) -> None:
-    if value is not False and value is not None:
-        raise NotImplementedError(
-            "per_message_deflate is not supported yet by rt-http; pass per_message_deflate=False "
-            "(compressors will come through the rt_register_compressors hook)"
-        )
 
 
 def _payload_length(value: Any) -> int:
@@ -107,15 +100,21 @@ class WebSocketHandler:
     close_on_backpressure_limit: bool = False
     send_pings: bool = True
     publish_to_self: bool = False
-    per_message_deflate: Any = attrs.field(default=False, validator=_check_deflate)
+    per_message_deflate: Any = attrs.field(default=False)
     data: Any = None  # type-level only in the spec; accepted and ignored
+    # the parsed per_message_deflate (None: off); parsing here makes a bad value raise at once
+    deflate: DeflateConfig | None = attrs.field(init=False)
+
+    @deflate.default
+    def _parse_deflate(self) -> DeflateConfig | None:
+        return DeflateConfig.parse(self.per_message_deflate)
 
     @classmethod
     def coerce(cls, value: WebSocketHandler | dict[str, Any] | None) -> WebSocketHandler | None:
         if value is None or isinstance(value, WebSocketHandler):
             return value
         if isinstance(value, dict):
-            unknown = set(value) - {f.name for f in attrs.fields(cls)}
+            unknown = set(value) - {f.name for f in attrs.fields(cls) if f.init}
             if unknown:
                 raise TypeError(f"unknown WebSocket handler fields: {', '.join(sorted(unknown))}")
             return cls(**value)
@@ -146,11 +145,20 @@ class ServerWebSocket:
         "_linger",
         "_receiving",
         "_last_seen",
+        "_deflate",
         "__weakref__",
     )
 
-    def __init__(self, server: Server, handler: WebSocketHandler, data: Any, remote_address: str) -> None:
+    def __init__(
+        self,
+        server: Server,
+        handler: WebSocketHandler,
+        data: Any,
+        remote_address: str,
+        deflate: Session | None = None,
+    ) -> None:
         self.data = data
+        self._deflate = deflate  # permessage-deflate, when the handshake negotiated it
         self.ready_state = OPEN
         self.remote_address = remote_address
         self._server = server
@@ -188,19 +196,33 @@ class ServerWebSocket:
 
     def send(self, message: str | bytes | bytearray | memoryview, compress: bool = False) -> int:
         """Queue one message: the payload length, ``-1`` when over the backpressure limit, ``0`` when dropped.
+
+        ``compress`` compresses it when the client negotiated permessage-deflate (else it is sent as is).
         """
+        if compress and self._deflate is not None:
+            opcode, payload = frames.message_payload(message)
+            return self._send_frame(self._compressed_frame(opcode, payload), len(payload))
         frame, length = frames.encode_message(message)
         return self._send_frame(frame, length)
+
+    def _compressed_frame(self, opcode: int, payload: bytes) -> bytes:
+        """This socket's compressed frame for a message, or the plain one when it does not compress."""
+        session = self._deflate
+        if session is not None and session.deflater is not None:
+            return frames.encode_frame(opcode, session.deflater.compress(payload), rsv1=True)
+        if session is not None and session.shared and self._handler.deflate is not None:
+            return frames.encode_frame(opcode, self._handler.deflate.shared.compress(payload), rsv1=True)
+        return frames.encode_frame(opcode, payload)
 
     def send_text(self, message: str, compress: bool = False) -> int:
         if not isinstance(message, str):
             raise TypeError(f"send_text takes str, got {type(message).__name__}")
-        return self.send(message)
+        return self.send(message, compress)
 
     def send_binary(self, message: bytes | bytearray | memoryview, compress: bool = False) -> int:
         if not isinstance(message, (bytes, bytearray, memoryview)):
             raise TypeError(f"send_binary takes bytes-like, got {type(message).__name__}")
-        return self.send(message)
+        return self.send(message, compress)
 
     def ping(self, data: str | bytes = b"") -> int:
         return self._send_control(frames.OP_PING, data)
@@ -276,7 +298,7 @@ class ServerWebSocket:
         if self.ready_state != OPEN:
             return 0
         exclude = None if self._handler.publish_to_self else self
-        return self._server._topics.publish(topic, message, exclude)
+        return self._server._topics.publish(topic, message, exclude, compress)
 
     # -- closing --------------------------------------------------------------------------------------------
 
@@ -284,6 +306,8 @@ class ServerWebSocket:
         """Start the closing handshake; the ``close`` handler has run when this returns."""
         if not isinstance(code, int) or not (code == 1000 or 3000 <= code <= 4999):
             raise ValueError(f"close code must be 1000 or in 3000-4999, got {code!r}")
+        if not isinstance(reason, str):
+            raise TypeError(f"close reason must be a str, got {type(reason).__name__}")
         if len(reason.encode("utf-8")) > 123:
             raise ValueError("close reason must be at most 123 bytes of UTF-8")
         self._close_with(code, reason)
@@ -404,7 +428,7 @@ class ServerWebSocket:
         idle time-outs are found by the server's sweep (:meth:`check_idle`), and closing cancels this
         scope only while the reader is parked in ``receive``.
         """
-        parser = frames.FrameParser(self._handler.max_payload_length)
+        parser = self._parser()
         self._last_seen = time.monotonic()
         if initial and not await self._handle(parser.feed(initial)):
             return
@@ -426,6 +450,10 @@ class ServerWebSocket:
                     return
                 if self._buffer and not self._writing:
                     await self._flush()
+
+    def _parser(self) -> frames.FrameParser:
+        inflater = self._deflate.inflater if self._deflate is not None else None
+        return frames.FrameParser(self._handler.max_payload_length, inflater)
 
     def check_idle(self, now: float) -> None:
         """Called by the server's sweep: ping once after ``idle_timeout`` quiet seconds, then drop (1006)."""
@@ -461,7 +489,11 @@ class ServerWebSocket:
                     finally:
                         self._dispatching = False
             elif kind is frames.Ping:
-                self._enqueue(frames.encode_frame(frames.OP_PONG, event.data))  # type: ignore[union-attr,arg-type]
+                # A client that sends pings but never reads would otherwise grow the queue without bound
+                # while a writer is stuck on it; RFC 6455 5.5.3 lets us answer only some pings.
+                if self._buffered <= self._handler.backpressure_limit:
+                    pong = frames.encode_frame(frames.OP_PONG, event.data)  # type: ignore[union-attr]
+                    self._enqueue(pong)
             elif kind is frames.Close:
                 self._closed_by_peer = True
                 self._enqueue(frames.encode_close(event.code))  # type: ignore[union-attr]
@@ -484,7 +516,7 @@ class ServerWebSocket:
                     await self._flush()
             if self._closed_by_peer or not self._linger or self._stream is None:
                 return
-            parser = frames.FrameParser(self._handler.max_payload_length)
+            parser = self._parser()
             try:
                 while True:
                     events = parser.feed(await self._stream.receive(_READ_SIZE))

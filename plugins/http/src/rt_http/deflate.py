@@ -1,0 +1,201 @@
+"""permessage-deflate (RFC 7692) for ``rt.serve``: the ``per_message_deflate`` option, the handshake
+negotiation, and the per-socket compression state.
+
+Behaviour follows REFERENCE.md: ``dedicated`` and ``256KB`` answer ``permessage-deflate;
+client_no_context_takeover``, smaller compressors add ``server_max_window_bits``, ``shared`` is one
+compressor for every socket, reset after each message, and a malformed offer is declined (no extension, so
+RSV1 is never set). Inflating is bounded by ``max_payload_length``: a small frame cannot become a huge
+allocation.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import attrs
+
+_TAIL = b"\x00\x00\xff\xff"  # RFC 7692 7.2.1: stripped after compressing, appended before inflating
+
+# Compressor name -> (window bits, memLevel), as in the reference runtime (uWebSockets).
+SIZED = {
+    "3KB": (9, 1),
+    "4KB": (9, 2),
+    "8KB": (10, 3),
+    "16KB": (11, 4),
+    "32KB": (12, 5),
+    "64KB": (13, 6),
+    "128KB": (14, 7),
+    "256KB": (15, 8),
+    "dedicated": (15, 8),
+}
+COMPRESSORS = ("disable", "shared", *SIZED)
+
+
+class InflateError(Exception):
+    """The peer sent compressed data that does not inflate."""
+
+
+class Deflater:
+    """Compresses whole messages. ``keep_context=False`` flushes with Z_FULL_FLUSH, so no message refers
+    back to an earlier one (``server_no_context_takeover``, and the ``shared`` compressor)."""
+
+    __slots__ = ("_compressor", "_flush")
+
+    def __init__(self, window_bits: int = 15, mem_level: int = 8, keep_context: bool = True) -> None:
+        self._compressor = zlib.compressobj(
+            zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -window_bits, mem_level
+        )
+        self._flush = zlib.Z_SYNC_FLUSH if keep_context else zlib.Z_FULL_FLUSH
+
+    def compress(self, data: bytes) -> bytes:
+        out = self._compressor.compress(data) + self._compressor.flush(self._flush)
+        return out[:-4] if out.endswith(_TAIL) else out
+
+
+class Inflater:
+    """Inflates whole messages; a fresh window per message unless the context is kept."""
+
+    __slots__ = ("_keep", "_decompressor")
+
+    def __init__(self, keep_context: bool) -> None:
+        self._keep = keep_context
+        self._decompressor = zlib.decompressobj(-15)  # any window up to 15 bits inflates with 15
+
+    def inflate(self, data: bytes, max_size: int) -> bytes | None:
+        """The message, or None when it would exceed ``max_size`` bytes (checked while inflating)."""
+        decompressor = self._decompressor if self._keep else zlib.decompressobj(-15)
+        try:
+            out = decompressor.decompress(data + _TAIL, max_size + 1)
+        except zlib.error as exc:
+            raise InflateError(str(exc)) from None
+        if len(out) > max_size or decompressor.unconsumed_tail:
+            return None
+        return out
+
+
+def _mode(value: Any, key: str) -> str:
+    if value is True:
+        return "shared"
+    if value is False or value is None:
+        return "disable"
+    if isinstance(value, str) and value in COMPRESSORS:
+        return value
+    raise ValueError(
+        f"per_message_deflate[{key!r}] must be a bool or one of {', '.join(COMPRESSORS)}; got {value!r}"
+    )
+
+
+@attrs.frozen
+class DeflateConfig:
+    """The server-wide choice: which compressor and decompressor, and the one ``shared`` compressor."""
+
+    compress: str
+    decompress: str
+    shared: Deflater = attrs.field(factory=lambda: Deflater(keep_context=False), eq=False)
+
+    @classmethod
+    def parse(cls, value: Any) -> DeflateConfig | None:
+        """``per_message_deflate``: False/None (off), True (shared both ways), or a dict with the keys
+        ``compress`` and ``decompress``."""
+        if value is False or value is None:
+            return None
+        if value is True:
+            return cls("shared", "shared")
+        if isinstance(value, dict):
+            unknown = set(value) - {"compress", "decompress"}
+            if unknown:
+                raise ValueError(
+                    "per_message_deflate takes the keys compress and decompress, "
+                    f"got {', '.join(sorted(unknown))}"
+                )
+            config = cls(
+                _mode(value.get("compress"), "compress"), _mode(value.get("decompress"), "decompress")
+            )
+            return None if config.compress == config.decompress == "disable" else config
+        raise TypeError(
+            "per_message_deflate must be a bool or a dict with compress/decompress, "
+            f"got {type(value).__name__}"
+        )
+
+
+@attrs.define(slots=True)
+class Session:
+    """What one socket negotiated: its own ``deflater``, or ``shared`` (the server's one compressor), or
+    neither (this server does not compress)."""
+
+    deflater: Deflater | None
+    inflater: Inflater
+    shared: bool  # compressed frames are the server's shared ones (window 15, no context)
+
+
+def _parse_offer(text: str) -> tuple[str, dict[str, str | None]] | None:
+    """One extension offer: its name and parameters; None when a parameter repeats or is malformed."""
+    name, *parts = (part.strip() for part in text.split(";"))
+    params: dict[str, str | None] = {}
+    for part in parts:
+        key, sep, raw = part.partition("=")
+        key = key.strip().lower()
+        if not key or key in params:
+            return None
+        value = raw.strip().strip('"') if sep else None
+        if sep and not value:
+            return None
+        params[key] = value
+    return name.lower(), params
+
+
+def _bits(value: str | None) -> int | None:
+    if value is None or not value.isdigit() or not 8 <= int(value) <= 15:
+        return None
+    return int(value)
+
+
+def negotiate(config: DeflateConfig, header: str | None) -> tuple[str, Session] | None:
+    """The ``Sec-WebSocket-Extensions`` answer and the socket's state, for the first acceptable offer."""
+    for offer in (header or "").split(","):
+        parsed = _parse_offer(offer)
+        if parsed is None or parsed[0] != "permessage-deflate":
+            continue
+        accepted = _accept(config, parsed[1])
+        if accepted is not None:
+            return accepted
+    return None
+
+
+def _accept(config: DeflateConfig, params: dict[str, str | None]) -> tuple[str, Session] | None:
+    known = {"server_no_context_takeover", "client_no_context_takeover", "server_max_window_bits",
+             "client_max_window_bits"}
+    if set(params) - known:
+        return None
+    for flag in ("server_no_context_takeover", "client_no_context_takeover"):
+        if params.get(flag, None) is not None:
+            return None  # these take no value
+    server_bits = 15
+    if "server_max_window_bits" in params:
+        offered = _bits(params["server_max_window_bits"])
+        if offered is None or offered == 8:  # zlib cannot deflate raw data with a 256-byte window
+            return None
+        server_bits = offered
+    if "client_max_window_bits" in params and params["client_max_window_bits"] is not None:
+        if _bits(params["client_max_window_bits"]) is None:
+            return None
+
+    answer = ["permessage-deflate"]
+    shared = config.compress == "shared" and server_bits == 15
+    server_no_context = config.compress == "shared" or "server_no_context_takeover" in params
+    if server_no_context:
+        answer.append("server_no_context_takeover")
+    keep_client_context = config.decompress not in ("disable", "shared") and (
+        "client_no_context_takeover" not in params
+    )
+    if not keep_client_context:
+        answer.append("client_no_context_takeover")
+    bits, mem_level = SIZED.get(config.compress, (15, 8))
+    bits = min(bits, server_bits)
+    if bits < 15 or "server_max_window_bits" in params:  # an offered limit must be answered (7.1.2.1)
+        answer.append(f"server_max_window_bits={bits}")
+    deflater: Deflater | None = None
+    if config.compress != "disable" and not shared:
+        deflater = Deflater(bits, mem_level, keep_context=not server_no_context)
+    return "; ".join(answer), Session(deflater, Inflater(keep_client_context), shared)

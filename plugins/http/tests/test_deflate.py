@@ -1,0 +1,176 @@
+"""permessage-deflate: the negotiation table of REFERENCE.md (no sockets), then compressed traffic over
+loopback with a raw client (asyncio and trio) and with the websockets client (asyncio)."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import pytest
+import sniffio
+
+import rt
+from rt_http.deflate import DeflateConfig, negotiate
+
+OFFER = "permessage-deflate; client_max_window_bits"
+
+
+def answer(option: Any, offer: str = OFFER) -> str | None:
+    config = DeflateConfig.parse(option)
+    assert config is not None
+    accepted = negotiate(config, offer)
+    return accepted[0] if accepted else None
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        ({"compress": "dedicated"}, "permessage-deflate; client_no_context_takeover"),
+        ({"compress": "256KB"}, "permessage-deflate; client_no_context_takeover"),
+        ({"compress": "32KB"}, "permessage-deflate; client_no_context_takeover; server_max_window_bits=12"),
+        ({"compress": "3KB"}, "permessage-deflate; client_no_context_takeover; server_max_window_bits=9"),
+        (True, "permessage-deflate; server_no_context_takeover; client_no_context_takeover"),
+        ({"compress": "dedicated", "decompress": "dedicated"}, "permessage-deflate"),
+    ],
+)
+def test_negotiation_answers(option: Any, expected: str) -> None:
+    assert answer(option) == expected
+
+
+@pytest.mark.parametrize(
+    "offer",
+    [
+        "permessage-deflate; server_max_window_bits=7",
+        "permessage-deflate; server_max_window_bits",
+        "permessage-deflate; client_max_window_bits=16",
+        "permessage-deflate; unknown_param",
+        "permessage-deflate; server_no_context_takeover; server_no_context_takeover",
+        "permessage-deflate; server_no_context_takeover=1",
+        "x-webkit-deflate-frame",
+        "",
+    ],
+)
+def test_malformed_or_foreign_offers_are_declined(offer: str) -> None:
+    assert answer(True, offer) is None
+
+
+def test_a_later_valid_offer_is_taken_and_a_window_limit_is_honoured() -> None:
+    offer = "permessage-deflate; bogus, permessage-deflate; server_max_window_bits=10"
+    assert answer({"compress": "dedicated"}, offer) == (
+        "permessage-deflate; client_no_context_takeover; server_max_window_bits=10"
+    )
+
+
+def test_invalid_options_raise_and_off_means_none() -> None:
+    assert DeflateConfig.parse(False) is None
+    assert DeflateConfig.parse({"compress": False, "decompress": "disable"}) is None
+    with pytest.raises(ValueError, match="compress"):
+        DeflateConfig.parse({"compress": "1KB"})
+    with pytest.raises(ValueError, match="keys compress and decompress"):
+        DeflateConfig.parse({"compres": True})
+    with pytest.raises(TypeError):
+        DeflateConfig.parse(3)
+
+
+def deflate(data: bytes) -> bytes:
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return (compressor.compress(data) + compressor.flush(zlib.Z_SYNC_FLUSH))[:-4]
+
+
+def inflate(data: bytes) -> bytes:
+    return zlib.decompressobj(-15).decompress(data + b"\x00\x00\xff\xff")
+
+
+def upgrading(req: rt.Request, server: Any) -> rt.Response | None:
+    return None if server.upgrade(req) else rt.Response("no", status=400)
+
+
+def echo(ws: Any, msg: Any) -> None:
+    ws.send(msg, compress=True)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("option", [True, {"compress": "32KB", "decompress": "dedicated"}])
+async def test_compressed_messages_both_ways_with_a_raw_client(
+    serve: Any, ws_tools: Any, option: Any
+) -> None:
+    handler = rt.WebSocketHandler(message=echo, per_message_deflate=option)
+    async with serve(fetch=upgrading, websocket=handler) as server:
+        client = await ws_tools.RawClient.connect(server, extra=f"Sec-WebSocket-Extensions: {OFFER}\r\n")
+        assert b"sec-websocket-extensions: permessage-deflate" in client.response_head.lower()
+        text = "hé " * 1000
+        await client.send(0x1, deflate(text.encode()), rsv=0x40)
+        opcode, payload = await client.recv_frame()
+        assert opcode == 1 and len(payload) < len(text) and inflate(payload) == text.encode()
+        # a compressed message in two fragments: RSV1 on the first only
+        body = deflate(b"\x01" * 5000)
+        await client.send(0x2, body[:10], fin=False, rsv=0x40)
+        await client.send(0x0, body[10:])
+        opcode, payload = await client.recv_frame()
+        assert opcode == 2 and inflate(payload) == b"\x01" * 5000
+
+
+@pytest.mark.anyio
+async def test_a_deflate_bomb_closes_1009_without_inflating_it(serve: Any, ws_tools: Any) -> None:
+    messages: list[Any] = []
+    handler = rt.WebSocketHandler(
+        message=lambda ws, msg: messages.append(msg), per_message_deflate=True, max_payload_length=64 * 1024
+    )
+    async with serve(fetch=upgrading, websocket=handler) as server:
+        client = await ws_tools.RawClient.connect(server, extra=f"Sec-WebSocket-Extensions: {OFFER}\r\n")
+        bomb = deflate(b"\x00" * 10_000_000)  # 10 MB of zeros: about 10 KB on the wire, under the limit
+        assert len(bomb) < 64 * 1024
+        await client.send(0x2, bomb, rsv=0x40)
+        assert await client.recv_close() == (1009, "Received too big message")
+    assert messages == []
+
+
+@pytest.mark.anyio
+async def test_bad_compressed_data_is_1007_and_rsv1_without_negotiation_is_1002(
+    serve: Any, ws_tools: Any
+) -> None:
+    handler = rt.WebSocketHandler(per_message_deflate=True)
+    async with serve(fetch=upgrading, websocket=handler) as server:
+        client = await ws_tools.RawClient.connect(server, extra=f"Sec-WebSocket-Extensions: {OFFER}\r\n")
+        await client.send(0x2, b"\xff\xff\xff\xff", rsv=0x40)
+        assert (await client.recv_close())[0] == 1007
+        client = await ws_tools.RawClient.connect(server)  # offered nothing: RSV1 is a protocol error
+        assert b"sec-websocket-extensions" not in client.response_head.lower()
+        await client.send(0x2, deflate(b"x"), rsv=0x40)
+        assert (await client.recv_close())[0] == 1002
+        client = await ws_tools.RawClient.connect(server, extra=f"Sec-WebSocket-Extensions: {OFFER}\r\n")
+        await client.send(0x9, b"", rsv=0x40)  # never on a control frame
+        assert (await client.recv_close())[0] == 1002
+
+
+@pytest.mark.anyio
+async def test_publish_compresses_once_for_shared_sockets_and_not_for_others(
+    serve: Any, ws_tools: Any
+) -> None:
+    handler = rt.WebSocketHandler(open=lambda ws: ws.subscribe("room"), per_message_deflate=True)
+    async with serve(fetch=upgrading, websocket=handler) as server:
+        a = await ws_tools.RawClient.connect(server, extra=f"Sec-WebSocket-Extensions: {OFFER}\r\n")
+        b = await ws_tools.RawClient.connect(server)
+        await ws_tools.wait_until(lambda: server.subscriber_count("room") == 2)
+        text = "news " * 500
+        assert server.publish("room", text, compress=True) == len(text)
+        opcode, payload = await a.recv_frame()
+        assert opcode == 1 and len(payload) < len(text) and inflate(payload) == text.encode()
+        assert (await b.recv_frame()) == (1, text.encode())
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the websockets client is asyncio-only; the server side
+async def test_the_websockets_client_talks_compressed(serve: Any, ws_tools: Any) -> None:  # runs on trio elsewhere
+    assert sniffio.current_async_library() == "asyncio"
+    from websockets.asyncio.client import connect
+
+    for option in (True, {"compress": "dedicated", "decompress": "dedicated"}, {"compress": "3KB"}):
+        handler = rt.WebSocketHandler(message=echo, per_message_deflate=option)
+        async with serve(fetch=upgrading, websocket=handler) as server:
+            async with connect(ws_tools.ws_url(server)) as client:
+                assert "permessage-deflate" in client.response.headers["sec-websocket-extensions"]
+                for index in range(5):  # several messages: context takeover, where kept, must line up
+                    text = f"message {index} " + "abc" * 2000
+                    await client.send(text)
+                    assert await client.recv() == text
