@@ -141,3 +141,7 @@ def test_kernel_names_are_available_without_plugins():
 def test_installed_helper_matches_metadata():
     assert installed("rt-kernel")
     assert not installed("rt-no-such-distribution")
+
+
+def test_all_lists_exactly_the_kernel_names():
+    assert sorted(rt.__all__) == sorted([*rt._KERNEL_NAMES, "test"])

@@ -7,7 +7,7 @@ heavy (rich, pygments, httpx, the stack machinery) is imported inside the functi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rt.hookspecs import hookimpl
 from rt.interfaces import Command, ConfigOption, NamespaceEntry
@@ -19,47 +19,17 @@ if TYPE_CHECKING:
 VERBOSE_FETCH_MODES = ("curl", "true", "false")
 
 
-def _load_inspect() -> Any:
-    from rt_debug.inspection import inspect
-
-    return inspect
-
-
-def _load_error() -> Any:
-    from rt_debug.stack import Error
-
-    return Error
-
-
-def _load_callsite() -> Any:
-    from rt_debug.callsite import CallSite
-
-    return CallSite
-
-
 @hookimpl
 def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
-    register(NamespaceEntry("inspect", _load_inspect))
-    register(NamespaceEntry("Error", _load_error))
-    register(NamespaceEntry("CallSite", _load_callsite))
-
-
-def _configure_run(parser: Any) -> None:
-    from rt_debug.runner import configure
-
-    configure(parser)
-
-
-def _run(args: Any, kernel: Any) -> int:
-    from rt_debug.runner import run
-
-    return run(args, kernel)
+    register(NamespaceEntry.lazy("inspect", "rt_debug.inspection:inspect"))
+    register(NamespaceEntry.lazy("Error", "rt_debug.stack:Error"))
+    register(NamespaceEntry.lazy("CallSite", "rt_debug.callsite:CallSite"))
 
 
 @hookimpl
 def rt_register_commands(register: Callable[[Command], None]) -> None:
-    register(Command("run", "run a Python script as `python script.py` would, with rt's error reports",
-                     _configure_run, _run))
+    register(Command.lazy("run", "run a Python script as `python script.py` would, with rt's error reports",
+                          "rt_debug.runner:configure", "rt_debug.runner:run"))
 
 
 @hookimpl

@@ -13,15 +13,6 @@ from rt.hookspecs import hookimpl
 from rt.interfaces import NamespaceEntry
 
 
-def _attr(module: str, name: str) -> Callable[[], Any]:
-    def load() -> Any:
-        import importlib
-
-        return getattr(importlib.import_module(module), name)
-
-    return load
-
-
 _NAMES = {
     "serve": "rt_http.server",
     "Server": "rt_http.server",
@@ -36,7 +27,7 @@ _NAMES = {
 @hookimpl
 def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
     for name, module in _NAMES.items():
-        register(NamespaceEntry(name, _attr(module, name)))
+        register(NamespaceEntry.lazy(name, f"{module}:{name}"))
 
 
 def _transport(name: str) -> Callable[[], Any]:

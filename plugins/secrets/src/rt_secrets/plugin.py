@@ -7,35 +7,21 @@ heavy (anyio, keyring) is imported inside the callables registered below.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rt.hookspecs import hookimpl
 from rt.interfaces import Command, ConfigOption, NamespaceEntry
 
 if TYPE_CHECKING:
-    import argparse
 
     from rt.config import Config
     from rt.interfaces import SecretBackend
-    from rt.kernel import Kernel
-
-
-def _load_secrets() -> Any:
-    from rt_secrets.api import secrets
-
-    return secrets
-
-
-def _load_secrets_error() -> Any:
-    from rt_secrets.errors import SecretsError
-
-    return SecretsError
 
 
 @hookimpl
 def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
-    register(NamespaceEntry("secrets", _load_secrets))
-    register(NamespaceEntry("SecretsError", _load_secrets_error))
+    register(NamespaceEntry.lazy("secrets", "rt_secrets.api:secrets"))
+    register(NamespaceEntry.lazy("SecretsError", "rt_secrets.errors:SecretsError"))
 
 
 @hookimpl
@@ -68,21 +54,9 @@ def rt_register_secret_backends(register: Callable[[str, Callable[[Config], Secr
     register("memory", _memory_backend)
 
 
-def _configure_command(parser: argparse.ArgumentParser) -> None:
-    from rt_secrets.cli import configure
-
-    configure(parser)
-
-
-def _run_command(args: argparse.Namespace, kernel: Kernel) -> int:
-    from rt_secrets.cli import run
-
-    return run(args, kernel)
-
-
 @hookimpl
 def rt_register_commands(register: Callable[[Command], None]) -> None:
-    register(Command(
+    register(Command.lazy(
         "secrets", "store, read and delete secrets in the OS credential store (set|get|delete -s S -n N)",
-        _configure_command, _run_command,
+        "rt_secrets.cli:configure", "rt_secrets.cli:run",
     ))

@@ -18,37 +18,16 @@ TEST_NAMES = (
 )
 
 
-def _api_loader(name: str) -> Callable[[], Any]:
-    def load() -> Any:
-        from rt_testrunner import api
-
-        return getattr(api, name)
-
-    return load
-
-
 @hookimpl
 def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
     for name in TEST_NAMES:
-        register(NamespaceEntry(name, _api_loader(name), module="rt.test"))
-
-
-def _configure(parser: Any) -> None:
-    from rt_testrunner.command import configure
-
-    configure(parser)
-
-
-def _run(args: Any, kernel: Any) -> int:
-    from rt_testrunner.command import run
-
-    return run(args, kernel)
+        register(NamespaceEntry.lazy(name, f"rt_testrunner.api:{name}", module="rt.test"))
 
 
 @hookimpl
 def rt_register_commands(register: Callable[[Command], None]) -> None:
-    register(Command("test", "run the tests in *.test.py, *_test.py, *.spec.py and *_spec.py files",
-                     _configure, _run))
+    register(Command.lazy("test", "run the tests in *.test.py, *_test.py, *.spec.py and *_spec.py files",
+                          "rt_testrunner.command:configure", "rt_testrunner.command:run"))
 
 
 @hookimpl
