@@ -47,3 +47,16 @@ def test_rt_make_kernel_reads_given_config(rt_make_kernel):
     kernel = rt_make_kernel('backend = "trio"\n', environ={"RT_BACKEND": "asyncio"})
     assert kernel.config["backend"] == "asyncio"
     assert kernel.config.source("backend") == "RT_BACKEND"
+
+
+def test_without_trio_only_asyncio_is_offered(monkeypatch):
+    """Projects that install rt-kernel without its trio extra must not get trio runs they cannot pass."""
+    import importlib.util
+
+    from rt import testing
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trio" else real(name, *a))
+    assert testing._installed_backends() == ("asyncio",)
+    monkeypatch.undo()
+    assert testing._installed_backends() == ("asyncio", "trio")

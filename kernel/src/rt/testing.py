@@ -10,7 +10,8 @@ Fixtures:
 ``rt_register``
     ``rt_register(plugin, name=None)`` registers a throwaway plugin into ``rt_kernel`` for one test.
 ``anyio_backend``
-    Parametrized over ``asyncio`` and ``trio``, so every ``@pytest.mark.anyio`` test runs on both.
+    Parametrized over ``asyncio`` and ``trio`` (trio when installed), so every ``@pytest.mark.anyio`` test
+    runs on both.
 
 Make a kernel current in a *sync* fixture (as ``rt_kernel`` does): an async fixture's teardown runs in
 another context, where the context variable set by ``use_kernel`` cannot be reset.
@@ -27,7 +28,16 @@ import pytest
 from rt.config import Config
 from rt.kernel import Kernel, use_kernel
 
-ANYIO_BACKENDS = ("asyncio", "trio")
+def _installed_backends() -> tuple[str, ...]:
+    """asyncio, and trio when it is installed: this plugin loads into every pytest run where rt-kernel is
+    installed, and trio is only an optional extra (``rt-kernel[trio]``), so a project without it must not get
+    trio runs it cannot pass. rt's own environments install trio, and its tests check both backends ran."""
+    import importlib.util
+
+    return ("asyncio", "trio") if importlib.util.find_spec("trio") is not None else ("asyncio",)
+
+
+ANYIO_BACKENDS = _installed_backends()
 
 
 def clean_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
