@@ -330,3 +330,14 @@ def test_commands_with_aliases_are_cached_until_the_registry_changes():
     kernel = bare_kernel(("cmd", Cmd()))
     first = kernel.host.commands()
     assert kernel.host.commands() is first and first["hi"] is first["hello"]
+
+
+def test_an_installed_plugin_without_the_name_says_upgrade(site, rt_make_kernel):
+    """A first-party name its (older) distribution does not provide is not "not installed"."""
+    from rt.errors import PluginNotInstalledError
+
+    _fake_distribution(site, "rt-http", "http", "fakeplug_old_http", "")  # first on sys.path: shadows a real one
+    with rt.use_kernel(rt_make_kernel()), pytest.raises(PluginNotInstalledError) as info:
+        rt.fetch  # noqa: B018
+    assert "installed but does not provide it" in str(info.value)
+    assert "pip install --upgrade rt-http" in str(info.value)

@@ -15,11 +15,17 @@ class PluginNotInstalledError(AttributeError):
     ``ModuleNotFoundError`` (see ``rt.__getattr__``).
     """
 
-    def __init__(self, name: str, distribution: str, *, disabled: bool = False) -> None:
+    def __init__(self, name: str, distribution: str, *, disabled: bool = False, installed: bool = False) -> None:
         self.name = name
         self.distribution = distribution
         self.disabled = disabled
-        if disabled:
+        self.installed = installed
+        if installed and not disabled:
+            message = (
+                f"rt.{name} is provided by the plugin distribution {distribution!r}, which is installed but does "
+                f"not provide it in this version: pip install --upgrade {distribution}"
+            )
+        elif disabled:
             message = (
                 f"rt.{name} is provided by the plugin distribution {distribution!r}, which is installed but "
                 f"disabled (RT_DISABLE_PLUGINS or [plugins] disable)"

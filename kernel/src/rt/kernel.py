@@ -107,9 +107,11 @@ class Kernel:
         distribution = NAME_TO_DISTRIBUTION.get(module, {}).get(name)
         if distribution is None:
             return AttributeError(f"module {module!r} has no attribute {name!r}")
-        disabled = any(p.disabled and p.distribution == distribution for p in self.host.plugins())
-        error = PluginNotInstalledError(name if module == "rt" else f"test.{name}", distribution, disabled=disabled)
-        return error
+        states = [p for p in self.host.plugins() if p.distribution == distribution]
+        return PluginNotInstalledError(
+            name if module == "rt" else f"test.{name}", distribution,
+            disabled=any(p.disabled for p in states), installed=bool(states),
+        )
 
 
 _current: contextvars.ContextVar[Kernel | None] = contextvars.ContextVar("rt_kernel", default=None)
