@@ -37,10 +37,14 @@ def run_rt(backend: str, mode: str) -> None:
 
 
 def run_bare_anyio(backend: str) -> None:
-    """Not a WebSocket server: a fake 101, then raw ``receive()``/``send()`` echo. It shows what anyio's
-    streams cost on each backend before any WebSocket work."""
+    """Not a WebSocket server: a fake 101, then raw ``receive()``/``send()`` echo. It shows what the streams
+    cost on each backend before any WebSocket work: anyio's own (``bare-asyncio``, ``bare-trio``) and the
+    ones rt-http accepts on asyncio (``bare-asyncio-rt``: anyio's listener through ``native_listener``)."""
     import anyio
     import anyio.abc
+
+    native = backend.endswith("-rt")
+    backend = backend.removesuffix("-rt")
 
     async def handle(stream: anyio.abc.ByteStream) -> None:
         head = b""
@@ -55,6 +59,10 @@ def run_bare_anyio(backend: str) -> None:
 
     async def main() -> None:
         listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0, backlog=4096)
+        if native:
+            from rt_http.transports import native_listener
+
+            listener = native_listener(listener)
         print(f"READY {listener.extra(anyio.abc.SocketAttribute.local_port)}", flush=True)
         await listener.serve(handle)
 

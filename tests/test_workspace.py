@@ -51,3 +51,33 @@ def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
     assert "uv run pytest" in readme and "uv run pytest" in ci
+
+
+# The modules allowed to import an event loop library directly (ARCHITECTURE.md: only where a measured
+# backend-specific fast path pays, behind one function). Everything else goes through anyio.
+BACKEND_SPECIFIC = {
+    "plugins/http/src/rt_http/asyncio_streams.py": "asyncio sockets; see docs/benchmarks.md (echo)",
+}
+
+
+def test_library_code_does_not_import_asyncio_or_trio():
+    import ast
+
+    assert all((ROOT / path).is_file() for path in BACKEND_SPECIFIC), "a stale BACKEND_SPECIFIC entry"
+    offenders = []
+    sources = [*ROOT.glob("kernel/src/**/*.py"), *ROOT.glob("plugins/*/src/**/*.py"),
+               *ROOT.glob("contrib/*/src/**/*.py")]
+    assert sources
+    for path in sources:
+        relative = path.relative_to(ROOT).as_posix()
+        if relative in BACKEND_SPECIFIC:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), relative)):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            if any(name.split(".")[0] in ("asyncio", "trio") for name in names):
+                offenders.append(f"{relative}:{node.lineno}")
+    assert offenders == [], "import anyio instead, or add a measured fast path to BACKEND_SPECIFIC"

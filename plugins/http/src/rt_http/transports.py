@@ -2,12 +2,14 @@
 
 Each is a thin adapter over anyio's listeners, so the same server code runs on asyncio and trio. The memory
 transport connects a client byte stream to the server inside one process, for tests that need no sockets.
+On asyncio, the tcp, unix and tls listeners accept through :func:`native_listener` (see ``asyncio_streams``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ssl
+import sys
 from typing import Any
 
 import anyio
@@ -22,6 +24,19 @@ def _local_port(listener: Any) -> int:
     return int(listeners[0].extra(anyio.abc.SocketAttribute.local_port))
 
 
+def native_listener(listener: Listener[ByteStream]) -> Listener[ByteStream]:
+    """The one switch to backend-specific code: on asyncio, accepted sockets become streams built on
+    ``asyncio.Protocol`` (measured in bench/ws.py to pay; see ``rt_http.asyncio_streams``). Elsewhere (trio)
+    anyio's own streams are already the fast path, and ``listener`` is returned as it is."""
+    if "asyncio" not in sys.modules:  # nothing can be running on asyncio: do not import it for trio
+        return listener
+    from rt_http import asyncio_streams
+
+    if not asyncio_streams.running_on_asyncio():
+        return listener
+    return asyncio_streams.fast_listener(listener)  # type: ignore[no-any-return]
+
+
 def _host_for_url(hostname: str) -> str:
     return f"[{hostname}]" if ":" in hostname else hostname
 
@@ -31,12 +46,13 @@ class TcpTransport:
     scheme = "http"
 
     async def listen(self, options: ListenOptions) -> Listener[ByteStream]:
-        return await anyio.create_tcp_listener(
+        listener = await anyio.create_tcp_listener(
             local_host=options.hostname,
             local_port=options.port,
             backlog=options.backlog,
             reuse_port=options.reuse_port,
         )
+        return native_listener(listener)
 
     def url(self, listener: Listener[ByteStream], options: ListenOptions) -> str:
         return f"{self.scheme}://{_host_for_url(options.hostname)}:{_local_port(listener)}/"
@@ -61,7 +77,7 @@ class UnixTransport:
     async def listen(self, options: ListenOptions) -> Listener[ByteStream]:
         if not options.unix:
             raise ValueError("the unix transport needs unix=<socket path>")
-        return await anyio.create_unix_listener(options.unix, backlog=options.backlog)
+        return native_listener(await anyio.create_unix_listener(options.unix, backlog=options.backlog))
 
     def url(self, listener: Listener[ByteStream], options: ListenOptions) -> str:
         return f"unix:{options.unix}"

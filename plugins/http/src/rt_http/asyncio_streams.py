@@ -1,0 +1,277 @@
+"""The asyncio fast path: accepted sockets as anyio ``SocketStream``s built directly on ``asyncio.Protocol``.
+
+Why this exists (ARCHITECTURE.md allows backend-specific code only where a measurement shows it pays, and
+then behind one function, :func:`rt_http.transports.native_listener`): anyio's asyncio socket stream resumes
+and pauses the transport around every ``receive()`` (two ``epoll_ctl`` calls) and adds a loop turn to every
+``send()``. On a WebSocket echo that is most of a round trip: ``bench/ws.py`` measured rt on anyio's stream at
+0.62-0.99x the ``websockets`` server on asyncio while the same code ran 1.5-2x it on trio. This stream keeps
+anyio's contract (the same exceptions, extra attributes and one-reader/one-writer guard) and does what
+asyncio's own ``StreamReader``/``StreamWriter`` do instead:
+
+- reading stays on until ``_READ_HIGH`` bytes are buffered unread, then the transport pauses until the reader
+  catches up to ``_READ_LOW`` (memory per connection stays bounded against a client that floods);
+- ``send()`` hands the bytes to the transport, which writes at once when the kernel takes them, and waits only
+  while the transport's buffer is above ``_WRITE_HIGH`` (so a client that never reads cannot grow it);
+- neither yields to the loop when it does not have to wait. A reader still yields whenever it has consumed
+  what the kernel delivered, so no task can starve the others;
+- it is a ``BufferedProtocol`` reading into one 64 KiB buffer per listener: a plain ``Protocol`` makes asyncio
+  call ``recv(262144)`` for every read, and allocating (then shrinking) 256 KiB per message cost more than the
+  ``recv`` system call itself in a profile of the echo benchmark.
+
+Everything here is private to rt-http; the rest of the server only sees anyio streams and listeners.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections import deque
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+from anyio.abc import SocketAttribute, SocketListener, SocketStream
+from anyio.streams.stapled import MultiListener
+
+_READ_SIZE = 64 * 1024  # bytes one read takes from the kernel (trio's and anyio's default receive size)
+_READ_HIGH = 256 * 1024  # unread bytes at which the transport stops reading
+_READ_LOW = 64 * 1024  # ... and reads again once the reader is down to this
+_WRITE_HIGH = 64 * 1024  # send() waits while the transport holds more than this unsent
+_CLOSE_GRACE = 10.0  # seconds aclose() lets unsent bytes drain before the socket is cut
+
+
+def running_on_asyncio() -> bool:
+    """True inside a running asyncio loop (trio, even with asyncio imported, has none)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def fast_listener(listener: Any) -> Any:
+    """``listener`` with every socket listener in it accepting :class:`ProtocolStream`s; others unchanged."""
+    if isinstance(listener, MultiListener):
+        return MultiListener([fast_listener(inner) for inner in listener.listeners])
+    if isinstance(listener, SocketListener):
+        return ProtocolListener(listener)
+    return listener
+
+
+class _Protocol(asyncio.BufferedProtocol):
+    """Buffers what the transport delivers and wakes the one waiting reader or writer.
+
+    ``read_buffer`` is shared by every connection of a listener: the transport fills it and calls
+    :meth:`buffer_updated` in one synchronous step, which copies the bytes out before anyone else reads.
+    """
+
+    __slots__ = (
+        "read_buffer",
+        "transport",
+        "chunks",
+        "buffered",
+        "eof",
+        "lost",
+        "error",
+        "reading_paused",
+        "writing_paused",
+        "read_waiter",
+        "drain_waiter",
+    )
+
+    def __init__(self, read_buffer: memoryview) -> None:
+        self.read_buffer = read_buffer
+        self.transport: asyncio.Transport | None = None
+        self.chunks: deque[bytes] = deque()
+        self.buffered = 0
+        self.eof = False  # no more data will arrive (EOF or connection lost)
+        self.lost = False
+        self.error: BaseException | None = None
+        self.reading_paused = False
+        self.writing_paused = False
+        self.read_waiter: asyncio.Future[None] | None = None
+        self.drain_waiter: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.set_write_buffer_limits(high=_WRITE_HIGH)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.read_buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.chunks.append(bytes(self.read_buffer[:nbytes]))
+        self.buffered += nbytes
+        if self.buffered > _READ_HIGH and not self.reading_paused and self.transport is not None:
+            self.reading_paused = True
+            self.transport.pause_reading()
+        self.wake_reader()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self.wake_reader()
+        return True  # keep our half open: the server may still answer (as anyio's stream does)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof = self.lost = True
+        self.error = exc
+        self.wake_reader()
+        self.wake_writer()
+
+    def pause_writing(self) -> None:
+        self.writing_paused = True
+
+    def resume_writing(self) -> None:
+        self.writing_paused = False
+        self.wake_writer()
+
+    def wake_reader(self) -> None:
+        waiter = self.read_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def wake_writer(self) -> None:
+        waiter = self.drain_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+class ProtocolStream(SocketStream):
+    """An accepted socket; see the module docstring for how it differs from anyio's asyncio stream."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: _Protocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        self._loop = asyncio.get_running_loop()
+        self._closed = False
+
+    @property
+    def _raw_socket(self) -> socket.socket:
+        return self._transport.get_extra_info("socket")  # type: ignore[no-any-return]
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be a positive integer")
+        protocol = self._protocol
+        if not protocol.chunks:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if protocol.read_waiter is not None:
+                raise anyio.BusyResourceError("reading from")
+            if not protocol.eof:
+                protocol.read_waiter = waiter = self._loop.create_future()
+                try:
+                    await waiter
+                finally:
+                    protocol.read_waiter = None
+            if not protocol.chunks:
+                if self._closed:
+                    raise anyio.ClosedResourceError
+                if protocol.error is not None:
+                    raise anyio.BrokenResourceError from protocol.error
+                raise anyio.EndOfStream
+        chunk = protocol.chunks.popleft()
+        if len(chunk) > max_bytes:
+            protocol.chunks.appendleft(chunk[max_bytes:])
+            chunk = chunk[:max_bytes]
+        protocol.buffered -= len(chunk)
+        if protocol.reading_paused and protocol.buffered <= _READ_LOW and not protocol.lost:
+            protocol.reading_paused = False
+            self._transport.resume_reading()
+        return chunk
+
+    async def send(self, item: bytes) -> None:
+        protocol = self._protocol
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if protocol.drain_waiter is not None:
+            raise anyio.BusyResourceError("writing to")
+        if protocol.lost or self._transport.is_closing():
+            raise anyio.BrokenResourceError from protocol.error
+        self._transport.write(item)
+        if not protocol.writing_paused:
+            return
+        protocol.drain_waiter = waiter = self._loop.create_future()
+        try:
+            await waiter
+        finally:
+            protocol.drain_waiter = None
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if protocol.error is not None:
+            raise anyio.BrokenResourceError from protocol.error
+
+    async def send_eof(self) -> None:
+        try:
+            self._transport.write_eof()
+        except (OSError, RuntimeError):
+            pass
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._protocol.wake_reader()
+            self._protocol.wake_writer()
+            transport = self._transport
+            if not transport.is_closing():
+                transport.close()  # sends what is still buffered, then closes
+                if transport.get_write_buffer_size():
+                    # a peer that stopped reading would keep the socket open forever
+                    self._loop.call_later(_CLOSE_GRACE, transport.abort)
+        await anyio.lowlevel.checkpoint()
+
+
+class ProtocolListener(SocketListener):
+    """Accepts on the listening socket of an anyio listener (which still owns and closes it)."""
+
+    def __init__(self, inner: SocketListener) -> None:
+        self._inner = inner
+        self._socket: socket.socket = inner.extra(SocketAttribute.raw_socket)
+        self._socket.setblocking(False)
+        self._loop = asyncio.get_running_loop()
+        self._closed = False
+        self._accept_scope: anyio.CancelScope | None = None
+        read_buffer = memoryview(bytearray(_READ_SIZE))
+        self._protocol_factory = lambda: _Protocol(read_buffer)
+
+    @property
+    def _raw_socket(self) -> socket.socket:
+        return self._socket
+
+    async def accept(self) -> ProtocolStream:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._accept_scope is not None:
+            raise anyio.BusyResourceError("accepting connections from")
+        with anyio.CancelScope() as self._accept_scope:
+            try:
+                client, _ = await self._loop.sock_accept(self._socket)
+            except asyncio.CancelledError:
+                self._forget_reader()  # https://bugs.python.org/issue41317
+                if self._closed:
+                    raise anyio.ClosedResourceError from None
+                raise
+            finally:
+                self._accept_scope = None
+        try:
+            if client.family in (socket.AF_INET, socket.AF_INET6):
+                client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            transport, protocol = await self._loop.connect_accepted_socket(self._protocol_factory, client)
+        except BaseException:
+            client.close()
+            raise
+        return ProtocolStream(transport, protocol)  # type: ignore[arg-type]
+
+    def _forget_reader(self) -> None:
+        try:
+            self._loop.remove_reader(self._socket)
+        except (ValueError, NotImplementedError, OSError):
+            pass
+
+    async def aclose(self) -> None:
+        self._closed = True
+        if self._accept_scope is not None:
+            self._forget_reader()
+            self._accept_scope.cancel()
+        await self._inner.aclose()
