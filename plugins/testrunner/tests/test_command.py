@@ -283,6 +283,55 @@ def test_timeouts_fail_the_test_and_the_run_continues(backend: str, concurrent: 
     assert result.code == 1
 
 
+SYNC_HOOKS_THAT_HANG = """\
+import time
+from rt.test import test, describe, before_each, after_each
+
+with describe("before_each"):
+    @before_each
+    def _():
+        while True:
+            pass
+
+    @test.concurrent("a")
+    async def _():
+        pass
+
+    @test.concurrent("b")
+    async def _():
+        pass
+
+with describe("after_each"):
+    @after_each
+    def _():
+        time.sleep(3600)
+
+    @test.concurrent("c")
+    async def _():
+        pass
+
+    @test.concurrent("d")
+    async def _():
+        pass
+
+test("still runs after the hooks", lambda: None)
+"""
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_sync_hooks_of_a_concurrent_group_time_out(tmp_path: Path, backend: str) -> None:
+    """Async tests of a concurrent group run in the event loop, where SIGALRM cannot interrupt a sync hook:
+    such a hook used to block the loop, and the run, forever."""
+    (tmp_path / "hooks.test.py").write_text(SYNC_HOOKS_THAT_HANG)
+    result = run_rt_test(tmp_path, "--timeout", "150", "--backend", backend, timeout=30)
+    assert dict((name, status) for status, name in results(result.stderr)) == {
+        "before_each > a": "fail", "before_each > b": "fail", "after_each > c": "fail", "after_each > d": "fail",
+        "still runs after the hooks": "pass",
+    }, result.output
+    assert result.stderr.count("^ this test timed out after 150ms.") == 4  # the report of every time-out
+    assert result.code == 1
+
+
 @pytest.mark.parametrize("value", ["abc", "0", "-5"])
 def test_invalid_timeout(value: str) -> None:
     result = run_rt_test("basic", f"--timeout={value}")
@@ -465,6 +514,19 @@ def test_junit_requires_outfile() -> None:
     assert "--reporter-outfile" in result.stderr
 
 
+def test_reporter_outfile_without_reporter_is_a_usage_error(tmp_path: Path) -> None:
+    """The spec: the outfile is the output file "for the reporter; required with --reporter". The default
+    console output is not written to a file, so an outfile alone was ignored without a word."""
+    (tmp_path / "ok.test.py").write_text("from rt.test import test\ntest('a', lambda: None)\n")
+    result = run_rt_test(tmp_path, "--reporter-outfile", "report.xml")
+    assert result.code == 2, result.output
+    assert "error: --reporter-outfile 'report.xml' needs --reporter <name>" in result.stderr
+    assert "Traceback" not in result.stderr and "Ran " not in result.stderr  # refused before anything runs
+    assert not (tmp_path / "report.xml").exists()
+    with_reporter = run_rt_test(tmp_path, "--reporter=junit", "--reporter-outfile", "report.xml")
+    assert with_reporter.code == 0 and (tmp_path / "report.xml").is_file()
+
+
 @pytest.mark.parametrize("env", [{"AGENT": "1"}, {"CLAUDECODE": "1"}, {"REPL_ID": "x"}])
 def test_agent_mode_hides_passes(env: dict[str, str]) -> None:
     result = run_rt_test("qualifiers", "q.test.py", env=env)
@@ -585,3 +647,73 @@ def test_github_annotations_with_dots_keep_commands_at_line_starts(tmp_path: Pat
     lines = result.stderr.splitlines()
     assert sum(line.startswith("::error ") for line in lines) == 2
     assert all(line.startswith("::error ") for line in lines if "::error" in line)
+
+
+# --- expect(...).resolves / .rejects without await --------------------------------------------------------
+
+UNAWAITED = """\
+from rt.test import test, describe, after_each, expect
+
+
+async def one():
+    return 1
+
+
+@test("sync test without await")
+def _():
+    expect(one()).resolves.to_be(1)
+
+
+@test("async test without await")
+async def _():
+    expect(one()).resolves.to_be(1)
+
+
+@test("rejects without await")
+async def _():
+    expect(one).rejects.to_raise(KeyError)
+
+
+@test("awaited")
+async def _():
+    await expect(one()).resolves.to_be(1)
+    await expect(one).resolves.not_.to_be(2)
+
+
+test("sync lambda returning the matcher, which the runner awaits", lambda: expect(one()).resolves.to_be(1))
+
+with describe("concurrent"):
+    @test.concurrent("awaits")
+    async def _():
+        await expect(one()).resolves.to_be(1)
+
+    @test.concurrent("does not await")
+    async def _():
+        expect(one()).resolves.to_be(1)
+
+with describe("hook"):
+    @after_each
+    def _():
+        expect(one()).resolves.to_be(1)
+
+    test("fails for its after_each", lambda: None)
+"""
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_resolves_and_rejects_without_await_fail_the_test(tmp_path: Path, backend: str) -> None:
+    """Without ``await`` a matcher under .resolves/.rejects never runs: it used to pass whatever the value,
+    with only a "never awaited" RuntimeWarning."""
+    (tmp_path / "u.test.py").write_text(UNAWAITED)
+    result = run_rt_test(tmp_path, "--backend", backend)
+    assert dict((name, status) for status, name in results(result.stderr)) == {
+        "sync test without await": "fail", "async test without await": "fail", "rejects without await": "fail",
+        "awaited": "pass", "sync lambda returning the matcher, which the runner awaits": "pass",
+        "concurrent > awaits": "pass", "concurrent > does not await": "fail", "hook > fails for its after_each": "fail",
+    }, result.output
+    assert result.stderr.count("expect(received).resolves.to_be(1) was never awaited, so it checked nothing.") == 4
+    assert "expect(received).rejects.to_raise(<class 'KeyError'>) was never awaited" in result.stderr
+    assert "write `await expect(received).resolves.to_be(1)` (in an `async def` test or hook)" in result.stderr
+    assert "    at u.test.py:10 in _\n        expect(one()).resolves.to_be(1)\n" in result.stderr  # where
+    assert "RuntimeWarning" not in result.stderr  # the unawaited coroutines were closed: the failure says it
+    assert result.code == 1

@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 import shutil
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rt.events import (
     FileFinished,
     FileStarted,
@@ -193,3 +195,41 @@ def test_hook_failures_and_run_options_reach_reporters(tmp_path: Path) -> None:
     assert hook_entries and all(e.hook == "before_all" and e.status is TestStatus.FAIL for e in hook_entries)
     assert hook_entries[0].failure is not None and "no database" in hook_entries[0].failure.message
     assert all(e.hook is None for e in events if isinstance(e, TestFinished) and e.path[-1] == "needs db")
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_sync_hooks_of_concurrent_async_tests_run_on_the_main_thread(tmp_path: Path, backend: str) -> None:
+    """There SIGALRM can time them out (see test_sync_hooks_of_a_concurrent_group_time_out); otherwise they
+    behave as in the test's own task: context variables they set reach the test, expect() counts for it,
+    and their errors fail it."""
+    (tmp_path / "c.test.py").write_text(
+        "import contextvars, threading\n"
+        "from rt.test import test, describe, before_each, after_each, expect\n"
+        "request_id = contextvars.ContextVar('request_id', default=None)\n"
+        "threads, seen = [], []\n"
+        "@before_each\n"
+        "def _():\n"
+        "    threads.append(threading.get_ident())\n"
+        "    expect(request_id.get()).to_be_none()\n"
+        "    request_id.set(len(threads))\n"
+        "with describe('group'):\n"
+        "    @after_each\n"
+        "    def _():\n"
+        "        if request_id.get() == 2:\n"
+        "            raise RuntimeError('after_each of request 2')\n"
+        "    for name in ('first', 'second', 'third'):\n"
+        "        @test.concurrent(name)\n"
+        "        async def _():\n"
+        "            expect(request_id.get()).to_be_defined()\n"
+        "            seen.append(request_id.get())\n"
+    )
+    recorder = Recorder()
+    Runner(RunOptions(root=tmp_path), [recorder], backend=backend).run_sync(discover(tmp_path, []))
+    finished = [e for e in recorder.events if isinstance(e, TestFinished)]
+    assert len(finished) == 3 and all(e.expect_calls == 2 for e in finished)  # the hook's expect() and the test's
+    failed = [e for e in finished if e.status is TestStatus.FAIL]  # which test got request 2: the scheduler's call
+    assert len(failed) == 1 and failed[0].failure is not None and failed[0].failure.kind == "RuntimeError"
+    assert "after_each of request 2" in failed[0].failure.message
+    module = sys.modules["rt_test_files.c_test"]
+    assert sorted(module.seen) == [1, 2, 3]  # each test saw the value its own before_each set
+    assert module.threads == [threading.main_thread().ident] * 3

@@ -43,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--preload", action="append", metavar="PATH", help="script loaded before the tests (repeatable)")
     add("--reporter", metavar="NAME", help="reporter: dots, or one registered by a plugin (junit needs "
         "--reporter-outfile)")
-    add("--reporter-outfile", metavar="PATH", help="output file of --reporter")
+    add("--reporter-outfile", metavar="PATH", help="output file of --reporter (an error without --reporter)")
     add("--dots", action="store_true", help="shorthand for --reporter=dots")
     add("--coverage", action="store_true", help="coverage profile (not implemented yet)")
     add("--coverage-reporter", action="append", metavar="text|lcov", help="coverage output (not implemented yet)")
@@ -127,6 +127,12 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         except re.error as exc:
             raise UsageError(f"Invalid test name pattern {args.test_name_pattern!r}: {exc}") from None
     reporter = "dots" if args.dots else (args.reporter or "console")
+    if args.reporter_outfile and args.reporter is None and not args.dots:
+        # the spec: "Output file for the reporter; required with --reporter". The default console output
+        # goes to the terminal, so an outfile alone would be dropped without a word and the user would look
+        # for a report that was never written.
+        raise UsageError(f"--reporter-outfile {args.reporter_outfile!r} needs --reporter <name> (e.g. "
+                         "--reporter=junit): the default console output is not written to a file")
     if args.reporter == "junit" and not args.reporter_outfile:
         raise UsageError("--reporter=junit requires --reporter-outfile <path>")
     if args.reporter_outfile and (root / args.reporter_outfile).is_dir():

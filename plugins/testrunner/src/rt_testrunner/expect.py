@@ -10,11 +10,15 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from collections.abc import Callable, Mapping
+import sys
+import types
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
+import attrs
+
 from rt_testrunner.mocking import Mock
-from rt_testrunner.state import CURRENT, count_expect
+from rt_testrunner.state import CURRENT, TestState, count_expect
 
 _MISSING = object()
 
@@ -199,7 +203,15 @@ class Expectation:
                     )
             self._verdict(result, name, args, judge(result), message)
 
-        return settle()
+        coroutine = settle()
+        state = CURRENT.get()
+        if state is not None:
+            not_ = ".not_" if self._negated else ""
+            state.pending_matchers.append(_PendingMatcher(
+                coroutine, lambda: f"expect(received).{self._mode}{not_}.{name}({args() if callable(args) else args})",
+                self._value, *_user_position(),
+            ))
+        return coroutine
 
     def _simple(self, name: str, expected: Any, judge: Callable[[Any], bool],
                 show: Callable[[], str] | None = None) -> Any:
@@ -438,6 +450,61 @@ class Expectation:
 
     def to_match_inline_snapshot(self, *args: Any) -> Any:
         raise NotImplementedError("to_match_inline_snapshot: snapshot testing is not implemented yet in rt-testrunner")
+
+
+@attrs.frozen
+class _PendingMatcher:
+    """A matcher under ``.resolves``/``.rejects``: its coroutine, its text, and where the test created it."""
+
+    coroutine: Coroutine[Any, Any, None]
+    header: Callable[[], str]
+    value: Any
+    frame: types.FrameType | None
+    lasti: int
+    lineno: int
+
+
+def _user_position() -> tuple[types.FrameType | None, int, int]:
+    """The frame that called the matcher (the first one outside this module), with its current instruction and
+    line: the frame goes on running, so they are read now, for the traceback of an "await it" failure."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    if frame is None:
+        return None, 0, 0
+    return frame, frame.f_lasti, frame.f_lineno
+
+
+def unawaited_matcher_error(state: TestState) -> ExpectationError | None:
+    """The failure for matchers under ``.resolves``/``.rejects`` that the test created but never awaited.
+
+    Such a matcher is a coroutine: without ``await`` it never runs, so ``expect(coro).resolves.to_be(1)``
+    would pass whatever ``coro`` returns, with only a "never awaited" RuntimeWarning (bun fails such a test
+    too). Called by the runner when a test (or a hook) has returned: every pending matcher is forgotten, and
+    an unawaited one is closed, along with the coroutine it was given, so the failure replaces the warnings.
+    The error's traceback points at the line that created the first unawaited matcher."""
+    unawaited = [p for p in state.pending_matchers
+                 if inspect.getcoroutinestate(p.coroutine) == inspect.CORO_CREATED]
+    state.pending_matchers.clear()
+    if not unawaited:
+        return None
+    for pending in unawaited:
+        pending.coroutine.close()
+        value = pending.value
+        if inspect.iscoroutine(value) and inspect.getcoroutinestate(value) == inspect.CORO_CREATED:
+            value.close()
+    first = unawaited[0]
+    header = first.header()
+    more = f"\n\n({len(unawaited)} matchers under .resolves/.rejects were never awaited in this test.)" \
+        if len(unawaited) > 1 else ""
+    error = ExpectationError(
+        f"{header} was never awaited, so it checked nothing.\n\n"
+        f"A matcher under .resolves/.rejects returns a coroutine: write `await {header}` "
+        f"(in an `async def` test or hook).{more}"
+    )
+    if first.frame is not None:
+        error.__traceback__ = types.TracebackType(None, first.frame, first.lasti, first.lineno)
+    return error
 
 
 def _exception_matches(exc: BaseException | None, expected: Any) -> bool:

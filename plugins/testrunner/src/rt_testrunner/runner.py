@@ -11,6 +11,13 @@ resources to later tests. Why not ``anyio.run`` around everything: importing any
 costs about 85 ms, more than a third of ``rt test``'s whole start-up, for suites that never await.
 The runner's own methods are coroutines so the same code runs in both places; on the main thread they are
 driven by :meth:`Runner.run_sync` and never suspend.
+
+Sync code and the loop: a sync test never runs in the loop (a concurrent group runs its sync tests first, on
+the main thread). Sync ``before_each``/``after_each`` hooks of async tests in a concurrent group would, and
+there ``SIGALRM`` cannot reach them, so a hook stuck in ``while True`` or ``time.sleep`` blocked the loop
+and the whole run. Instead the loop hands such calls back to the main thread, which waits for the loop
+anyway (:class:`_MainThreadCalls`): there they run under the same alarm as every other sync call and time
+out with the same report, while the loop keeps running the other tests of the group.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import contextvars
 import inspect
 import math
 import os
+import queue
 import random
 import re
 import time
@@ -44,6 +52,7 @@ from rt.interfaces import Reporter
 
 from rt_testrunner import api, timeouts
 from rt_testrunner.discovery import TestFile
+from rt_testrunner.expect import unawaited_matcher_error
 from rt_testrunner.failures import plain_failure, render_exception
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.rewrite import load_test_module
@@ -79,8 +88,76 @@ class _Outcome:
     expect_calls: int = 0
 
 
-#: True while a coroutine of the runner runs inside the event loop (and may therefore really await)
-_IN_LOOP: contextvars.ContextVar[bool] = contextvars.ContextVar("rt_in_loop", default=False)
+@attrs.define
+class _SyncCall:
+    """One sync test/hook call the loop hands to the main thread, and what came of it."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    deadline: float
+    context: contextvars.Context
+    done: Any  # anyio.Event, set (in the loop) once the call returned or raised
+    result: Any = None
+    error: BaseException | None = None
+
+    def run(self, alarms: bool) -> None:
+        """On the main thread: call within the time-out, keeping the outcome for the loop. Only a test's own
+        results are kept: KeyboardInterrupt and SystemExit propagate and end the run."""
+        try:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise timeouts.TestTimeout()
+            with timeouts.alarm(remaining, alarms):
+                self.result = self.context.run(self.fn, *self.args)
+        except (Exception, timeouts.TestTimeout) as exc:  # noqa: BLE001 - re-raised in the loop, as a result
+            self.error = exc
+
+
+class _MainThreadCalls:
+    """The channel through which code in the loop runs sync calls on the main thread.
+
+    While the loop works for it (:meth:`Runner._in_loop`), the main thread does nothing but wait, so it can
+    serve: it takes :class:`_SyncCall` items off a queue, runs each under ``SIGALRM`` (the one place where a
+    sync call can be interrupted), and wakes the waiting task through the portal. The waiting task does not
+    block the loop, so the other tests of a concurrent group go on meanwhile; calls are served one at a time,
+    as before, when they blocked the loop. The call runs in a copy of the task's context (a Context cannot be
+    entered by two threads at once); variables it sets are copied back to the task, so a ``before_each`` that
+    sets a context variable is seen by its test as when it ran in the task itself.
+    """
+
+    def __init__(self, portal: Any, alarms: bool) -> None:
+        self._portal = portal
+        self._alarms = alarms
+        self._queue: queue.SimpleQueue[_SyncCall | None] = queue.SimpleQueue()
+
+    async def call(self, fn: Callable[..., Any], args: tuple[Any, ...], deadline: float) -> Any:
+        """In the loop: ``fn(*args)`` on the main thread; its result, or its exception re-raised here."""
+        import anyio
+
+        sync_call = _SyncCall(fn, args, deadline, contextvars.copy_context(), anyio.Event())
+        self._queue.put(sync_call)
+        await sync_call.done.wait()
+        for var, value in sync_call.context.items():
+            if var.get(_UNSET) is not value:
+                var.set(value)
+        if sync_call.error is not None:
+            raise sync_call.error
+        return sync_call.result
+
+    def serve(self, until: Any) -> None:
+        """On the main thread: run the calls handed over until the future ``until`` (the loop's work) is done."""
+        until.add_done_callback(lambda _: self._queue.put(None))
+        while (sync_call := self._queue.get()) is not None:
+            sync_call.run(self._alarms)
+            self._portal.call(sync_call.done.set)
+
+
+_UNSET = object()
+
+#: Set while a coroutine of the runner runs inside the event loop (and may therefore really await): the way
+#: back to the main thread for sync calls
+_MAIN_THREAD: contextvars.ContextVar[_MainThreadCalls | None] = contextvars.ContextVar("rt_main_thread",
+                                                                                     default=None)
 
 
 def _is_async(fn: Callable[..., Any] | None) -> bool:
@@ -140,15 +217,17 @@ class Runner:
         raise RuntimeError("internal error: rt test's runner suspended outside its event loop")
 
     def _in_loop(self, async_fn: Callable[..., Any], *args: Any) -> Any:
-        """Run ``async_fn(*args)`` in the run's event loop (started on first use) and wait for it."""
+        """Run ``async_fn(*args)`` in the run's event loop (started on first use) and wait for it, serving the
+        sync calls it hands back to this thread meanwhile (:class:`_MainThreadCalls`)."""
         if self._portal is None:
             from anyio.from_thread import start_blocking_portal
 
             self._portal = self._loop_stack.enter_context(start_blocking_portal(backend=self.backend))
         state = CURRENT.get()
+        main_thread = _MainThreadCalls(self._portal, self.alarms)
 
         async def enter() -> Any:
-            _IN_LOOP.set(True)
+            _MAIN_THREAD.set(main_thread)
             CURRENT.set(state)
             try:
                 return await async_fn(*args)
@@ -157,7 +236,9 @@ class Runner:
                     return _Raised(exc)
                 raise
 
-        result = self._portal.call(enter)
+        future = self._portal.start_task_soon(enter)
+        main_thread.serve(future)
+        result = future.result()
         if isinstance(result, _Raised):
             raise result.error
         return result
@@ -305,7 +386,7 @@ class Runner:
                 await self._run_test(case, chain, test_file, run)
         if len(async_cases) == 1:
             await self._run_test(async_cases[0], chain, test_file, run)
-        elif _IN_LOOP.get():
+        elif _MAIN_THREAD.get() is not None:
             await self._run_group_in_loop(async_cases, chain, test_file, run)
         elif async_cases:
             self._in_loop(self._run_group_in_loop, async_cases, chain, test_file, run)
@@ -397,6 +478,9 @@ class Runner:
                         await self._call(hook, (), deadline)
                 assert case.fn is not None
                 await self._call(case.fn, case.args, deadline)
+                unawaited = unawaited_matcher_error(state)
+                if unawaited is not None:
+                    raise unawaited
                 _check_assertion_count(state)
             except timeouts.TestTimeout:
                 outcome.timed_out = True
@@ -412,19 +496,29 @@ class Runner:
                     except Exception as exc:  # noqa: BLE001 - a test's error of any kind is a result
                         if outcome.error is None and not outcome.timed_out:
                             outcome.error = exc
+            # after a failure or time-out, or in an after_each hook: closed here (no RuntimeWarning), and a
+            # failure only when nothing else failed first
+            unawaited = unawaited_matcher_error(state)
+            if unawaited is not None and outcome.error is None and not outcome.timed_out:
+                outcome.error = unawaited
         finally:
             CURRENT.reset(token)
         outcome.expect_calls = state.expect_calls
         return outcome
 
     async def _call(self, fn: Callable[..., Any], args: tuple[Any, ...], deadline: float) -> None:
-        """Call a test or hook, sync or async, raising :class:`TestTimeout` past ``deadline``."""
+        """Call a test or hook, sync or async, raising :class:`TestTimeout` past ``deadline``. In the loop a
+        sync callable is run on the main thread, the only thread where ``SIGALRM`` can interrupt it."""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise timeouts.TestTimeout()
-        in_loop = _IN_LOOP.get()
-        with timeouts.alarm(remaining, self.alarms and not in_loop):
-            result = fn(*args)
+        main_thread = _MAIN_THREAD.get()
+        in_loop = main_thread is not None
+        if main_thread is not None and not _is_async(fn):
+            result = await main_thread.call(fn, args, deadline)
+        else:
+            with timeouts.alarm(remaining, self.alarms and not in_loop):
+                result = fn(*args)
         if inspect.isawaitable(result):
             if in_loop:
                 await _await_before(result, deadline)

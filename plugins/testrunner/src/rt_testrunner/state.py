@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+from typing import Any
 
 import attrs
 
@@ -14,6 +15,9 @@ class TestState:
     expect_calls: int = 0
     expected_assertions: int | None = None
     requires_assertions: bool = False
+    #: the matchers under ``.resolves``/``.rejects`` created in this attempt (their coroutines): one never
+    #: awaited checked nothing, and the runner fails the test for it (``expect.unawaited_matcher_error``)
+    pending_matchers: list[Any] = attrs.Factory(list)
 
 
 CURRENT: contextvars.ContextVar[TestState | None] = contextvars.ContextVar("rt_test_state", default=None)

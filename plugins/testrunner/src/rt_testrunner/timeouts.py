@@ -5,7 +5,9 @@ and running every sync test in a worker thread would cost more than the tests th
 test that loops forever could never be stopped). So the runner arms ``SIGALRM`` (``signal.setitimer``) around
 each synchronous call: the handler raises :class:`TestTimeout` into the test's own frame, which stops
 ``while True: pass`` and a long ``time.sleep`` alike, and the run continues with the next test.
-Only possible on the main thread of a POSIX process; elsewhere sync code runs without a time-out.
+Only possible on the main thread of a POSIX process; elsewhere sync code runs without a time-out. That is why
+the runner sends the sync hooks of tests running in the event loop's thread (async tests of a concurrent group)
+back to the main thread to run (``runner._MainThreadCalls``) instead of calling them in the loop.
 """
 
 from __future__ import annotations
