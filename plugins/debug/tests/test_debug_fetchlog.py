@@ -101,16 +101,46 @@ def test_curl_line_layout_quotes_and_masks() -> None:
     assert '"Authorization: Bearer tok"' in shown and "user:pw@" in shown
 
 
-def test_body_is_shown_only_when_short_text() -> None:
+def test_body_is_shown_only_when_text_and_at_most_4_kib_of_it() -> None:
     assert fetchlog.printable_body(b"hello") == "hello"
     assert fetchlog.printable_body(b"\x89PNG\x00\x01") is None
     assert fetchlog.printable_body(b"\xff\xfe") is None
-    assert fetchlog.printable_body(b"x" * (fetchlog.MAX_BODY_BYTES + 1)) is None
+    assert fetchlog.printable_body(b"x" * (fetchlog.MAX_BODY_BYTES + 1)) == "x" * fetchlog.MAX_BODY_BYTES
     assert fetchlog.printable_body(None) is None
     multi = attrs.evolve(REQUEST, body=b"line1\nline2", headers=())
     assert fetchlog.curl_line(multi).endswith("--data-raw $'line1\\nline2'")  # still one line
     binary = attrs.evolve(REQUEST, body=b"\x00\x01", headers=())
     assert "--data-raw" not in fetchlog.curl_line(binary)
+
+
+def test_preview_copies_only_the_head_and_keeps_the_length() -> None:
+    limit = fetchlog.MAX_BODY_BYTES
+    small = b"small body"
+    assert fetchlog.preview(small) is small  # bytes are immutable: kept, not copied
+    assert fetchlog.preview(bytearray(small)) == small and fetchlog.preview("\u00e9") == "\u00e9".encode()
+    assert fetchlog.preview(iter([b"streamed"])) is None and fetchlog.preview(None) is None
+    for body in (b"a" * (3 * limit), bytearray(b"a" * (3 * limit)), memoryview(b"a" * (3 * limit)), "a" * (3 * limit)):
+        kept = fetchlog.preview(body)
+        assert isinstance(kept, fetchlog.BodyPreview), type(body)
+        assert bytes(kept) == b"a" * limit and kept.total == 3 * limit
+    # a long non-ASCII text: the length is that of its UTF-8 encoding, the head is cut at 4 KiB of bytes
+    text = "\u00e9" * limit
+    kept = fetchlog.preview(text)
+    assert isinstance(kept, fetchlog.BodyPreview) and kept.total == 2 * limit and len(kept) == limit
+    # a character cut in two at the limit is left out of the log, not taken for binary data
+    odd = fetchlog.BodyPreview(("x" + "\u00e9" * limit).encode()[:limit], 2 * limit + 1)
+    assert fetchlog.shown_body(odd) == ("x" + "\u00e9" * ((limit - 2) // 2), 2 * limit + 1)
+
+
+def test_a_long_body_shows_4_kib_and_its_length() -> None:
+    limit = fetchlog.MAX_BODY_BYTES
+    whole = attrs.evolve(REQUEST, headers=(), body=b"a" * limit + b"b" * limit)
+    line = fetchlog.curl_line(whole)  # a client that emits its events with the whole body
+    assert line.endswith(f'--data-raw "{"a" * limit}" ({2 * limit} bytes total)')
+    kept = attrs.evolve(whole, body=fetchlog.preview(whole.body))  # what the wrappers emit
+    assert fetchlog.curl_line(kept) == line
+    exact = attrs.evolve(whole, body=b"a" * limit)
+    assert fetchlog.curl_line(exact).endswith(f'--data-raw "{"a" * limit}"')  # not cut: no total
 
 
 def test_modes() -> None:
@@ -300,3 +330,66 @@ def test_a_third_party_observer_sees_the_same_events(
     assert seen[0].status == 200 and seen[0].request.client == "httpx"
     assert seen[0].request.url == f"{server_url}/seen"
     capsys.readouterr()
+
+
+# -- large bodies: the log shows 4 KiB and the length, the event keeps no more, the request sends it all ------
+
+LARGE = 1 << 20
+
+
+class _RequestObserver:
+    def __init__(self) -> None:
+        self.requests: list[HttpRequest] = []
+
+    @hookimpl
+    def rt_http_request(self, request: HttpRequest) -> None:
+        self.requests.append(request)
+
+
+def _check_large_body_log(err: str, url: str, observer: _RequestObserver) -> None:
+    limit = fetchlog.MAX_BODY_BYTES
+    curl = [line for line in _fetch_lines(err) if line.startswith("[fetch] $ curl")]
+    assert len(curl) == 1 and curl[0].startswith(f'[fetch] $ curl --http1.1 "{url}" -X POST ')
+    assert curl[0].endswith(f'--data-raw "{"a" * limit}" ({LARGE} bytes total)'), curl[0][-200:]
+    [event] = observer.requests
+    assert isinstance(event.body, fetchlog.BodyPreview)
+    assert len(event.body) == limit and event.body.total == LARGE  # only what is shown was kept
+
+
+def _large_body() -> bytearray:
+    return bytearray(b"a" * LARGE)  # mutable: before the fix it was copied whole into the event
+
+
+@pytest.mark.parametrize("client", ["urllib", "requests", "httpx"])
+def test_a_large_body_is_logged_as_4_kib_and_its_length_and_sent_whole(
+    client: str, verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kernel = verbose(RT_CONFIG_VERBOSE_FETCH="curl")
+    observer = _RequestObserver()
+    kernel.register(observer, "request-observer")
+    url = f"{server_url}/upload"
+    if client == "urllib":
+        with urllib.request.urlopen(urllib.request.Request(url, data=_large_body(), method="POST")) as response:
+            answer = json.load(response)
+    elif client == "requests":
+        answer = requests.post(url, data=_large_body(), timeout=30).json()
+    else:
+        with httpx.Client() as http_client:
+            answer = http_client.post(url, content=bytes(_large_body())).json()
+    assert answer == {"method": "POST", "path": "/upload", "received": LARGE}  # the whole body was sent
+    _check_large_body_log(capsys.readouterr().err, url, observer)
+
+
+@pytest.mark.anyio
+async def test_a_large_body_of_the_async_httpx_client_is_logged_as_4_kib_and_sent_whole(
+    verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kernel = verbose(current=False, RT_CONFIG_VERBOSE_FETCH="curl")
+    observer = _RequestObserver()
+    kernel.register(observer, "request-observer")
+    url = f"{server_url}/upload"
+    with use_kernel(kernel):
+        async with httpx.AsyncClient() as client:
+            response = await client.post(url, content=bytes(_large_body()))
+    assert response.json() == {"method": "POST", "path": "/upload", "received": LARGE}
+    _check_large_body_log(capsys.readouterr().err, url, observer)

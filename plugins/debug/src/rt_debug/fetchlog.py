@@ -11,12 +11,16 @@
 ``true`` prints the ``>`` and ``<`` lines, ``curl`` adds the curl command first, ``false`` (default) nothing.
 Secrets stay out of the log: ``Authorization``/``Cookie``-like header values (and headers named like
 ``X-Auth-Token`` or ``X-Client-Secret``) and URL passwords are masked unless
-``RT_CONFIG_VERBOSE_FETCH_SECRETS=1``. A body is shown (``--data-raw``) only when it is text and short.
+``RT_CONFIG_VERBOSE_FETCH_SECRETS=1``. A body is shown (``--data-raw``) only when it is text; of a body longer
+than :data:`MAX_BODY_BYTES` only that much is shown, followed by ``(N bytes total)``. The client wrappers
+(:mod:`rt_debug.instrument`) therefore keep no more than that of a body: a :class:`BodyPreview` (its first
+bytes and its true length), so logging a 100 MB upload does not copy 100 MB.
 Formatting is pure functions of the events, so it is tested without sockets.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import sys
 from collections.abc import Iterable, Sequence
@@ -71,17 +75,72 @@ def _shell_quote(text: str) -> str:
     return f'"{escaped}"'
 
 
-def printable_body(body: bytes | None) -> str | None:
-    """The body as text when it is short UTF-8 text without binary control characters, else ``None``."""
-    if not body or len(body) > MAX_BODY_BYTES:
+class BodyPreview(bytes):
+    """The first :data:`MAX_BODY_BYTES` bytes of a longer request body, with the body's full length in
+    :attr:`total`: all the log shows of it, so all a client wrapper needs to keep (see :func:`preview`).
+    A ``bytes`` subclass, so it fits :attr:`rt.events.HttpRequest.body` without a change to the kernel."""
+
+    total: int
+
+    def __new__(cls, head: bytes, total: int) -> BodyPreview:
+        preview = super().__new__(cls, head)
+        preview.total = total
+        return preview
+
+    def __repr__(self) -> str:
+        return f"BodyPreview({bytes(self)!r}, total={self.total})"
+
+
+def _utf8_length(text: str) -> int:
+    """``len(text.encode())`` without encoding a long text at once (ASCII is O(1) in CPython)."""
+    if text.isascii():
+        return len(text)
+    step = 1 << 16
+    return sum(len(text[i:i + step].encode("utf-8", "surrogatepass")) for i in range(0, len(text), step))
+
+
+def preview(body: object) -> bytes | None:
+    """What a client wrapper keeps of a request ``body`` for the event: the whole body when it is at most
+    :data:`MAX_BODY_BYTES` (the object itself when it is ``bytes``, else a copy), a :class:`BodyPreview` of a
+    longer one, ``None`` for a file or an iterator (streamed: never read here). Only the head is copied, and
+    the body itself is left as it is, so the request still sends all of it."""
+    if isinstance(body, str):
+        head = body[:MAX_BODY_BYTES].encode("utf-8", "surrogatepass")[:MAX_BODY_BYTES]
+        total = _utf8_length(body)
+    elif isinstance(body, (bytes, bytearray, memoryview)):
+        view = memoryview(body)
+        total = view.nbytes
+        if total <= MAX_BODY_BYTES:
+            return body if type(body) is bytes else view.tobytes()
+        # a view of the first bytes, copied alone (a non-contiguous view, which clients refuse anyway, whole)
+        head = view.cast("B")[:MAX_BODY_BYTES].tobytes() if view.c_contiguous else view.tobytes()[:MAX_BODY_BYTES]
+    else:
         return None
+    return head if total <= MAX_BODY_BYTES else BodyPreview(head, total)
+
+
+def shown_body(body: bytes | None) -> tuple[str, int] | None:
+    """``(text, total)``: the body's first :data:`MAX_BODY_BYTES` bytes as text and the body's full length,
+    when it is UTF-8 text without binary control characters; else ``None``. ``body`` is a
+    :class:`BodyPreview` (from the wrappers) or a whole body (from a client that emits events itself)."""
+    if not body:
+        return None
+    total = body.total if isinstance(body, BodyPreview) else len(body)
+    head = bytes(body[:MAX_BODY_BYTES])
     try:
-        text = body.decode("utf-8")
+        # incremental: a character cut in two at the limit is left out, not taken for binary data
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=total <= len(head))
     except UnicodeDecodeError:
         return None
     if any(ord(ch) < 0x20 and ch not in _PRINTABLE_CONTROLS for ch in text):
         return None
-    return text
+    return text, total
+
+
+def printable_body(body: bytes | None) -> str | None:
+    """The text of the body that the log shows (at most :data:`MAX_BODY_BYTES` of it), or ``None``."""
+    shown = shown_body(body)
+    return None if shown is None else shown[0]
 
 
 def curl_line(request: HttpRequest, *, show_secrets: bool = False) -> str:
@@ -90,9 +149,12 @@ def curl_line(request: HttpRequest, *, show_secrets: bool = False) -> str:
     parts = ["curl", version, _shell_quote(_mask_url(request.url, show_secrets)), "-X", request.method.upper()]
     for name, value in _mask_headers(request.headers, show_secrets):
         parts.extend(["-H", _shell_quote(f"{name}: {value}")])
-    body = printable_body(request.body)
-    if body is not None:
-        parts.extend(["--data-raw", _shell_quote(body)])
+    shown = shown_body(request.body)
+    if shown is not None:
+        text, total = shown
+        parts.extend(["--data-raw", _shell_quote(text)])
+        if total > MAX_BODY_BYTES:
+            parts.append(f"({total} bytes total)")
     return " ".join(parts)
 
 

@@ -12,6 +12,10 @@ and a failure to build or deliver an event never reaches the request.
   over first.
 - httpx: the default transports' ``handle_request``/``handle_async_request``, which every request of every
   ``Client``/``AsyncClient`` goes through (redirects included) with its final headers.
+
+Of a request body an event keeps only what the log can show, the first 4 KiB and the true length
+(:func:`rt_debug.fetchlog.preview`): these wrappers run on every request while logging is on, and copying a
+large upload in full to print 4 KiB of it would double its memory for nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from rt.events import HttpRequest, HttpResponse
+
+from rt_debug.fetchlog import preview
 
 _lock = threading.Lock()
 _installed: list[tuple[type, str, Any]] = []  # (class, attribute, original) to restore on uninstall
@@ -50,14 +56,6 @@ def _text(value: Any) -> str:
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("latin-1")
     return str(value)
-
-
-def _as_bytes(body: Any) -> bytes | None:
-    if isinstance(body, str):
-        return body.encode("utf-8")
-    if isinstance(body, (bytes, bytearray, memoryview)):
-        return bytes(body)
-    return None  # a file or an iterator: streamed, not shown
 
 
 # --- http.client ------------------------------------------------------------------------------------------
@@ -105,7 +103,7 @@ def _wrap_endheaders(original: Callable[..., Any]) -> Callable[..., Any]:
         state = getattr(self, _STATE, None)
         if state is not None and "request" not in state:
             with contextlib.suppress(Exception):
-                body = _as_bytes(message_body)
+                body = preview(message_body)
                 if body is None:
                     body = getattr(self, _BODY, None)
                 request = HttpRequest(
@@ -144,7 +142,7 @@ def _wrap_urllib3_request(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def request(self: Any, method: str, url: str, body: Any = None, *args: Any, **kwargs: Any) -> Any:
         with contextlib.suppress(Exception):
-            setattr(self, _BODY, _as_bytes(body))
+            setattr(self, _BODY, preview(body))
         return original(self, method, url, body, *args, **kwargs)
 
     return request
@@ -155,7 +153,7 @@ def _wrap_urllib3_request(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _httpx_request(request: Any) -> HttpRequest:
     try:
-        body: bytes | None = request.content
+        body = preview(request.content)
     except Exception:  # noqa: BLE001 - httpx.RequestNotRead (a streamed body); no httpx import here
         body = None
     return HttpRequest(
