@@ -21,13 +21,14 @@ def chat_url(request: pytest.FixtureRequest) -> Iterator[str]:
         [sys.executable, "-m", "rt", "examples/chat.py"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env=clean_environ({"PORT": "0", "RT_BACKEND": request.param}),
     )
-    try:
-        line = process.stdout.readline()  # "rt chat on http://127.0.0.1:PORT/ (Ctrl-C to stop)"
-        assert line.startswith("rt chat on http://"), line + process.stderr.read()
-        yield line.split()[3]
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with process:  # closes the pipes when done
+        try:
+            line = process.stdout.readline()  # "rt chat on http://127.0.0.1:PORT/ (Ctrl-C to stop)"
+            assert line.startswith("rt chat on http://"), line + process.stderr.read()
+            yield line.split()[3]
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
 
 
 def test_serves_the_page(chat_url):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import gc
 import os
 import struct
 from collections.abc import AsyncIterator
@@ -18,6 +19,13 @@ import pytest
 from anyio.abc import ByteStream
 
 import rt
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage() -> Any:
+    """Collect garbage after each test so a leaked socket or stream warns in the test that leaked it."""
+    yield
+    gc.collect()
 
 
 @pytest.fixture
@@ -59,7 +67,11 @@ def mask_frame(
 
 
 class RawClient:
-    """A minimal WebSocket client over any anyio byte stream."""
+    """A minimal WebSocket client over any anyio byte stream.
+
+    Close it: ``async with await RawClient.connect(server) as client:`` (or ``await client.aclose()``);
+    a client dropped open leaks its socket or memory pipe, which the ResourceWarning check reports.
+    """
 
     def __init__(self, stream: ByteStream) -> None:
         self.stream = stream
@@ -73,16 +85,27 @@ class RawClient:
         else:
             stream = await anyio.connect_tcp("127.0.0.1", server.port)
         client = cls(stream)
-        key = base64.b64encode(os.urandom(16)).decode()
-        await stream.send(
-            f"GET {path} HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n".encode()
-        )
-        while b"\r\n\r\n" not in client.buffer:
-            client.buffer += await stream.receive()
-        client.response_head, client.buffer = client.buffer.split(b"\r\n\r\n", 1)
-        assert client.response_head.startswith(b"HTTP/1.1 101"), client.response_head
+        try:
+            key = base64.b64encode(os.urandom(16)).decode()
+            await stream.send(
+                f"GET {path} HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n".encode()
+            )
+            while b"\r\n\r\n" not in client.buffer:
+                client.buffer += await stream.receive()
+            client.response_head, client.buffer = client.buffer.split(b"\r\n\r\n", 1)
+            assert client.response_head.startswith(b"HTTP/1.1 101"), client.response_head
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await client.aclose()
+            raise
         return client
+
+    async def __aenter__(self) -> RawClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     async def send(self, opcode: int, payload: bytes, **kw: Any) -> None:
         await self.stream.send(mask_frame(opcode, payload, **kw))

@@ -196,22 +196,64 @@ async def test_send_waits_for_a_peer_that_does_not_read(pair: Any) -> None:
     await server.send(b"after")  # writing works again once the peer read
 
 
-@asyncio_only
-async def test_aclose_cuts_a_peer_that_never_reads(
-    pair: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    client, server = pair
-    monkeypatch.setattr(asyncio_streams, "_CLOSE_GRACE", 0.2)
+async def _fill(server: ProtocolStream) -> int:
+    """Send until send() waits (nobody reads): the kernel's buffers are full and the transport holds more."""
+    sent = 0
     with anyio.move_on_after(0.5) as scope:
         for _ in range(_MOST_CHUNKS):
+            sent += 65536  # before the await: a send() cancelled while it waits has written its bytes
             await server.send(b"y" * 65536)
     assert scope.cancelled_caught, "send() never waited although nobody read"
-    transport = server._transport
-    assert transport.get_write_buffer_size() > 0
-    await server.aclose()
+    assert server._transport.get_write_buffer_size() > 0
+    return sent
+
+
+@asyncio_only
+async def test_aclose_cuts_a_peer_that_never_reads(pair: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The socket is closed when aclose() returns: after the grace, a peer that never reads is cut."""
+    client, server = pair
+    monkeypatch.setattr(asyncio_streams, "_CLOSE_GRACE", 0.2)
+    await _fill(server)
     with anyio.fail_after(5):
-        while not server._protocol.lost:
-            await anyio.sleep(0.05)
+        await server.aclose()
+    assert server._protocol.lost and server._transport.is_closing()
+    assert server._protocol.lost_waiter is None
+
+
+@asyncio_only
+async def test_a_cancelled_aclose_cuts_at_once(pair: Any) -> None:
+    """The server cancels the drain of its streams when it exits (default grace: 10 s)."""
+    client, server = pair
+    await _fill(server)
+    with anyio.fail_after(5):
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await server.aclose()
+    assert server._protocol.lost
+    with pytest.raises(anyio.ClosedResourceError):
+        await server.send(b"late")
+    await server.aclose()  # a second close is a no-op
+
+
+@asyncio_only
+async def test_aclose_lets_a_reading_peer_receive_everything(pair: Any) -> None:
+    """What send() accepted is delivered: aclose() waits for the transport to drain it, then EOF."""
+    client, server = pair
+    sent = await _fill(server)
+    received = 0
+
+    async def read_all() -> None:
+        nonlocal received
+        with pytest.raises(anyio.EndOfStream):
+            while True:
+                received += len(await client.receive())
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_all)
+            await server.aclose()
+            assert server._protocol.lost and server._protocol.error is None  # closed, not cut
+    assert received == sent
 
 
 @asyncio_only

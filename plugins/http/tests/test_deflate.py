@@ -13,6 +13,7 @@ import rt
 from rt_http.deflate import DeflateConfig, negotiate
 
 OFFER = "permessage-deflate; client_max_window_bits"
+OFFERING = f"Sec-WebSocket-Extensions: {OFFER}\r\n"  # the header line a raw client sends to offer it
 
 
 def answer(option: Any, offer: str = OFFER) -> str | None:
@@ -96,18 +97,18 @@ async def test_compressed_messages_both_ways_with_a_raw_client(
 ) -> None:
     handler = rt.WebSocketHandler(message=echo, per_message_deflate=option)
     async with serve(fetch=upgrading, websocket=handler) as server:
-        client = await ws_tools.RawClient.connect(server, extra=f"Sec-WebSocket-Extensions: {OFFER}\r\n")
-        assert b"sec-websocket-extensions: permessage-deflate" in client.response_head.lower()
-        text = "hé " * 1000
-        await client.send(0x1, deflate(text.encode()), rsv=0x40)
-        opcode, payload = await client.recv_frame()
-        assert opcode == 1 and len(payload) < len(text) and inflate(payload) == text.encode()
-        # a compressed message in two fragments: RSV1 on the first only
-        body = deflate(b"\x01" * 5000)
-        await client.send(0x2, body[:10], fin=False, rsv=0x40)
-        await client.send(0x0, body[10:])
-        opcode, payload = await client.recv_frame()
-        assert opcode == 2 and inflate(payload) == b"\x01" * 5000
+        async with await ws_tools.RawClient.connect(server, extra=OFFERING) as client:
+            assert b"sec-websocket-extensions: permessage-deflate" in client.response_head.lower()
+            text = "hé " * 1000
+            await client.send(0x1, deflate(text.encode()), rsv=0x40)
+            opcode, payload = await client.recv_frame()
+            assert opcode == 1 and len(payload) < len(text) and inflate(payload) == text.encode()
+            # a compressed message in two fragments: RSV1 on the first only
+            body = deflate(b"\x01" * 5000)
+            await client.send(0x2, body[:10], fin=False, rsv=0x40)
+            await client.send(0x0, body[10:])
+            opcode, payload = await client.recv_frame()
+            assert opcode == 2 and inflate(payload) == b"\x01" * 5000
 
 
 @pytest.mark.anyio
@@ -117,11 +118,11 @@ async def test_a_deflate_bomb_closes_1009_without_inflating_it(serve: Any, ws_to
         message=lambda ws, msg: messages.append(msg), per_message_deflate=True, max_payload_length=64 * 1024
     )
     async with serve(fetch=upgrading, websocket=handler) as server:
-        client = await ws_tools.RawClient.connect(server, extra=f"Sec-WebSocket-Extensions: {OFFER}\r\n")
-        bomb = deflate(b"\x00" * 10_000_000)  # 10 MB of zeros: about 10 KB on the wire, under the limit
-        assert len(bomb) < 64 * 1024
-        await client.send(0x2, bomb, rsv=0x40)
-        assert await client.recv_close() == (1009, "Received too big message")
+        async with await ws_tools.RawClient.connect(server, extra=OFFERING) as client:
+            bomb = deflate(b"\x00" * 10_000_000)  # 10 MB of zeros: about 10 KB on the wire, under the limit
+            assert len(bomb) < 64 * 1024
+            await client.send(0x2, bomb, rsv=0x40)
+            assert await client.recv_close() == (1009, "Received too big message")
     assert messages == []
 
 
@@ -131,16 +132,16 @@ async def test_bad_compressed_data_is_1007_and_rsv1_without_negotiation_is_1002(
 ) -> None:
     handler = rt.WebSocketHandler(per_message_deflate=True)
     async with serve(fetch=upgrading, websocket=handler) as server:
-        client = await ws_tools.RawClient.connect(server, extra=f"Sec-WebSocket-Extensions: {OFFER}\r\n")
-        await client.send(0x2, b"\xff\xff\xff\xff", rsv=0x40)
-        assert (await client.recv_close())[0] == 1007
-        client = await ws_tools.RawClient.connect(server)  # offered nothing: RSV1 is a protocol error
-        assert b"sec-websocket-extensions" not in client.response_head.lower()
-        await client.send(0x2, deflate(b"x"), rsv=0x40)
-        assert (await client.recv_close())[0] == 1002
-        client = await ws_tools.RawClient.connect(server, extra=f"Sec-WebSocket-Extensions: {OFFER}\r\n")
-        await client.send(0x9, b"", rsv=0x40)  # never on a control frame
-        assert (await client.recv_close())[0] == 1002
+        async with await ws_tools.RawClient.connect(server, extra=OFFERING) as client:
+            await client.send(0x2, b"\xff\xff\xff\xff", rsv=0x40)
+            assert (await client.recv_close())[0] == 1007
+        async with await ws_tools.RawClient.connect(server) as client:  # offered nothing: RSV1 is an error
+            assert b"sec-websocket-extensions" not in client.response_head.lower()
+            await client.send(0x2, deflate(b"x"), rsv=0x40)
+            assert (await client.recv_close())[0] == 1002
+        async with await ws_tools.RawClient.connect(server, extra=OFFERING) as client:
+            await client.send(0x9, b"", rsv=0x40)  # never on a control frame
+            assert (await client.recv_close())[0] == 1002
 
 
 @pytest.mark.anyio
@@ -149,14 +150,16 @@ async def test_publish_compresses_once_for_shared_sockets_and_not_for_others(
 ) -> None:
     handler = rt.WebSocketHandler(open=lambda ws: ws.subscribe("room"), per_message_deflate=True)
     async with serve(fetch=upgrading, websocket=handler) as server:
-        a = await ws_tools.RawClient.connect(server, extra=f"Sec-WebSocket-Extensions: {OFFER}\r\n")
-        b = await ws_tools.RawClient.connect(server)
-        await ws_tools.wait_until(lambda: server.subscriber_count("room") == 2)
-        text = "news " * 500
-        assert server.publish("room", text, compress=True) == len(text)
-        opcode, payload = await a.recv_frame()
-        assert opcode == 1 and len(payload) < len(text) and inflate(payload) == text.encode()
-        assert (await b.recv_frame()) == (1, text.encode())
+        async with (
+            await ws_tools.RawClient.connect(server, extra=OFFERING) as a,
+            await ws_tools.RawClient.connect(server) as b,
+        ):
+            await ws_tools.wait_until(lambda: server.subscriber_count("room") == 2)
+            text = "news " * 500
+            assert server.publish("room", text, compress=True) == len(text)
+            opcode, payload = await a.recv_frame()
+            assert opcode == 1 and len(payload) < len(text) and inflate(payload) == text.encode()
+            assert (await b.recv_frame()) == (1, text.encode())
 
 
 @pytest.mark.anyio

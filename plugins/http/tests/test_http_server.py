@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import gc
+import itertools
 import logging
+import socket
 import ssl
 import threading
+import time
 import urllib.request
+import warnings
 from typing import Any
 
 import anyio
@@ -61,16 +66,15 @@ async def test_keep_alive_serves_pipelined_requests_on_one_connection(serve: Any
         return rt.Response(f"{req.method} {req.path} {await req.text()}")
 
     async with serve(fetch=fetch) as server:
-        stream = await tcp(server)
         raw = (
             b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
             b"POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
             b"POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
         )
-        results = await exchange(stream, raw, responses=3)
+        async with await tcp(server) as stream:
+            results = await exchange(stream, raw, responses=3)
         assert [body for _, body in results] == [b"GET /a ", b"POST /b hello", b"POST /c abcde"]
         assert all(head.status_code == 200 for head, _ in results)
-        await stream.aclose()
 
 
 async def test_streaming_response_is_chunked(serve: Any) -> None:
@@ -80,46 +84,45 @@ async def test_streaming_response_is_chunked(serve: Any) -> None:
             await anyio.sleep(0)
 
     async with serve(fetch=lambda req, server: rt.Response(parts())) as server:
-        stream = await tcp(server)
-        await stream.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        raw = b""
-        with anyio.fail_after(5):
-            while not raw.endswith(b"0\r\n\r\n"):
-                raw += await stream.receive()
+        async with await tcp(server) as stream:
+            await stream.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            raw = b""
+            with anyio.fail_after(5):
+                while not raw.endswith(b"0\r\n\r\n"):
+                    raw += await stream.receive()
         head, _, body = raw.partition(b"\r\n\r\n")
         assert b"transfer-encoding: chunked" in head.lower()
         assert body == b"4\r\none,\r\n4\r\ntwo,\r\n5\r\nthree\r\n0\r\n\r\n"
-        await stream.aclose()
 
 
 async def test_body_over_limit_is_413_without_reading_it(serve: Any) -> None:
     async with serve(fetch=lambda req, server: rt.Response("never"), max_request_body_size=10) as server:
-        stream = await tcp(server)
-        [(head, body)] = await exchange(stream, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n")
+        async with await tcp(server) as stream:
+            [(head, body)] = await exchange(stream, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n")
         assert head.status_code == 413
-        stream = await tcp(server)
         chunked = b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n"
-        [(head, body)] = await exchange(stream, chunked)
+        async with await tcp(server) as stream:
+            [(head, body)] = await exchange(stream, chunked)
         assert head.status_code == 413
 
 
 async def test_headers_over_limit_are_431(serve: Any) -> None:
     async with serve(fetch=lambda req, server: rt.Response("never"), max_header_size=1024) as server:
-        stream = await tcp(server)
-        await stream.send(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 4000 + b"\r\n\r\n")
-        raw = b""
-        with anyio.fail_after(5):
-            while b"\r\n\r\n" not in raw:
-                raw += await stream.receive()
+        async with await tcp(server) as stream:
+            await stream.send(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 4000 + b"\r\n\r\n")
+            raw = b""
+            with anyio.fail_after(5):
+                while b"\r\n\r\n" not in raw:
+                    raw += await stream.receive()
         assert raw.startswith(b"HTTP/1.1 431 ")
 
 
 async def test_malformed_request_is_400(serve: Any) -> None:
     async with serve(fetch=lambda req, server: rt.Response("never")) as server:
-        stream = await tcp(server)
-        await stream.send(b"NOT HTTP AT ALL\r\n\r\n")
-        with anyio.fail_after(5):
-            raw = await stream.receive()
+        async with await tcp(server) as stream:
+            await stream.send(b"NOT HTTP AT ALL\r\n\r\n")
+            with anyio.fail_after(5):
+                raw = await stream.receive()
         assert raw.startswith(b"HTTP/1.1 400 ")
 
 
@@ -131,10 +134,10 @@ async def test_handler_exception_is_500_logged_and_server_lives(serve: Any, capl
 
     caplog.set_level(logging.ERROR, logger="rt.serve")
     async with serve(fetch=fetch) as server:
-        stream = await tcp(server)
-        results = await exchange(
-            stream, b"GET /boom HTTP/1.1\r\nHost: x\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n", 2
-        )
+        async with await tcp(server) as stream:
+            results = await exchange(
+                stream, b"GET /boom HTTP/1.1\r\nHost: x\r\n\r\nGET /ok HTTP/1.1\r\nHost: x\r\n\r\n", 2
+            )
         assert [(h.status_code, b) for h, b in results] == [(500, b"Internal Server Error"), (200, b"alive")]
     assert any(
         "kaboom" in (r.exc_text or "") or (r.exc_info and "kaboom" in str(r.exc_info[1]))
@@ -152,10 +155,10 @@ async def test_error_handler_answers_and_its_own_failure_is_500(serve: Any) -> N
         return rt.Response(f"handled {exc!r}", status=503)
 
     async with serve(fetch=fetch, error=error) as server:
-        stream = await tcp(server)
-        results = await exchange(
-            stream, b"GET /x HTTP/1.1\r\nHost: h\r\n\r\nGET /twice HTTP/1.1\r\nHost: h\r\n\r\n", 2
-        )
+        async with await tcp(server) as stream:
+            results = await exchange(
+                stream, b"GET /x HTTP/1.1\r\nHost: h\r\n\r\nGET /twice HTTP/1.1\r\nHost: h\r\n\r\n", 2
+            )
         assert (results[0][0].status_code, results[0][1]) == (503, b"handled KeyError('/x')")
         assert results[1][0].status_code == 500
 
@@ -172,7 +175,6 @@ async def test_routes_params_methods_static_and_fallback(serve: Any) -> None:
         "/items": {"POST": create, "GET": rt.Response("list")},
     }
     async with serve(routes=routes, fetch=lambda req, server: rt.Response("fallback", status=404)) as server:
-        stream = await tcp(server)
         raw = (
             b"GET /static HTTP/1.1\r\nHost: h\r\n\r\n"
             b"GET /static HTTP/1.1\r\nHost: h\r\n\r\n"
@@ -181,7 +183,8 @@ async def test_routes_params_methods_static_and_fallback(serve: Any) -> None:
             b"DELETE /items HTTP/1.1\r\nHost: h\r\n\r\n"
             b"GET /other HTTP/1.1\r\nHost: h\r\n\r\n"
         )
-        results = await exchange(stream, raw, 6)
+        async with await tcp(server) as stream:
+            results = await exchange(stream, raw, 6)
         got = [(h.status_code, b) for h, b in results]
         assert got == [
             (200, b"static"),
@@ -196,15 +199,15 @@ async def test_routes_params_methods_static_and_fallback(serve: Any) -> None:
 
 async def test_routes_without_fetch_answer_404(serve: Any) -> None:
     async with serve(routes={"/": rt.Response("home")}) as server:
-        stream = await tcp(server)
-        results = await exchange(stream, b"GET /missing HTTP/1.1\r\nHost: h\r\n\r\n")
+        async with await tcp(server) as stream:
+            results = await exchange(stream, b"GET /missing HTTP/1.1\r\nHost: h\r\n\r\n")
         assert results[0][0].status_code == 404
 
 
 async def test_fetch_returning_none_without_upgrade_is_500(serve: Any) -> None:
     async with serve(fetch=lambda req, server: None) as server:
-        stream = await tcp(server)
-        results = await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        async with await tcp(server) as stream:
+            results = await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         assert results[0][0].status_code == 500
 
 
@@ -212,8 +215,8 @@ async def test_unix_socket_transport(serve: Any, tmp_path: Any) -> None:
     path = str(tmp_path / "rt.sock")
     async with serve(fetch=lambda req, server: rt.Response("over unix"), unix=path) as server:
         assert server.url == f"unix:{path}" and server.transport_name == "unix"
-        stream = await anyio.connect_unix(path)
-        results = await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        async with await anyio.connect_unix(path) as stream:
+            results = await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         assert results[0][1] == b"over unix"
 
 
@@ -226,21 +229,106 @@ async def test_tls_transport(serve: Any) -> None:
     ca.configure_trust(client_context)
     async with serve(fetch=lambda req, server: rt.Response(req.url), tls=server_context) as server:
         assert server.url.startswith("https://127.0.0.1:")
-        stream = await anyio.connect_tcp(
+        async with await anyio.connect_tcp(
             "127.0.0.1", server.port, ssl_context=client_context, tls_standard_compatible=False
-        )
-        results = await exchange(stream, b"GET /secure HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        ) as stream:
+            results = await exchange(stream, b"GET /secure HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert results[0][1] == b"https://127.0.0.1/secure"
 
 
 async def test_memory_transport(serve: Any) -> None:
     async with serve(fetch=lambda req, server: rt.Response("in memory"), transport="memory") as server:
         assert server.url.startswith("memory://")
-        stream = await server.listener.connect()
-        results = await exchange(
-            stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", 2
-        )
+        async with await server.listener.connect() as stream:
+            results = await exchange(
+                stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", 2
+            )
         assert [b for _, b in results] == [b"in memory", b"in memory"]
+
+
+async def test_the_memory_listener_closes_what_it_never_accepted(rt_kernel: Any) -> None:
+    """Pipes still queued when the listener closes are closed (their clients see EOF), and a connect to
+    a closed listener leaves no pipe behind: the memory transport leaks no memory object stream."""
+    from rt_http.transports import MemoryListener
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        listener = MemoryListener()
+        async with await listener.connect() as client:  # queued; nobody ever accepts it
+            await listener.aclose()
+            with anyio.fail_after(5), pytest.raises(anyio.EndOfStream):
+                await client.receive()
+        with pytest.raises(anyio.ClosedResourceError):
+            await listener.connect()
+        del client, listener
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+@pytest.mark.parametrize("kind", ["http", "websocket"])
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_peer_that_stopped_reading_keeps_no_server_socket_open(
+    rt_kernel: Any, monkeypatch: pytest.MonkeyPatch, backend: str, kind: str
+) -> None:
+    """Leaving ``async with`` while writes are stuck behind a peer that stopped reading (a response, or
+    WebSocket messages) cuts the connection: no server socket is left draining after the server and its
+    event loop ended, and the exit does not wait out the asyncio stream's drain grace (10 s)."""
+    import rt_http.server
+    import rt_http.websocket
+
+    monkeypatch.setattr(rt_http.server, "_LINGER", 0.2)  # the waits for closing handshakes, made short
+    monkeypatch.setattr(rt_http.websocket, "_CLOSE_TIMEOUT", 0.2)
+    chunk = b"x" * 65536
+    produced: list[int] = []
+    sockets: list[Any] = []
+
+    def endless() -> Any:
+        for index in itertools.count():
+            produced.append(index)
+            yield chunk
+
+    def fetch(req: rt.Request, server: Any) -> Any:
+        if kind == "websocket":
+            return None if server.upgrade(req) else rt.Response("no", status=400)
+        return rt.Response(endless())
+
+    async def stuck() -> None:
+        """Until the server's writes are stuck: every buffer on the way is full and nobody reads."""
+        with anyio.fail_after(10):
+            if kind == "websocket":
+                while not sockets or sockets[0].send(chunk) != 0:  # 0: dropped, the queue is full
+                    await anyio.sleep(0)
+            seen = -1
+            while len(produced) != seen:
+                seen = len(produced)
+                await anyio.sleep(0.1)
+
+    peer = socket.socket()  # blocking, outside the event loop: a client in another process, stalled
+    peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    handler = rt.WebSocketHandler(open=sockets.append, backpressure_limit=1024 * 1024)
+    elapsed: list[float] = []
+
+    async def main() -> None:
+        async with rt.serve(fetch=fetch, websocket=handler, port=0) as server:
+            peer.connect(("127.0.0.1", server.port))
+            upgrade = "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            extra = upgrade + key if kind == "websocket" else ""
+            peer.sendall(f"GET / HTTP/1.1\r\nHost: h\r\n{extra}\r\n".encode())
+            await stuck()
+            started = time.monotonic()
+        elapsed.append(time.monotonic() - started)
+        sockets.clear()  # the ServerWebSocket holds its stream: gc must be able to see a leaked one
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ResourceWarning)
+            anyio.run(main, backend=backend)
+            gc.collect()
+    finally:
+        peer.close()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+    assert elapsed[0] < 5
 
 
 async def test_transports_come_from_the_hook(rt_kernel: Any) -> None:
@@ -269,8 +357,8 @@ async def test_a_third_party_transport_is_used(rt_kernel: Any, rt_register: Any)
     rt_register(Plugin(), "custom-transport")
     async with rt.serve(fetch=lambda req, server: rt.Response("custom"), transport="custom") as server:
         assert server.url == "custom://here/"
-        stream = await server.listener.connect()
-        assert (await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"))[0][1] == b"custom"
+        async with await server.listener.connect() as stream:
+            assert (await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"))[0][1] == b"custom"
 
 
 async def test_a_transport_whose_url_fails_does_not_leak_its_listener(rt_kernel: Any, rt_register: Any) -> None:
@@ -379,10 +467,10 @@ async def test_pending_requests_counts_requests_in_handlers(serve: Any, ws_tools
         return rt.Response("ok")
 
     async with serve(fetch=fetch) as server:
-        stream = await tcp(server)
-        await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
-        assert seen == [1]
-        await ws_tools.wait_until(lambda: server.pending_requests == 0)  # the server task resumes after sending
+        async with await tcp(server) as stream:
+            await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+            assert seen == [1]
+            await ws_tools.wait_until(lambda: server.pending_requests == 0)  # the server resumes after sending
 
 
 async def test_expect_100_continue_is_answered_before_the_body(serve: Any) -> None:
@@ -390,16 +478,16 @@ async def test_expect_100_continue_is_answered_before_the_body(serve: Any) -> No
         return rt.Response(await req.text())
 
     async with serve(fetch=echo) as server:
-        stream = await tcp(server)
-        await stream.send(
-            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"
-        )
-        raw = b""
-        with anyio.fail_after(5):  # no body sent yet: only a 100 can come back
-            while b"\r\n\r\n" not in raw:
-                raw += await stream.receive()
-        assert raw.startswith(b"HTTP/1.1 100 ")
-        [(head, body)] = await exchange(stream, b"hello")
+        async with await tcp(server) as stream:
+            await stream.send(
+                b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"
+            )
+            raw = b""
+            with anyio.fail_after(5):  # no body sent yet: only a 100 can come back
+                while b"\r\n\r\n" not in raw:
+                    raw += await stream.receive()
+            assert raw.startswith(b"HTTP/1.1 100 ")
+            [(head, body)] = await exchange(stream, b"hello")
         assert head.status_code == 200 and body == b"hello"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from typing import Any
 
@@ -57,14 +58,14 @@ async def _with_asyncio_client(server: Any, ws_tools: Any, seen: dict[str, Any])
             await client.send(b"\x00bin")
             assert await client.recv() == b"\x00bin"
     else:
-        client = await ws_tools.RawClient.connect(server, "/chat", "Sec-WebSocket-Protocol: chat, other\r\n")
-        assert b"set-cookie: sid=1" in client.response_head.lower()
-        assert b"sec-websocket-protocol: chat" in client.response_head.lower()
-        await client.send_text("hé")
-        assert await client.recv_frame() == (1, "hé".encode())
-        await client.send(2, b"\x00bin")
-        assert await client.recv_frame() == (2, b"\x00bin")
-        await client.aclose()
+        extra = "Sec-WebSocket-Protocol: chat, other\r\n"
+        async with await ws_tools.RawClient.connect(server, "/chat", extra) as client:
+            assert b"set-cookie: sid=1" in client.response_head.lower()
+            assert b"sec-websocket-protocol: chat" in client.response_head.lower()
+            await client.send_text("hé")
+            assert await client.recv_frame() == (1, "hé".encode())
+            await client.send(2, b"\x00bin")
+            assert await client.recv_frame() == (2, b"\x00bin")
 
 
 @pytest.mark.parametrize("flavour", ["sync", "async"])
@@ -94,15 +95,15 @@ async def test_all_five_handlers_sync_or_async(serve: Any, ws_tools: Any, flavou
         backpressure_limit=1024,
     )
     async with serve(fetch=upgrading(), websocket=handler) as server:
-        client = await ws_tools.RawClient.connect(server)
-        await client.send_text("hi")
-        await client.send_text("boom")
-        await client.send_text("big")
-        assert await client.recv_frame() == (2, b"x" * 4096)
-        await ws_tools.wait_until(lambda: any(c[0] == "drain" for c in calls))
-        await client.send(8, struct.pack("!H", 4000) + b"done")
-        assert await client.recv_close() == (4000, "")
-        await ws_tools.wait_until(lambda: any(c[0] == "close" for c in calls))
+        async with await ws_tools.RawClient.connect(server) as client:
+            await client.send_text("hi")
+            await client.send_text("boom")
+            await client.send_text("big")
+            assert await client.recv_frame() == (2, b"x" * 4096)
+            await ws_tools.wait_until(lambda: any(c[0] == "drain" for c in calls))
+            await client.send(8, struct.pack("!H", 4000) + b"done")
+            assert await client.recv_close() == (4000, "")
+            await ws_tools.wait_until(lambda: any(c[0] == "close" for c in calls))
     names = [c[0] for c in calls]
     assert names[0] == "open" and ("message", "hi") in calls and ("message", "boom") in calls
     errors = [c for c in calls if c[0] == "error"]
@@ -127,14 +128,14 @@ async def test_close_runs_the_handler_before_returning_and_closed_socket_refuses
         sockets.append(ws)
 
     async with serve(fetch=upgrading(), websocket={"message": message, "close": close}) as server:
-        client = await ws_tools.RawClient.connect(server)
-        await client.send_text("bye")
-        assert await client.recv_close() == (1000, "")
-        await ws_tools.wait_until(lambda: sockets)
-        ws = sockets[0]
-        assert ws.ready_state == 3
-        assert ws.send("late") == 0 and ws.subscribe("c") is False and ws.subscriptions == []
-        assert server.subscriber_count("a") == 0
+        async with await ws_tools.RawClient.connect(server) as client:
+            await client.send_text("bye")
+            assert await client.recv_close() == (1000, "")
+            await ws_tools.wait_until(lambda: sockets)
+            ws = sockets[0]
+            assert ws.ready_state == 3
+            assert ws.send("late") == 0 and ws.subscribe("c") is False and ws.subscriptions == []
+            assert server.subscriber_count("a") == 0
     assert log == [("close", 1000, "", 3, []), "after close()"]
 
 
@@ -147,12 +148,12 @@ async def test_terminate_reports_1006_before_returning(serve: Any, ws_tools: Any
 
     handler = {"message": message, "close": lambda ws, code, reason: log.append((code, reason))}
     async with serve(fetch=upgrading(), websocket=handler) as server:
-        client = await ws_tools.RawClient.connect(server)
-        await client.send_text("x")
-        with anyio.fail_after(5):
-            with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError)):
-                while True:
-                    await client.recv_frame()
+        async with await ws_tools.RawClient.connect(server) as client:
+            await client.send_text("x")
+            with anyio.fail_after(5):
+                with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError)):
+                    while True:
+                        await client.recv_frame()
     assert log == [(1006, ""), "after terminate()"]
 
 
@@ -160,10 +161,10 @@ async def test_empty_client_close_reaches_handler_as_1005(serve: Any, ws_tools: 
     closes: list[Any] = []
     handler = {"close": lambda ws, code, reason: closes.append((code, reason))}
     async with serve(fetch=upgrading(), websocket=handler) as server:
-        client = await ws_tools.RawClient.connect(server)
-        await client.send(8, b"")
-        assert (await client.recv_close())[0] == 1005
-        await ws_tools.wait_until(lambda: closes)
+        async with await ws_tools.RawClient.connect(server) as client:
+            await client.send(8, b"")
+            assert (await client.recv_close())[0] == 1005
+            await ws_tools.wait_until(lambda: closes)
     assert closes == [(1005, "")]
 
 
@@ -179,14 +180,14 @@ async def test_over_max_payload_length_closes_1009_and_delivers_nothing(
         close=lambda ws, code, reason: closes.append((code, reason)),
     )
     async with serve(fetch=upgrading(), websocket=handler) as server:
-        client = await ws_tools.RawClient.connect(server)
-        if fragmented:
-            await client.send(2, b"a" * 60, fin=False)
-            await client.send(0, b"b" * 60)
-        else:
-            await client.send(2, b"a" * 101)
-        assert await client.recv_close() == (1009, "Received too big message")
-        await ws_tools.wait_until(lambda: closes)
+        async with await ws_tools.RawClient.connect(server) as client:
+            if fragmented:
+                await client.send(2, b"a" * 60, fin=False)
+                await client.send(0, b"b" * 60)
+            else:
+                await client.send(2, b"a" * 101)
+            assert await client.recv_close() == (1009, "Received too big message")
+            await ws_tools.wait_until(lambda: closes)
     assert messages == [] and closes == [(1009, "Received too big message")]
 
 
@@ -205,11 +206,11 @@ async def test_protocol_violations_close_with_their_code(
 ) -> None:
     closes: list[Any] = []
     async with serve(fetch=upgrading(), websocket={"close": lambda ws, c, r: closes.append(c)}) as server:
-        client = await ws_tools.RawClient.connect(server)
-        frame = dict(frame)
-        await client.stream.send(ws_tools.mask_frame(frame.pop("opcode"), frame.pop("payload"), **frame))
-        assert (await client.recv_close())[0] == code
-        await ws_tools.wait_until(lambda: closes)
+        async with await ws_tools.RawClient.connect(server) as client:
+            frame = dict(frame)
+            await client.stream.send(ws_tools.mask_frame(frame.pop("opcode"), frame.pop("payload"), **frame))
+            assert (await client.recv_close())[0] == code
+            await ws_tools.wait_until(lambda: closes)
     assert closes == [code]
 
 
@@ -220,16 +221,16 @@ async def test_idle_timeout_pings_first_then_closes(serve: Any, ws_tools: Any, s
         idle_timeout=0.2, send_pings=send_pings, close=lambda ws, code, reason: closes.append(code)
     )
     async with serve(fetch=upgrading(), websocket=handler) as server:
-        client = await ws_tools.RawClient.connect(server)
-        frames_seen: list[int] = []
-        with anyio.fail_after(5):
-            try:
-                while True:
-                    opcode, _ = await client.recv_frame()
-                    frames_seen.append(opcode)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError):
-                pass
-        await ws_tools.wait_until(lambda: closes)
+        async with await ws_tools.RawClient.connect(server) as client:
+            frames_seen: list[int] = []
+            with anyio.fail_after(5):
+                try:
+                    while True:
+                        opcode, _ = await client.recv_frame()
+                        frames_seen.append(opcode)
+                except (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError):
+                    pass
+            await ws_tools.wait_until(lambda: closes)
     assert frames_seen == ([0x9] if send_pings else [])
     assert closes == [1006]
 
@@ -237,11 +238,11 @@ async def test_idle_timeout_pings_first_then_closes(serve: Any, ws_tools: Any, s
 async def test_incoming_data_resets_the_idle_timer(serve: Any, ws_tools: Any) -> None:
     handler = rt.WebSocketHandler(idle_timeout=0.3, send_pings=False)
     async with serve(fetch=upgrading(), websocket=handler) as server:
-        client = await ws_tools.RawClient.connect(server)
-        for _ in range(6):  # 0.6 s in all, never 0.3 s quiet
-            await anyio.sleep(0.1)
-            await client.send(0xA, b"")  # an unsolicited pong is traffic too
-        assert server.pending_websockets == 1
+        async with await ws_tools.RawClient.connect(server) as client:
+            for _ in range(6):  # 0.6 s in all, never 0.3 s quiet
+                await anyio.sleep(0.1)
+                await client.send(0xA, b"")  # an unsolicited pong is traffic too
+            assert server.pending_websockets == 1
 
 
 async def test_backpressure_bounds_memory_with_a_client_that_never_reads(serve: Any, ws_tools: Any) -> None:
@@ -256,25 +257,52 @@ async def test_backpressure_bounds_memory_with_a_client_that_never_reads(serve: 
         drain=lambda ws: drains.append(ws.buffered_amount),
     )
     async with serve(fetch=upgrading(), websocket=handler) as server:
-        client = await ws_tools.RawClient.connect(server)
-        await ws_tools.wait_until(lambda: sockets)
-        ws = sockets[0]
-        results: set[int] = set()
-        peak = 0
-        for _ in range(100 * 1024 * 1024 // len(message)):
-            results.add(ws.send(message))
-            peak = max(peak, ws.buffered_amount)
-            assert ws.buffered_amount <= limit + len(message) + 10
-            await anyio.sleep(0)
-        assert {len(message), -1, 0} <= results
-        received = 0
-        with anyio.fail_after(10):
-            while ws.buffered_amount:
-                opcode, payload = await client.recv_frame()
-                received += len(payload)
-        await ws_tools.wait_until(lambda: drains)
-        assert ws.send(b"again") == 5
-        assert received <= limit + 2 * len(message) + 4 * 1024 * 1024  # bounded by limit + socket buffers
+        async with await ws_tools.RawClient.connect(server) as client:
+            await ws_tools.wait_until(lambda: sockets)
+            ws = sockets[0]
+            results: set[int] = set()
+            peak = 0
+            for _ in range(100 * 1024 * 1024 // len(message)):
+                results.add(ws.send(message))
+                peak = max(peak, ws.buffered_amount)
+                assert ws.buffered_amount <= limit + len(message) + 10
+                await anyio.sleep(0)
+            assert {len(message), -1, 0} <= results
+            received = 0
+            with anyio.fail_after(10):
+                while ws.buffered_amount:
+                    opcode, payload = await client.recv_frame()
+                    received += len(payload)
+            await ws_tools.wait_until(lambda: drains)
+            assert ws.send(b"again") == 5
+            assert received <= limit + 2 * len(message) + 4 * 1024 * 1024  # bounded by limit + socket buffers
+
+
+async def test_a_queue_filled_exactly_to_the_limit_reports_backpressure_then_drains(
+    serve: Any, ws_tools: Any
+) -> None:
+    """Sends that fill the queue to exactly ``backpressure_limit`` are taken; the next one is queued over it
+    (-1), the one after is dropped (0), and drain runs once the queue empties. (A queue at exactly the limit
+    used to drop sends with 0 without a -1 first, and drain never ran.)"""
+    payload = b"x" * 508  # a 512-byte frame: 2 header bytes and a 2-byte length
+    results: list[int] = []
+    drains: list[int] = []
+
+    def message(ws: Any, msg: Any) -> None:  # a sync handler's sends are corked: nothing is written meanwhile
+        results.extend(ws.send(payload) for _ in range(4))
+
+    handler = rt.WebSocketHandler(
+        message=message, drain=lambda ws: drains.append(ws.buffered_amount), backpressure_limit=1024
+    )
+    async with serve(fetch=upgrading(), websocket=handler) as server:
+        async with await ws_tools.RawClient.connect(server) as client:
+            await client.send_text("go")
+            with anyio.fail_after(5):
+                for _ in range(3):
+                    assert await client.recv_frame() == (2, payload)
+            await ws_tools.wait_until(lambda: drains)
+    assert results == [508, 508, -1, 0]
+    assert drains == [0]
 
 
 async def test_close_on_backpressure_limit_closes_the_socket(serve: Any, ws_tools: Any) -> None:
@@ -287,17 +315,17 @@ async def test_close_on_backpressure_limit_closes_the_socket(serve: Any, ws_tool
         close=lambda ws, c, r: closes.append(c),
     )
     async with serve(fetch=upgrading(), websocket=handler) as server:
-        await ws_tools.RawClient.connect(server)
-        await ws_tools.wait_until(lambda: sockets)
-        ws = sockets[0]
-        results = []
-        for _ in range(2000):
-            results.append(ws.send(b"z" * 65536))
-            if ws.ready_state == 3:
-                break
-            await anyio.sleep(0)
-        assert results[-1] == 0 and -1 not in results and ws.ready_state == 3
-        assert closes == [1006]
+        async with await ws_tools.RawClient.connect(server):
+            await ws_tools.wait_until(lambda: sockets)
+            ws = sockets[0]
+            results = []
+            for _ in range(2000):
+                results.append(ws.send(b"z" * 65536))
+                if ws.ready_state == 3:
+                    break
+                await anyio.sleep(0)
+            assert results[-1] == 0 and -1 not in results and ws.ready_state == 3
+            assert closes == [1006]
 
 
 async def test_publish_return_values_and_publish_to_self(serve: Any, ws_tools: Any) -> None:
@@ -306,29 +334,30 @@ async def test_publish_return_values_and_publish_to_self(serve: Any, ws_tools: A
         sockets.clear()
         handler = rt.WebSocketHandler(open=lambda ws: sockets.append(ws), publish_to_self=publish_to_self)
         async with serve(fetch=upgrading(), websocket=handler) as server:
-            a = await ws_tools.RawClient.connect(server)
-            await ws_tools.wait_until(lambda: len(sockets) == 1)
-            wa = sockets[0]
-            assert server.publish("room", "nobody") == 0
-            assert wa.subscribe("room") is True and wa.subscribe("room") is False
-            assert wa.subscriptions == ["room"] and wa.is_subscribed("room")
-            assert wa.publish("room", "only me") == (7 if publish_to_self else 0)
-            if publish_to_self:
-                assert await a.recv_frame() == (1, b"only me")
-            b = await ws_tools.RawClient.connect(server)
-            await ws_tools.wait_until(lambda: len(sockets) == 2)
-            sockets[1].subscribe("room")
-            assert server.subscriber_count("room") == 2
-            assert wa.publish("room", b"to b") == 4
-            assert await b.recv_frame() == (2, b"to b")
-            if publish_to_self:
-                assert await a.recv_frame() == (2, b"to b")
-            assert server.publish("room", "all") == 3
-            assert await a.recv_frame() == (1, b"all") and await b.recv_frame() == (1, b"all")
-            assert wa.unsubscribe("room") is True and wa.unsubscribe("room") is False
-            assert server.subscriber_count("room") == 1
-            with pytest.raises(ValueError, match="non-empty"):
-                wa.subscribe("")
+            async with contextlib.AsyncExitStack() as clients:
+                a = await clients.enter_async_context(await ws_tools.RawClient.connect(server))
+                await ws_tools.wait_until(lambda: len(sockets) == 1)
+                wa = sockets[0]
+                assert server.publish("room", "nobody") == 0
+                assert wa.subscribe("room") is True and wa.subscribe("room") is False
+                assert wa.subscriptions == ["room"] and wa.is_subscribed("room")
+                assert wa.publish("room", "only me") == (7 if publish_to_self else 0)
+                if publish_to_self:
+                    assert await a.recv_frame() == (1, b"only me")
+                b = await clients.enter_async_context(await ws_tools.RawClient.connect(server))
+                await ws_tools.wait_until(lambda: len(sockets) == 2)
+                sockets[1].subscribe("room")
+                assert server.subscriber_count("room") == 2
+                assert wa.publish("room", b"to b") == 4
+                assert await b.recv_frame() == (2, b"to b")
+                if publish_to_self:
+                    assert await a.recv_frame() == (2, b"to b")
+                assert server.publish("room", "all") == 3
+                assert await a.recv_frame() == (1, b"all") and await b.recv_frame() == (1, b"all")
+                assert wa.unsubscribe("room") is True and wa.unsubscribe("room") is False
+                assert server.subscriber_count("room") == 1
+                with pytest.raises(ValueError, match="non-empty"):
+                    wa.subscribe("")
 
 
 async def test_publish_under_a_paused_subscriber_returns_positive_minus_one_or_zero(
@@ -339,51 +368,54 @@ async def test_publish_under_a_paused_subscriber_returns_positive_minus_one_or_z
         open=lambda ws: (sockets.append(ws), ws.subscribe("t")), backpressure_limit=128 * 1024
     )
     async with serve(fetch=upgrading(), websocket=handler) as server:
-        await ws_tools.RawClient.connect(server)  # never reads
-        await ws_tools.wait_until(lambda: sockets)
-        results = []
-        for _ in range(400):
-            results.append(server.publish("t", b"p" * 65536))
-            await anyio.sleep(0)
-        assert set(results) <= {65536, -1, 0} and 0 in results and 65536 in results
+        async with await ws_tools.RawClient.connect(server):  # never reads
+            await ws_tools.wait_until(lambda: sockets)
+            results = []
+            for _ in range(400):
+                results.append(server.publish("t", b"p" * 65536))
+                await anyio.sleep(0)
+            assert set(results) <= {65536, -1, 0} and 0 in results and 65536 in results
 
 
 async def test_fan_out_frames_once_and_queues_the_same_bytes(serve: Any, ws_tools: Any) -> None:
     sockets: list[Any] = []
     handler = rt.WebSocketHandler(open=lambda ws: (sockets.append(ws), ws.subscribe("room")))
     async with serve(fetch=upgrading(), websocket=handler) as server:
-        clients = [await ws_tools.RawClient.connect(server) for _ in range(5)]
-        await ws_tools.wait_until(lambda: len(sockets) == 5)
-        assert server.publish("room", "hello") == 5
-        queued = [ws._buffer[-1] for ws in sockets]
-        assert all(frame is queued[0] for frame in queued)  # one bytes object, framed once
-        for client in clients:
-            assert await client.recv_frame() == (1, b"hello")
+        async with contextlib.AsyncExitStack() as stack:
+            clients = [
+                await stack.enter_async_context(await ws_tools.RawClient.connect(server)) for _ in range(5)
+            ]
+            await ws_tools.wait_until(lambda: len(sockets) == 5)
+            assert server.publish("room", "hello") == 5
+            queued = [ws._buffer[-1] for ws in sockets]
+            assert all(frame is queued[0] for frame in queued)  # one bytes object, framed once
+            for client in clients:
+                assert await client.recv_frame() == (1, b"hello")
 
 
 async def test_cork_batches_sends_into_one_write(serve: Any, ws_tools: Any) -> None:
     sockets: list[Any] = []
     async with serve(fetch=upgrading(), websocket={"open": lambda ws: sockets.append(ws)}) as server:
-        client = await ws_tools.RawClient.connect(server)
-        await ws_tools.wait_until(lambda: sockets)
-        ws = sockets[0]
-        result = ws.cork(lambda w: [w.send("a"), w.send("b"), w.send(b"c")])
-        assert result == [1, 1, 1] and len(ws._buffer) == 3
-        assert [await client.recv_frame() for _ in range(3)] == [(1, b"a"), (1, b"b"), (2, b"c")]
+        async with await ws_tools.RawClient.connect(server) as client:
+            await ws_tools.wait_until(lambda: sockets)
+            ws = sockets[0]
+            result = ws.cork(lambda w: [w.send("a"), w.send("b"), w.send(b"c")])
+            assert result == [1, 1, 1] and len(ws._buffer) == 3
+            assert [await client.recv_frame() for _ in range(3)] == [(1, b"a"), (1, b"b"), (2, b"c")]
 
 
 async def test_ping_pong_both_ways(serve: Any, ws_tools: Any) -> None:
     sockets: list[Any] = []
     async with serve(fetch=upgrading(), websocket={"open": lambda ws: sockets.append(ws)}) as server:
-        client = await ws_tools.RawClient.connect(server)
-        await ws_tools.wait_until(lambda: sockets)
-        assert sockets[0].ping(b"are you there") == 13 and sockets[0].pong("unsolicited") == 11
-        assert await client.recv_frame() == (9, b"are you there")
-        assert await client.recv_frame() == (10, b"unsolicited")
-        await client.send(9, b"server?")
-        assert await client.recv_frame() == (10, b"server?")
-        with pytest.raises(ValueError, match="125 bytes"):
-            sockets[0].ping(b"x" * 126)
+        async with await ws_tools.RawClient.connect(server) as client:
+            await ws_tools.wait_until(lambda: sockets)
+            assert sockets[0].ping(b"are you there") == 13 and sockets[0].pong("unsolicited") == 11
+            assert await client.recv_frame() == (9, b"are you there")
+            assert await client.recv_frame() == (10, b"unsolicited")
+            await client.send(9, b"server?")
+            assert await client.recv_frame() == (10, b"server?")
+            with pytest.raises(ValueError, match="125 bytes"):
+                sockets[0].ping(b"x" * 126)
 
 
 async def test_handshake_rules(serve: Any, ws_tools: Any) -> None:
@@ -431,30 +463,31 @@ async def test_stop_waits_for_the_last_socket(serve: Any, ws_tools: Any) -> None
     server = rt.serve(fetch=upgrading(), websocket={}, port=0)
     stopped = anyio.Event()
     async with server:
-        client = await ws_tools.RawClient.connect(server)
-        await ws_tools.wait_until(lambda: server.pending_websockets == 1)
+        async with await ws_tools.RawClient.connect(server) as client:
+            await ws_tools.wait_until(lambda: server.pending_websockets == 1)
 
-        async def stop() -> None:
-            await server.stop()
-            stopped.set()
+            async def stop() -> None:
+                await server.stop()
+                stopped.set()
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(stop)
-            await anyio.sleep(0.1)
-            assert not stopped.is_set()
-            await client.send(8, struct.pack("!H", 1000))
-            with anyio.fail_after(5):
-                await stopped.wait()
-        assert server.pending_websockets == 0
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(stop)
+                await anyio.sleep(0.1)
+                assert not stopped.is_set()
+                await client.send(8, struct.pack("!H", 1000))
+                with anyio.fail_after(5):
+                    await stopped.wait()
+            assert server.pending_websockets == 0
 
 
 async def test_leaving_async_with_closes_open_sockets(serve: Any, ws_tools: Any) -> None:
     closes: list[int] = []
-    async with serve(fetch=upgrading(), websocket={"close": lambda ws, c, r: closes.append(c)}) as server:
-        client = await ws_tools.RawClient.connect(server)
-        await ws_tools.wait_until(lambda: server.pending_websockets == 1)
-    assert closes == [1001]
-    assert await client.recv_close() == (1001, "server stopping")
+    async with contextlib.AsyncExitStack() as stack:
+        async with serve(fetch=upgrading(), websocket={"close": lambda ws, c, r: closes.append(c)}) as server:
+            client = await stack.enter_async_context(await ws_tools.RawClient.connect(server))
+            await ws_tools.wait_until(lambda: server.pending_websockets == 1)
+        assert closes == [1001]
+        assert await client.recv_close() == (1001, "server stopping")  # the client outlived the server
 
 
 def test_handler_validation() -> None:
@@ -476,12 +509,12 @@ def test_handler_validation() -> None:
 async def test_close_argument_checks(serve: Any, ws_tools: Any) -> None:
     sockets: list[Any] = []
     async with serve(fetch=upgrading(), websocket={"open": lambda ws: sockets.append(ws)}) as server:
-        await ws_tools.RawClient.connect(server)
-        await ws_tools.wait_until(lambda: sockets)
-        with pytest.raises(ValueError, match="close code"):
-            sockets[0].close(1006)
-        with pytest.raises(ValueError, match="123 bytes"):
-            sockets[0].close(1000, "x" * 124)
+        async with await ws_tools.RawClient.connect(server):
+            await ws_tools.wait_until(lambda: sockets)
+            with pytest.raises(ValueError, match="close code"):
+                sockets[0].close(1006)
+            with pytest.raises(ValueError, match="123 bytes"):
+                sockets[0].close(1000, "x" * 124)
 
 
 async def test_pings_from_a_client_that_never_reads_do_not_grow_the_queue(serve: Any, ws_tools: Any) -> None:
@@ -495,29 +528,29 @@ async def test_pings_from_a_client_that_never_reads_do_not_grow_the_queue(serve:
         backpressure_limit=64 * 1024,
     )
     async with serve(fetch=upgrading(), websocket=handler, transport="memory") as server:
-        client = await ws_tools.RawClient.connect(server)
-        await ws_tools.wait_until(lambda: sockets)
-        ws = sockets[0]
-        with anyio.fail_after(5):
-            while ws.send(b"x" * 4096) != 0:  # the writer is stuck and the queue is full
-                await anyio.sleep(0)
-        before = ws.buffered_amount
-        for _ in range(500):
-            await client.send(0x9, b"p" * 125)
-        await client.send_text("done")
-        await ws_tools.wait_until(lambda: messages == ["done"])
-        assert ws.buffered_amount <= before  # without the bound: +500 pongs of 127 bytes
-        ws.terminate()
+        async with await ws_tools.RawClient.connect(server) as client:
+            await ws_tools.wait_until(lambda: sockets)
+            ws = sockets[0]
+            with anyio.fail_after(5):
+                while ws.send(b"x" * 4096) != 0:  # the writer is stuck and the queue is full
+                    await anyio.sleep(0)
+            before = ws.buffered_amount
+            for _ in range(500):
+                await client.send(0x9, b"p" * 125)
+            await client.send_text("done")
+            await ws_tools.wait_until(lambda: messages == ["done"])
+            assert ws.buffered_amount <= before  # without the bound: +500 pongs of 127 bytes
+            ws.terminate()
 
 
 async def test_argument_types_are_checked(serve: Any, ws_tools: Any) -> None:
     sockets: list[Any] = []
     async with serve(fetch=upgrading(), websocket={"open": lambda ws: sockets.append(ws)}) as server:
-        await ws_tools.RawClient.connect(server)
-        await ws_tools.wait_until(lambda: sockets)
-        with pytest.raises(TypeError, match="close reason must be a str"):
-            sockets[0].close(1000, b"bytes")
-        with pytest.raises(TypeError, match="topic must be a str"):
-            server.publish(5, "x")
-        with pytest.raises(ValueError, match="non-empty"):
-            server.publish("", "x")
+        async with await ws_tools.RawClient.connect(server):
+            await ws_tools.wait_until(lambda: sockets)
+            with pytest.raises(TypeError, match="close reason must be a str"):
+                sockets[0].close(1000, b"bytes")
+            with pytest.raises(TypeError, match="topic must be a str"):
+                server.publish(5, "x")
+            with pytest.raises(ValueError, match="non-empty"):
+                server.publish("", "x")

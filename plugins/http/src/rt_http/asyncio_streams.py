@@ -14,6 +14,10 @@ asyncio's own ``StreamReader``/``StreamWriter`` do instead:
   while the transport's buffer is above ``_WRITE_HIGH`` (so a client that never reads cannot grow it);
 - neither yields to the loop when it does not have to wait. A reader still yields whenever it has consumed
   what the kernel delivered, so no task can starve the others;
+- ``aclose()`` lets what is still unsent drain (the transport may hold up to ``_WRITE_HIGH`` bytes that
+  anyio's stream would have waited for in ``send()``): it waits until the transport has closed, at most
+  ``_CLOSE_GRACE`` seconds, and cancelling that wait cuts the socket at once (the server does, when it stops).
+  So no socket outlives its ``aclose()`` call, whatever the peer does;
 - it is a ``BufferedProtocol`` reading into one 64 KiB buffer per listener: a plain ``Protocol`` makes asyncio
   call ``recv(262144)`` for every read, and allocating (then shrinking) 256 KiB per message cost more than the
   ``recv`` system call itself in a profile of the echo benchmark.
@@ -37,7 +41,7 @@ _READ_SIZE = 64 * 1024  # bytes one read takes from the kernel (trio's and anyio
 _READ_HIGH = 256 * 1024  # unread bytes at which the transport stops reading
 _READ_LOW = 64 * 1024  # ... and reads again once the reader is down to this
 _WRITE_HIGH = 64 * 1024  # send() waits while the transport holds more than this unsent
-_CLOSE_GRACE = 10.0  # seconds aclose() lets unsent bytes drain before the socket is cut
+_CLOSE_GRACE = 10.0  # seconds aclose() waits for unsent bytes to drain before it cuts the socket
 
 
 def running_on_asyncio() -> bool:
@@ -77,6 +81,7 @@ class _Protocol(asyncio.BufferedProtocol):
         "writing_paused",
         "read_waiter",
         "drain_waiter",
+        "lost_waiter",
     )
 
     def __init__(self, read_buffer: memoryview) -> None:
@@ -91,6 +96,7 @@ class _Protocol(asyncio.BufferedProtocol):
         self.writing_paused = False
         self.read_waiter: asyncio.Future[None] | None = None
         self.drain_waiter: asyncio.Future[None] | None = None
+        self.lost_waiter: asyncio.Future[None] | None = None  # aclose() waiting for the close to finish
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -118,6 +124,9 @@ class _Protocol(asyncio.BufferedProtocol):
         self.error = exc
         self.wake_reader()
         self.wake_writer()
+        waiter = self.lost_waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def pause_writing(self) -> None:
         self.writing_paused = True
@@ -209,17 +218,41 @@ class ProtocolStream(SocketStream):
             pass
 
     async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._protocol.wake_reader()
-            self._protocol.wake_writer()
-            transport = self._transport
-            if not transport.is_closing():
-                transport.close()  # sends what is still buffered, then closes
-                if transport.get_write_buffer_size():
-                    # a peer that stopped reading would keep the socket open forever
-                    self._loop.call_later(_CLOSE_GRACE, transport.abort)
-        await anyio.lowlevel.checkpoint()
+        """Close; unsent bytes get up to ``_CLOSE_GRACE`` seconds to drain. A peer that stopped reading
+        would keep the socket open forever, so past that, or when this wait is cancelled, the socket is cut
+        (``abort``): the socket is closed when ``aclose()`` returns or raises, as with anyio's own stream."""
+        protocol = self._protocol
+        if self._closed:
+            await anyio.lowlevel.checkpoint()
+            return
+        self._closed = True
+        protocol.wake_reader()
+        protocol.wake_writer()
+        transport = self._transport
+        if not transport.is_closing():
+            transport.close()  # sends what is still buffered, then closes the socket
+        if protocol.lost:
+            await anyio.lowlevel.checkpoint()
+            return
+        try:
+            with anyio.move_on_after(_CLOSE_GRACE):
+                await self._until_lost()
+        finally:
+            if not protocol.lost:
+                transport.abort()
+                # abort() closes the socket in connection_lost, which the loop runs on its next turn:
+                # wait for that one turn even when cancelled, so the socket is closed when we return
+                with anyio.CancelScope(shield=True):
+                    await self._until_lost()
+
+    async def _until_lost(self) -> None:
+        """Wait for ``connection_lost``. A fresh future each time: cancelling a wait cancels its future."""
+        protocol = self._protocol
+        protocol.lost_waiter = waiter = self._loop.create_future()
+        try:
+            await waiter
+        finally:
+            protocol.lost_waiter = None
 
 
 class ProtocolListener(SocketListener):

@@ -104,6 +104,9 @@ class Server:
         self._all_closed: anyio.Event | None = None
         self._connection_ended: anyio.Event | None = None  # set whenever a connection's task ends
         self._stopping = False
+        # streams being closed (a close may wait for unsent bytes to drain): cut when the server exits
+        self._closing: set[anyio.CancelScope] = set()
+        self._cut_closes = False
 
     # -- properties of the spec ----------------------------------------------------------------------------
 
@@ -150,6 +153,7 @@ class Server:
             raise
         self._stopped = anyio.Event()
         self._stopping = False
+        self._cut_closes = False
         self._accept_scope = anyio.CancelScope()
         self._accept_done = anyio.Event()
         self._task_group = anyio.create_task_group()
@@ -219,6 +223,10 @@ class Server:
     ) -> None:
         with anyio.CancelScope(shield=exc is not None):
             await self.stop(close_active=True)
+        # a close still draining unsent bytes to a peer that stopped reading would outlive the server
+        self._cut_closes = True
+        for closing in list(self._closing):
+            closing.cancel()
         task_group, self._task_group = self._task_group, None
         if task_group is not None:
             task_group.cancel_scope.cancel()
@@ -266,11 +274,22 @@ class Server:
                 self._connections.pop(connection, None)
                 if self._connection_ended is not None:
                     self._connection_ended.set()
-                with anyio.CancelScope(shield=True):
-                    try:
-                        await stream.aclose()
-                    except Exception:
-                        pass
+                await self._close_stream(stream)
+
+    async def _close_stream(self, stream: ByteStream) -> None:
+        """Close a connection's stream, whatever cancelled its task. The close itself may take a while
+        (the asyncio stream lets unsent bytes drain for a few seconds): shielded from the task's own
+        cancellation, but cut when the server exits, so no socket outlives ``async with server``."""
+        with anyio.CancelScope(shield=True) as closing:
+            if self._cut_closes:
+                closing.cancel()
+            self._closing.add(closing)
+            try:
+                await stream.aclose()
+            except Exception:  # noqa: BLE001 - a peer that is gone already: the stream is closed all the same
+                pass
+            finally:
+                self._closing.discard(closing)
 
     def _spawn(self, fn: Callable[..., Any], *args: Any) -> None:
         if self._task_group is not None:

@@ -125,9 +125,17 @@ class MemoryListener(Listener[ByteStream]):
         self._send, self._receive = anyio.create_memory_object_stream[ByteStream](64)
 
     async def connect(self) -> ByteStream:
-        """Open a connection to the server; returns the client's end."""
+        """Open a connection to the server; returns the client's end. ``ClosedResourceError`` once the
+        listener is closed (and then no pipe is left behind)."""
         client, server = memory_pipe()
-        await self._send.send(server)
+        try:
+            await self._send.send(server)
+        except BaseException as exc:
+            await client.aclose()
+            await server.aclose()
+            if isinstance(exc, (anyio.BrokenResourceError, anyio.ClosedResourceError)):
+                raise anyio.ClosedResourceError from None
+            raise
         return client
 
     async def accept(self) -> ByteStream:
@@ -145,7 +153,15 @@ class MemoryListener(Listener[ByteStream]):
                 task_group.start_soon(handler, stream)
 
     async def aclose(self) -> None:
+        """Close, and close the connections queued but never accepted: their clients see end-of-stream
+        (as a TCP client whose connection sat in a closed listener's backlog sees a reset)."""
         await self._send.aclose()
+        while True:
+            try:
+                queued = self._receive.receive_nowait()
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                break
+            await queued.aclose()
         await self._receive.aclose()
 
     @property

@@ -240,9 +240,11 @@ class ServerWebSocket:
         if self.ready_state != OPEN:
             return 0
         limit = self._handler.backpressure_limit
-        if self._buffered >= limit > 0 or (limit == 0 and self._buffered):
+        if self._buffered > limit:  # already over it: a send queued there returned -1 (or a pong got in)
             if self._handler.close_on_backpressure_limit:
                 self.terminate()
+                return 0
+            self._backpressured = True  # so drain runs when the queue empties, however it got over the limit
             return 0
         self._enqueue(frame)
         if self._buffered > limit:
@@ -418,8 +420,7 @@ class ServerWebSocket:
             self._finish(frames.CLOSE_ABNORMAL, "")
             self._buffer.clear()
             self._buffered = 0
-            with anyio.CancelScope(shield=True):
-                await _close_quietly(stream)
+            await self._server._close_stream(stream)
 
     async def _read(self, initial: bytes) -> None:
         """Receive and dispatch until the socket closes.
@@ -492,7 +493,7 @@ class ServerWebSocket:
                 # A client that sends pings but never reads would otherwise grow the queue without bound
                 # while a writer is stuck on it; RFC 6455 5.5.3 lets us answer only some pings.
                 if self._buffered <= self._handler.backpressure_limit:
-                    pong = frames.encode_frame(frames.OP_PONG, event.data)  # type: ignore[union-attr]
+                    pong = frames.encode_frame(frames.OP_PONG, event.data)  # type: ignore[union-attr, arg-type]
                     self._enqueue(pong)
             elif kind is frames.Close:
                 self._closed_by_peer = True
@@ -570,10 +571,3 @@ def _check_topic(topic: str) -> None:
         raise TypeError(f"topic must be a str, got {type(topic).__name__}")
     if not topic:
         raise ValueError("topic must be a non-empty string")
-
-
-async def _close_quietly(stream: ByteStream) -> None:
-    try:
-        await stream.aclose()
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-        pass
