@@ -39,7 +39,7 @@ def run_rt(backend: str, mode: str) -> None:
 def run_bare_anyio(backend: str) -> None:
     """Not a WebSocket server: a fake 101, then raw ``receive()``/``send()`` echo. It shows what the streams
     cost on each backend before any WebSocket work: anyio's own (``bare-asyncio``, ``bare-trio``) and the
-    ones rt-http accepts on asyncio (``bare-asyncio-rt``: anyio's listener through ``native_listener``)."""
+    ones rt-http accepts (``bare-asyncio-rt``, ``bare-trio-rt``: anyio's listener through ``native_listener``)."""
     import anyio
     import anyio.abc
 
@@ -71,6 +71,10 @@ def run_bare_anyio(backend: str) -> None:
 
 def run_websockets(mode: str) -> None:
     import asyncio
+    import logging
+
+    # the load generator drops its connections without a closing handshake: websockets logs each one
+    logging.getLogger("websockets").setLevel(logging.CRITICAL)
 
     from websockets.asyncio.server import broadcast, serve
 

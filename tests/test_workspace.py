@@ -57,6 +57,7 @@ def test_ci_runs_the_readme_test_command():
 # backend-specific fast path pays, behind one function). Everything else goes through anyio.
 BACKEND_SPECIFIC = {
     "plugins/http/src/rt_http/asyncio_streams.py": "asyncio sockets; see docs/benchmarks.md (echo)",
+    "plugins/http/src/rt_http/trio_streams.py": "trio sockets; see docs/benchmarks.md (echo)",
 }
 
 

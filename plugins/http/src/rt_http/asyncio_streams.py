@@ -35,7 +35,6 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 from anyio.abc import SocketAttribute, SocketListener, SocketStream
-from anyio.streams.stapled import MultiListener
 
 _READ_SIZE = 64 * 1024  # bytes one read takes from the kernel (trio's and anyio's default receive size)
 _READ_HIGH = 256 * 1024  # unread bytes at which the transport stops reading
@@ -51,15 +50,6 @@ def running_on_asyncio() -> bool:
     except RuntimeError:
         return False
     return True
-
-
-def fast_listener(listener: Any) -> Any:
-    """``listener`` with every socket listener in it accepting :class:`ProtocolStream`s; others unchanged."""
-    if isinstance(listener, MultiListener):
-        return MultiListener([fast_listener(inner) for inner in listener.listeners])
-    if isinstance(listener, SocketListener):
-        return ProtocolListener(listener)
-    return listener
 
 
 class _Protocol(asyncio.BufferedProtocol):

@@ -86,13 +86,9 @@ def _unmask_python(payload: bytes | bytearray | memoryview, mask: bytes) -> byte
 
 
 try:  # the C routine of the websockets package: 60x faster than the big-int XOR on 16 KiB (bench/ws.py)
-    from websockets.speedups import apply_mask as _apply_mask
-
-    def unmask(payload: bytes | bytearray | memoryview, mask: bytes) -> bytes:
-        return _apply_mask(payload, mask)
-
+    from websockets.speedups import apply_mask as unmask  # (bound directly: no wrapper call per frame)
 except ImportError:  # a pure-Python install of websockets (no compiler on the platform)
-    unmask = _unmask_python
+    unmask = _unmask_python  # type: ignore[assignment]  # (the C one types its mask narrower)
 
 
 def encode_frame(opcode: int, payload: bytes, fin: bool = True, rsv1: bool = False) -> bytes:
@@ -116,6 +112,11 @@ def encode_message(message: str | bytes | bytearray | memoryview) -> tuple[bytes
 
 def message_payload(message: str | bytes | bytearray | memoryview) -> tuple[int, bytes]:
     """(opcode, payload) of a user message: str as text, bytes-like as binary."""
+    kind = type(message)
+    if kind is bytes:  # the common cases first, without isinstance
+        return OP_BINARY, message  # type: ignore[return-value]
+    if kind is str:
+        return OP_TEXT, message.encode("utf-8")  # type: ignore[union-attr]
     if isinstance(message, str):
         return OP_TEXT, message.encode("utf-8")
     if isinstance(message, (bytes, bytearray, memoryview)):
@@ -163,6 +164,9 @@ class FrameParser:
     def feed(self, data: bytes) -> list[Event]:
         if self.done:
             return []
+        whole = self.whole_message(data)
+        if whole is not None:
+            return [Message(whole)]
         buffer = self._buffer
         buffer += data
         events: list[Event] = []
@@ -209,6 +213,37 @@ class FrameParser:
                     return events
         del buffer[:position]
         return events
+
+    def whole_message(self, data: bytes) -> str | bytes | None:
+        """The message's data when ``data`` is exactly one whole unfragmented text or binary frame, masked,
+        without RSV bits and within ``max_payload_length``, and nothing is buffered, as nearly every client
+        message arrives; else ``None``: then pass ``data`` to :meth:`feed`, which parses it the general way
+        (and reports what is wrong with it). Same checks, without copying ``data`` into the buffer or
+        building events: about 0.5 us for a 32-byte frame against 1.8 us, a tenth of an echo round trip."""
+        size = len(data)
+        if size < 6 or self._buffer or self._fragment_opcode or self.done:
+            return None
+        first, second = data[0], data[1]
+        if (first != 0x82 and first != 0x81) or not second & 0x80:  # FIN + binary/text, no RSV; masked
+            return None
+        length = second & 0x7F
+        header = 6
+        if length == 126:
+            if size < 8:
+                return None
+            length = _U16.unpack_from(data, 2)[0]
+            header = 8
+        elif length == 127:
+            return None  # over 64 KiB: the general path (and its 1009 check of a 64-bit length)
+        if header + length != size or length > self.max_payload_length:
+            return None
+        payload = unmask(memoryview(data)[header:], data[header - 4 : header])  # a view: one copy less
+        if first == 0x82:
+            return payload
+        try:
+            return payload.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
 
     def _check_header(self, fin: int, opcode: int, length: int) -> tuple[int, str] | None:
         if opcode in _CONTROL_OPCODES:

@@ -2,7 +2,8 @@
 
 Each is a thin adapter over anyio's listeners, so the same server code runs on asyncio and trio. The memory
 transport connects a client byte stream to the server inside one process, for tests that need no sockets.
-On asyncio, the tcp, unix and tls listeners accept through :func:`native_listener` (see ``asyncio_streams``).
+The tcp, unix and tls listeners accept through :func:`native_listener` (see ``asyncio_streams`` and
+``trio_streams``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import sys
 from typing import Any
 
 import anyio
-from anyio.abc import ByteStream, Listener
+from anyio.abc import ByteStream, Listener, SocketListener
+from anyio.streams.stapled import MultiListener
 from anyio.streams.tls import TLSListener
 from rt.interfaces import ListenOptions
 
@@ -25,16 +27,32 @@ def _local_port(listener: Any) -> int:
 
 
 def native_listener(listener: Listener[ByteStream]) -> Listener[ByteStream]:
-    """The one switch to backend-specific code: on asyncio, accepted sockets become streams built on
-    ``asyncio.Protocol`` (measured in bench/ws.py to pay; see ``rt_http.asyncio_streams``). Elsewhere (trio)
-    anyio's own streams are already the fast path, and ``listener`` is returned as it is."""
-    if "asyncio" not in sys.modules:  # nothing can be running on asyncio: do not import it for trio
-        return listener
-    from rt_http import asyncio_streams
+    """The one switch to backend-specific code: accepted sockets become streams that skip a layer which
+    bench/ws.py measured to cost most of a WebSocket round trip. On asyncio, streams built on
+    ``asyncio.BufferedProtocol`` (``rt_http.asyncio_streams``); on trio, streams that call the non-blocking
+    socket directly (``rt_http.trio_streams``). Any other backend keeps anyio's own streams."""
+    # a backend that is not imported cannot be running: do not import it just to ask
+    if "asyncio" in sys.modules:
+        from rt_http import asyncio_streams
 
-    if not asyncio_streams.running_on_asyncio():
-        return listener
-    return asyncio_streams.fast_listener(listener)  # type: ignore[no-any-return]
+        if asyncio_streams.running_on_asyncio():
+            return _wrap_socket_listeners(listener, asyncio_streams.ProtocolListener)
+    if "trio" in sys.modules:
+        from rt_http import trio_streams
+
+        if trio_streams.running_on_trio():
+            return _wrap_socket_listeners(listener, trio_streams.DirectSocketListener)
+    return listener
+
+
+def _wrap_socket_listeners(listener: Any, wrap: Any) -> Any:
+    """``listener`` with every socket listener in it (a TCP listener is a MultiListener of one per address
+    family) replaced by ``wrap(socket_listener)``; any other listener unchanged."""
+    if isinstance(listener, MultiListener):
+        return MultiListener([_wrap_socket_listeners(inner, wrap) for inner in listener.listeners])
+    if isinstance(listener, SocketListener):
+        return wrap(listener)
+    return listener
 
 
 def _host_for_url(hostname: str) -> str:

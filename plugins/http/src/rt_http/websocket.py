@@ -264,7 +264,7 @@ class ServerWebSocket:
     def _start_writer(self) -> None:
         """Spawn a writer for the queue. It exits when the queue is empty: an idle socket has no writer."""
         self._writing = True
-        self._server._spawn(self._write_all)
+        self._server._spawn(self._write_queue)
 
     def cork(self, fn: Callable[[ServerWebSocket], Any]) -> Any:
         """Run ``fn(ws)``; its sends go out in one write (every send is corked until the next write)."""
@@ -447,10 +447,17 @@ class ServerWebSocket:
                     self._receiving = False
                 self._last_seen = time.monotonic()
                 self._pinged = False
-                if not await self._handle(parser.feed(data)):
+                message = parser.whole_message(data)
+                if message is not None and self.ready_state == OPEN:
+                    # nearly every read: one whole message, delivered without events or a coroutine
+                    pending = self._deliver(message)
+                    if pending is not None:
+                        await self._await_reporting(pending)
+                elif not await self._handle(parser.feed(data)):
                     return
                 if self._buffer and not self._writing:
-                    await self._flush()
+                    self._writing = True
+                    await self._write_queue()
 
     def _parser(self) -> frames.FrameParser:
         inflater = self._deflate.inflater if self._deflate is not None else None
@@ -470,25 +477,14 @@ class ServerWebSocket:
 
     async def _handle(self, events: list[frames.Event]) -> bool:
         """Act on parsed events; False once the socket is no longer open."""
-        message_handler = self._handler.message
         for event in events:
             if self.ready_state != OPEN:
                 return False
             kind = type(event)
             if kind is frames.Message:
-                if message_handler is not None:
-                    self._dispatching = True  # sends of a sync handler are flushed together after it
-                    try:
-                        result = message_handler(self, event.data)  # type: ignore[union-attr]
-                        self._dispatching = False
-                        if result is not None and inspect.isawaitable(result):
-                            if self._buffer and not self._writing:
-                                self._start_writer()  # do not hold sends back while the coroutine waits
-                            await result
-                    except Exception as exc:
-                        self._report(exc)
-                    finally:
-                        self._dispatching = False
+                pending = self._deliver(event.data)  # type: ignore[union-attr]
+                if pending is not None:
+                    await self._await_reporting(pending)
             elif kind is frames.Ping:
                 # A client that sends pings but never reads would otherwise grow the queue without bound
                 # while a writer is stuck on it; RFC 6455 5.5.3 lets us answer only some pings.
@@ -506,6 +502,27 @@ class ServerWebSocket:
                 self._finish(event.code, event.reason)  # type: ignore[union-attr]
                 return False
         return self.ready_state == OPEN
+
+    def _deliver(self, data: str | bytes) -> Any:
+        """Call the ``message`` handler. Sends of a sync handler are queued and written together once it
+        returns (the reader flushes). An awaitable it returns is handed back for the reader to await (so
+        messages stay in order), and what was queued so far goes out meanwhile instead of waiting for it."""
+        message_handler = self._handler.message
+        if message_handler is None:
+            return None
+        self._dispatching = True
+        try:
+            result = message_handler(self, data)
+        except Exception as exc:  # a handler bug must not kill the connection or the server
+            self._report(exc)
+            return None
+        finally:
+            self._dispatching = False
+        if result is None or type(result) in _NEVER_AWAITABLE or not inspect.isawaitable(result):
+            return None
+        if self._buffer and not self._writing:
+            self._start_writer()
+        return result
 
     async def _flush_and_linger(self) -> None:
         """After a close frame: let the writer flush it, then (if we closed first) await the peer's close."""
@@ -527,34 +544,31 @@ class ServerWebSocket:
                 return
 
     async def _flush(self) -> None:
-        """Write the queue from the calling task (the reader, after it handled a read)."""
+        """Write the queue from the calling task."""
         self._writing = True
-        try:
-            await self._write_queue()
-        finally:
-            self._writing = False
-
-    async def _write_all(self) -> None:
-        """Body of a spawned writer task (``_writing`` was set by whoever spawned it)."""
-        try:
-            await self._write_queue()
-        finally:
-            self._writing = False
+        await self._write_queue()
 
     async def _write_queue(self) -> None:
+        """Write until the queue is empty. The caller set ``_writing`` (the reader inline after a read, or
+        :meth:`_start_writer` for a writer task); this clears it when done, however it ends."""
         stream = self._stream
         assert stream is not None
+        chunks = self._buffer
         try:
-            while self._buffer:
-                chunks, size, count = self._buffer, 0, 0
-                for chunk in chunks:
-                    size += len(chunk)
-                    count += 1
-                    if size >= _WRITE_BATCH:
-                        break
-                data = b"".join(chunks[:count]) if count > 1 else chunks[0]
-                del chunks[:count]
+            while chunks:
+                if len(chunks) == 1:
+                    data = chunks.pop()
+                else:  # what was queued meanwhile goes out in one write, up to _WRITE_BATCH
+                    size = count = 0
+                    for chunk in chunks:
+                        size += len(chunk)
+                        count += 1
+                        if size >= _WRITE_BATCH:
+                            break
+                    data = b"".join(chunks[:count])
+                    del chunks[:count]
                 await stream.send(data)
+                # terminate() may have emptied the queue (and zeroed the count) while send() waited
                 self._buffered = max(0, self._buffered - len(data))
                 if not self._buffer and self._backpressured:
                     self._backpressured = False
@@ -564,6 +578,13 @@ class ServerWebSocket:
             self._buffer.clear()
             self._buffered = 0
             self._finish(frames.CLOSE_ABNORMAL, "")
+        finally:
+            self._writing = False
+
+
+# what handlers commonly return (ws.send's int, say): never awaitable, and inspect.isawaitable() is slowest on
+# exactly these, where it falls through to an isinstance() against collections.abc.Awaitable
+_NEVER_AWAITABLE = frozenset({int, bool, str, bytes, float, list, dict, tuple})
 
 
 def _check_topic(topic: str) -> None:

@@ -1,8 +1,9 @@
-"""The asyncio fast path (rt_http.asyncio_streams): anyio's stream contract over real loopback sockets.
+"""The backend fast paths behind ``native_listener``: anyio's stream contract over real loopback sockets.
 
-These tests run on asyncio only, because the module is the asyncio-specific code path; every server test in
-this folder also runs over it on asyncio (and over anyio's own streams on trio). ``test_native_listener``
-runs on both backends and shows that trio keeps anyio's listener untouched.
+On asyncio the accepted streams are ``rt_http.asyncio_streams.ProtocolStream``s, on trio
+``rt_http.trio_streams.DirectSocketStream``s. The contract tests run on both backends; the tests of one
+stream's own mechanics (asyncio's read and write buffers, trio's fairness checkpoints) on its backend only.
+Every server test in this folder also runs over these streams.
 """
 
 from __future__ import annotations
@@ -15,30 +16,33 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
-
 from rt_http import asyncio_streams
 from rt_http.asyncio_streams import ProtocolListener, ProtocolStream
 from rt_http.transports import native_listener
+from rt_http.trio_streams import DirectSocketListener, DirectSocketStream
 
 # more 64 KiB chunks than loopback's kernel buffers hold (a few MiB), so a send() that never waits ends the test
 _MOST_CHUNKS = 1000
 asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
+trio_only = pytest.mark.parametrize("anyio_backend", ["trio"])
+# what native_listener accepts on each backend
+NATIVE = {"asyncio": (ProtocolListener, ProtocolStream), "trio": (DirectSocketListener, DirectSocketStream)}
 pytestmark = pytest.mark.anyio
 
 
-async def _pair() -> tuple[Any, anyio.abc.SocketStream, ProtocolStream]:
+async def _pair(backend: str) -> tuple[Any, anyio.abc.SocketStream, Any]:
     """A listener, a client stream (anyio's own) and the accepted server stream (ours)."""
     listener = native_listener(await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0))
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     client = await anyio.connect_tcp("127.0.0.1", port)
     server = await listener.listeners[0].accept()
-    assert isinstance(server, ProtocolStream)
+    assert isinstance(server, NATIVE[backend][1])
     return listener, client, server
 
 
 @pytest.fixture
-async def pair() -> AsyncIterator[tuple[anyio.abc.SocketStream, ProtocolStream]]:
-    listener, client, server = await _pair()
+async def pair(anyio_backend: str) -> AsyncIterator[tuple[anyio.abc.SocketStream, Any]]:
+    listener, client, server = await _pair(anyio_backend)
     try:
         yield client, server
     finally:
@@ -71,15 +75,11 @@ async def test_native_listener(anyio_backend: str) -> None:
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     try:
         native = native_listener(listener)
-        if anyio_backend == "asyncio":
-            assert all(isinstance(inner, ProtocolListener) for inner in native.listeners)
-        else:
-            assert native is listener
+        assert all(isinstance(inner, NATIVE[anyio_backend][0]) for inner in native.listeners)
     finally:
         await listener.aclose()
 
 
-@asyncio_only
 async def test_round_trip_and_socket_attributes(pair: Any) -> None:
     client, server = pair
     await client.send(b"hello")
@@ -94,7 +94,6 @@ async def test_round_trip_and_socket_attributes(pair: Any) -> None:
     assert raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
 
 
-@asyncio_only
 async def test_receive_respects_max_bytes(pair: Any) -> None:
     client, server = pair
     await client.send(b"abcdefghij")
@@ -109,7 +108,6 @@ async def test_receive_respects_max_bytes(pair: Any) -> None:
         await server.receive(0)
 
 
-@asyncio_only
 async def test_end_of_stream_after_buffered_data_and_half_close(pair: Any) -> None:
     client, server = pair
     await client.send(b"last words")
@@ -122,7 +120,6 @@ async def test_end_of_stream_after_buffered_data_and_half_close(pair: Any) -> No
         assert await client.receive() == b"still answering"
 
 
-@asyncio_only
 async def test_reset_by_peer_is_a_broken_resource(pair: Any) -> None:
     client, server = pair
     raw = client.extra(anyio.abc.SocketAttribute.raw_socket)
@@ -138,7 +135,6 @@ async def test_reset_by_peer_is_a_broken_resource(pair: Any) -> None:
                 await anyio.sleep(0.01)
 
 
-@asyncio_only
 async def test_closed_stream_raises_and_wakes_a_waiting_reader(pair: Any) -> None:
     client, server = pair
     raised = await _blocked_then_closed(server.receive, server.aclose)  # one reader at a time
@@ -256,7 +252,6 @@ async def test_aclose_lets_a_reading_peer_receive_everything(pair: Any) -> None:
     assert received == sent
 
 
-@asyncio_only
 async def test_listener_close_ends_a_pending_accept() -> None:
     listener = native_listener(await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0))
     inner = listener.listeners[0]
@@ -269,11 +264,10 @@ async def test_listener_close_ends_a_pending_accept() -> None:
         await anyio.connect_tcp("127.0.0.1", port)  # the port is closed
 
 
-@asyncio_only
-async def test_unix_listener(tmp_path: Any) -> None:
+async def test_unix_listener(tmp_path: Any, anyio_backend: str) -> None:
     path = str(tmp_path / "s.sock")
     listener = native_listener(await anyio.create_unix_listener(path))
-    assert isinstance(listener, ProtocolListener)
+    assert isinstance(listener, NATIVE[anyio_backend][0])
     try:
         client = await anyio.connect_unix(path)
         server = await listener.accept()
@@ -287,3 +281,90 @@ async def test_unix_listener(tmp_path: Any) -> None:
         await server.aclose()
     finally:
         await listener.aclose()
+
+
+async def test_send_waits_for_a_peer_that_stops_reading_and_resumes(pair: Any) -> None:
+    """A peer that does not read fills the kernel's buffers: send() then waits (no buffer of ours grows),
+    the wait can be cancelled, and writing works again once the peer reads."""
+    client, server = pair
+    chunk = b"w" * 65536
+    with anyio.move_on_after(1) as scope:
+        for _ in range(_MOST_CHUNKS):
+            await server.send(chunk)
+    assert scope.cancelled_caught, "send() never waited although nobody read"
+    tail = b"<end>"
+
+    async def read_to_the_end() -> None:
+        received = b""
+        while not received.endswith(tail):
+            received = (received + await client.receive())[-len(tail):]
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_to_the_end)
+            await server.send(tail)
+
+
+@trio_only
+async def test_a_peer_that_floods_cannot_starve_other_tasks(pair: Any) -> None:
+    """Reads that never have to wait still yield every few operations (trio's own streams yield on every
+    one): with all the data already in the kernel, a reader that never yielded would run 192 reads
+    without letting another task run once."""
+    client, server = pair
+    payload = b"f" * (192 * 1024)
+    with anyio.fail_after(5):
+        await client.send(payload)  # loopback buffers hold it all: every read below finds data at once
+    ticks = reads = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.sleep(0)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ticker)
+        await anyio.sleep(0.01)
+        before, received = ticks, 0
+        while received < len(payload):
+            received += len(await server.receive(1024))
+            reads += 1
+        during = ticks - before
+        tg.cancel_scope.cancel()
+    assert reads >= len(payload) // 1024
+    assert during >= reads // 32  # it yields every 16; never yielding would give none (or one)
+
+
+@trio_only
+async def test_a_short_read_then_waits_without_missing_data(pair: Any) -> None:
+    """After a short read the next receive() waits for readability first: data that arrived in between,
+    or arrives later, is still delivered."""
+    client, server = pair
+    await client.send(b"one")
+    assert await server.receive() == b"one"
+    assert server._drained
+    await client.send(b"two")  # already there when receive() starts waiting
+    with anyio.fail_after(5):
+        assert await server.receive() == b"two"
+
+    async def later() -> None:
+        await anyio.sleep(0.05)
+        await client.send(b"three")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(later)
+        with anyio.fail_after(5):
+            assert await server.receive() == b"three"
+
+
+@trio_only
+async def test_closing_wakes_a_writer_waiting_on_a_stalled_peer(pair: Any) -> None:
+    client, server = pair
+
+    async def fill() -> None:
+        for _ in range(_MOST_CHUNKS):
+            await server.send(b"z" * 65536)
+
+    with anyio.fail_after(5):
+        raised = await _blocked_then_closed(fill, server.aclose)  # one writer at a time
+    assert raised == anyio.ClosedResourceError
