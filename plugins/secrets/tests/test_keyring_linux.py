@@ -132,6 +132,26 @@ async def test_hundred_concurrent_chains_lose_nothing(service) -> None:
     assert b"secret = " not in leftover.stdout
 
 
+async def test_calls_reuse_one_dbus_connection(service, monkeypatch) -> None:
+    """keyring opens and closes a D-Bus connection per call, which can make gnome-keyring-daemon abort
+    (see rt_secrets.backends.secret_service); rt opens one per bus and reuses it."""
+    import secretstorage
+
+    from rt_secrets.backends.keyring_backend import KeyringBackend
+
+    if KeyringBackend._secret_service_store is not None:
+        KeyringBackend._secret_service_store.close()  # start from no connection
+    opened = []
+    real_dbus_init = secretstorage.dbus_init
+    monkeypatch.setattr(secretstorage, "dbus_init", lambda: opened.append(1) or real_dbus_init())
+    for i in range(20):
+        await rt.secrets.set(service, f"user-{i}", f"v-{i}")
+        assert await rt.secrets.get(service, f"user-{i}") == f"v-{i}"
+        assert await rt.secrets.delete(service, f"user-{i}") is True
+    assert await rt.secrets.delete(service, "nobody") is False  # "not found" keeps the connection too
+    assert len(opened) == 1
+
+
 async def test_ticker_keeps_ticking_during_real_calls(service) -> None:
     ticks = 0
     done = anyio.Event()

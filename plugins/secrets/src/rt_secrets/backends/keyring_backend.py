@@ -17,6 +17,7 @@ from rt.interfaces import SecretBackendError
 
 from rt_secrets import limits
 from rt_secrets.backends.keyring_errors import translate
+from rt_secrets.backends.secret_service import SecretServiceStore
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend as KeyringImpl
@@ -32,10 +33,12 @@ class KeyringBackend:
     name = "keyring"
 
     # gnome-keyring-daemon aborts (GLib assertion in invoke_get_property_in_idle_cb, seen on Debian 12)
-    # when several clients open, use and close D-Bus connections at once, which is what keyring's
-    # SecretService backend does per call. So calls into the Secret Service are serialized process-wide; the
-    # daemon handles one request at a time anyway, and the event loop still never waits on them.
+    # when clients open, use and close D-Bus connections in quick succession, which is what keyring's
+    # SecretService backend does per call. So rt talks to the Secret Service over one reused connection
+    # (SecretServiceStore), and serializes the calls process-wide: the daemon handles one request at a time
+    # anyway, and the event loop still never waits on them.
     _secret_service_lock = threading.Lock()
+    _secret_service_store: SecretServiceStore | None = None
 
     def __init__(self, keyring_impl: KeyringImpl | None = None, *, platform: str = sys.platform) -> None:
         self._impl = keyring_impl
@@ -60,16 +63,27 @@ class KeyringBackend:
             self._impl = chosen
         return self._impl
 
+    def _is_secret_service(self) -> bool:
+        return type(self._keyring()).__module__ == "keyring.backends.SecretService"
+
     def _serialized(self) -> threading.Lock | _NoLock:
+        return self._secret_service_lock if self._is_secret_service() else _NO_LOCK
+
+    def _invoke(self, method: str, *args: Any) -> Any:
+        """keyring's ``method`` (get_password, ...), through the reused connection for the Secret Service.
+        The caller holds :meth:`_serialized`."""
         impl = self._keyring()
-        if type(impl).__module__ == "keyring.backends.SecretService":
-            return self._secret_service_lock
-        return _NO_LOCK
+        if self._is_secret_service():
+            store = KeyringBackend._secret_service_store
+            if store is None:
+                store = KeyringBackend._secret_service_store = SecretServiceStore()
+            return getattr(store, method)(impl, *args)
+        return getattr(impl, method)(*args)
 
     def _call(self, operation: str, method: str, *args: Any) -> Any:
         try:
             with self._serialized():
-                return getattr(self._keyring(), method)(*args)
+                return self._invoke(method, *args)
         except SecretBackendError:
             raise
         except Exception as exc:
@@ -94,7 +108,7 @@ class KeyringBackend:
 
         try:
             with self._serialized():
-                self._keyring().delete_password(service, name)
+                self._invoke("delete_password", service, name)
         except PasswordDeleteError:
             # keyring reports "not found" with this error on every platform, but macOS also uses it for
             # real failures: tell them apart by reading the pair back.
