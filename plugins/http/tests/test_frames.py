@@ -8,7 +8,6 @@ import struct
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from rt_http import frames
 from rt_http.frames import Close, Fail, FrameParser, Message, Ping, Pong
 
@@ -154,3 +153,46 @@ def test_fuzz_random_and_mutated_frames_never_crash(
 def test_the_c_and_python_unmask_agree(payload: bytes, mask: bytes) -> None:
     expected = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
     assert frames.unmask(payload, mask) == frames._unmask_python(payload, mask) == expected
+
+
+class _GeneralOnly(FrameParser):
+    """The parser with its fast path for a lone whole frame switched off."""
+
+    def whole_message(self, data: bytes) -> str | bytes | None:
+        return None
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    opcode=st.sampled_from([0, 1, 2, 3, 8, 9, 10, 15]),
+    payload=st.binary(max_size=300) | st.sampled_from([b"\xff\xfe", "héllo".encode(), b"x" * 70000]),
+    fin=st.booleans(),
+    rsv=st.sampled_from([0, 0, 0x40, 0x20, 0x10]),
+    mask=st.booleans() | st.just(True),
+    cut=st.integers(-3, 3),
+    flip=st.integers(0, 70_010 * 8),
+    limit=st.sampled_from([0, 10, 125, 126, 300, 70000]),
+    fragmented=st.booleans(),
+)
+def test_the_fast_path_for_a_whole_frame_agrees_with_the_general_parser(
+    opcode: int, payload: bytes, fin: bool, rsv: int, mask: bool, cut: int, flip: int, limit: int,
+    fragmented: bool,
+) -> None:
+    """whole_message() (which feed() and the server's reader try first) takes a frame only when the general
+    path would give exactly that one message; everything else it leaves to the general path."""
+    data = bytearray(masked(opcode, payload, fin=fin, rsv=rsv, mask=mask))
+    if cut > 0:
+        data += os.urandom(cut)  # trailing bytes: not a lone whole frame
+    elif cut < 0:
+        del data[cut:]  # truncated
+    if data and flip % 3 == 0:
+        data[flip // 8 % len(data)] ^= 1 << (flip % 8)
+    fast, general = FrameParser(limit), _GeneralOnly(limit)
+    if fragmented:  # a fragmented message in progress: a lone frame can only continue it
+        for parser in (fast, general):
+            parser.feed(masked(2, b"start", fin=False))
+    taken = fast.whole_message(bytes(data))
+    events = general.feed(bytes(data))
+    if taken is not None:
+        assert events == [Message(taken)]
+    assert fast.feed(bytes(data)) == events  # feed() itself agrees too, fast path or not

@@ -8,9 +8,10 @@ Every server test in this folder also runs over these streams.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -49,6 +50,24 @@ async def pair(anyio_backend: str) -> AsyncIterator[tuple[anyio.abc.SocketStream
         await client.aclose()
         await server.aclose()
         await listener.aclose()
+
+
+@contextlib.asynccontextmanager
+async def counting_turns() -> AsyncIterator[Callable[[], int]]:
+    """A task that counts its turns while the block runs: how often the code under test let others run."""
+    turns = 0
+
+    async def ticker() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await anyio.sleep(0)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ticker)
+        await anyio.sleep(0.01)  # the ticker is running
+        yield lambda: turns
+        tg.cancel_scope.cancel()
 
 
 async def _blocked_then_closed(call: Any, close: Any) -> type[BaseException] | None:
@@ -305,32 +324,22 @@ async def test_send_waits_for_a_peer_that_stops_reading_and_resumes(pair: Any) -
             await server.send(tail)
 
 
-@trio_only
 async def test_a_peer_that_floods_cannot_starve_other_tasks(pair: Any) -> None:
-    """Reads that never have to wait still yield every few operations (trio's own streams yield on every
-    one): with all the data already in the kernel, a reader that never yielded would run 192 reads
-    without letting another task run once."""
+    """Reads that never have to wait still yield every few operations (anyio's own streams yield on every
+    one): with all the data already there, a reader that never yielded would run 192 reads without letting
+    another task run once."""
     client, server = pair
     payload = b"f" * (192 * 1024)
     with anyio.fail_after(5):
         await client.send(payload)  # loopback buffers hold it all: every read below finds data at once
-    ticks = reads = 0
-
-    async def ticker() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await anyio.sleep(0)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(ticker)
-        await anyio.sleep(0.01)
-        before, received = ticks, 0
+    await anyio.sleep(0.05)  # (asyncio: the transport has handed it to the stream)
+    reads = received = 0
+    async with counting_turns() as turns:
+        before = turns()
         while received < len(payload):
             received += len(await server.receive(1024))
             reads += 1
-        during = ticks - before
-        tg.cancel_scope.cancel()
+        during = turns() - before
     assert reads >= len(payload) // 1024
     assert during >= reads // 32  # it yields every 16; never yielding would give none (or one)
 
@@ -368,3 +377,77 @@ async def test_closing_wakes_a_writer_waiting_on_a_stalled_peer(pair: Any) -> No
     with anyio.fail_after(5):
         raised = await _blocked_then_closed(fill, server.aclose)  # one writer at a time
     assert raised == anyio.ClosedResourceError
+
+
+async def test_a_cancelled_accept_keeps_the_pending_connection() -> None:
+    """accept() in a cancelled scope raises before it takes a connection: the next accept() gets it.
+    (asyncio's sock_accept() took it and then dropped it; a checkpoint after trio's accept() did too.)"""
+    listener = native_listener(await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0))
+    inner = listener.listeners[0]
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    try:
+        async with await anyio.connect_tcp("127.0.0.1", port) as client:  # waiting in the backlog
+            with anyio.CancelScope() as scope:
+                scope.cancel()
+                await inner.accept()
+            assert scope.cancelled_caught
+            with anyio.fail_after(5):
+                async with await inner.accept() as server:
+                    await client.send(b"still here")
+                    assert await server.receive() == b"still here"
+    finally:
+        await listener.aclose()
+
+
+async def test_operations_that_never_wait_still_yield_and_a_cancellation_loses_no_data() -> None:
+    """A peer that reads as fast as we write (a thread here) never makes send() wait, and data already in
+    the kernel never makes receive() wait: every few operations they yield all the same (a ticker runs,
+    a cancellation arrives), and they yield before taking or writing anything, so nothing is lost."""
+    import threading
+
+    listener = native_listener(await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0))
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    peer = socket.create_connection(("127.0.0.1", port))
+    received = bytearray()
+
+    def read_all() -> None:
+        while chunk := peer.recv(65536):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=read_all)
+    try:
+        server = await listener.listeners[0].accept()
+        reader.start()
+        async with counting_turns() as turns:
+            before = turns()
+            for _ in range(320):
+                await server.send(b"s" * 64)  # small: the kernel always takes it at once
+            during = turns() - before
+        assert during >= 320 // 32
+
+        sent = 320 * 64
+        with anyio.CancelScope() as scope:  # already cancelled: sends go on only until a checkpoint
+            scope.cancel()
+            for _ in range(100):
+                await server.send(b"c" * 64)
+                sent += 64
+        assert scope.cancelled_caught and sent < 320 * 64 + 100 * 64
+
+        peer.sendall(bytes(range(200)))  # now the other way: all of it is in the kernel before we read
+        got = bytearray()
+        for _ in range(5000):  # attempts, not a deadline: the cancelled scopes below absorb a time-out
+            if len(got) >= 200:
+                break
+            with anyio.CancelScope() as scope:
+                scope.cancel()
+                while True:
+                    got += await server.receive(1)  # until the checkpoint raises
+            await anyio.sleep(0.001)
+        assert bytes(got) == bytes(range(200))  # nothing read was lost to a cancellation
+        await server.aclose()
+        reader.join(5)
+        assert len(received) == sent  # what send() reported as sent, no more and no less
+    finally:
+        peer.close()
+        await listener.aclose()
+

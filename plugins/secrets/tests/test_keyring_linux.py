@@ -152,6 +152,28 @@ async def test_calls_reuse_one_dbus_connection(service, monkeypatch) -> None:
     assert len(opened) == 1
 
 
+async def test_a_broken_connection_is_replaced_and_a_fork_gets_its_own(service, monkeypatch) -> None:
+    import secretstorage
+
+    from rt_secrets.backends.keyring_backend import KeyringBackend
+
+    await rt.secrets.set(service, "alice", "one")
+    store = KeyringBackend._secret_service_store
+    assert store is not None and store._connection is not None
+    opened = []
+    real_dbus_init = secretstorage.dbus_init
+    monkeypatch.setattr(secretstorage, "dbus_init", lambda: opened.append(1) or real_dbus_init())
+    store._connection.sock.close()  # as if the bus had restarted: the next use fails with an OSError
+    assert await rt.secrets.get(service, "alice") == "one"  # made once more, on a new connection
+    assert len(opened) == 1
+    real_getpid = os.getpid
+    monkeypatch.setattr(os, "getpid", lambda: real_getpid() + 1)  # as in a forked child
+    assert await rt.secrets.get(service, "alice") == "one"
+    assert len(opened) == 2
+    monkeypatch.setattr(os, "getpid", real_getpid)
+    assert await rt.secrets.delete(service, "alice") is True
+
+
 async def test_ticker_keeps_ticking_during_real_calls(service) -> None:
     ticks = 0
     done = anyio.Event()

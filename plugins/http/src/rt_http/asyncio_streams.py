@@ -3,17 +3,19 @@
 Why this exists (ARCHITECTURE.md allows backend-specific code only where a measurement shows it pays, and
 then behind one function, :func:`rt_http.transports.native_listener`): anyio's asyncio socket stream resumes
 and pauses the transport around every ``receive()`` (two ``epoll_ctl`` calls) and adds a loop turn to every
-``send()``. On a WebSocket echo that is most of a round trip: ``bench/ws.py`` measured rt on anyio's stream at
-0.62-0.99x the ``websockets`` server on asyncio while the same code ran 1.5-2x it on trio. This stream keeps
-anyio's contract (the same exceptions, extra attributes and one-reader/one-writer guard) and does what
-asyncio's own ``StreamReader``/``StreamWriter`` do instead:
+``send()``. On a bare echo that is most of a round trip: ``bench/ws.py`` measured anyio's stream at 39.5k round
+trips per second and this one at 106k (docs/benchmarks.md). This stream keeps anyio's contract (the same
+exceptions, extra attributes and one-reader/one-writer guard) and does what asyncio's own
+``StreamReader``/``StreamWriter`` do instead:
 
 - reading stays on until ``_READ_HIGH`` bytes are buffered unread, then the transport pauses until the reader
   catches up to ``_READ_LOW`` (memory per connection stays bounded against a client that floods);
 - ``send()`` hands the bytes to the transport, which writes at once when the kernel takes them, and waits only
   while the transport's buffer is above ``_WRITE_HIGH`` (so a client that never reads cannot grow it);
-- neither yields to the loop when it does not have to wait. A reader still yields whenever it has consumed
-  what the kernel delivered, so no task can starve the others;
+- neither yields to the loop when it does not have to wait, except every ``_CHECKPOINT_EVERY`` operations:
+  then it yields first (and sees a cancellation) before it takes or writes anything, so a peer that floods,
+  or one that reads as fast as a task writes, cannot keep that task from letting the others run, and a
+  cancellation there loses no data;
 - ``aclose()`` lets what is still unsent drain (the transport may hold up to ``_WRITE_HIGH`` bytes that
   anyio's stream would have waited for in ``send()``): it waits until the transport has closed, at most
   ``_CLOSE_GRACE`` seconds, and cancelling that wait cuts the socket at once (the server does, when it stops).
@@ -30,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections import deque
-from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -41,6 +42,7 @@ _READ_HIGH = 256 * 1024  # unread bytes at which the transport stops reading
 _READ_LOW = 64 * 1024  # ... and reads again once the reader is down to this
 _WRITE_HIGH = 64 * 1024  # send() waits while the transport holds more than this unsent
 _CLOSE_GRACE = 10.0  # seconds aclose() waits for unsent bytes to drain before it cuts the socket
+_CHECKPOINT_EVERY = 16  # operations that did not wait, between two checkpoints of one stream
 
 
 def running_on_asyncio() -> bool:
@@ -144,6 +146,9 @@ class ProtocolStream(SocketStream):
         self._protocol = protocol
         self._loop = asyncio.get_running_loop()
         self._closed = False
+        self._receiving = False
+        self._sending = False
+        self._streak = 0  # operations since this stream last yielded to the loop
 
     @property
     def _raw_socket(self) -> socket.socket:
@@ -152,13 +157,26 @@ class ProtocolStream(SocketStream):
     async def receive(self, max_bytes: int = 65536) -> bytes:
         if max_bytes < 1:
             raise ValueError("max_bytes must be a positive integer")
+        if self._receiving:
+            raise anyio.BusyResourceError("reading from")
+        self._receiving = True
+        try:
+            return await self._receive(max_bytes)
+        finally:
+            self._receiving = False
+
+    async def _receive(self, max_bytes: int) -> bytes:
         protocol = self._protocol
+        if protocol.chunks:
+            self._streak += 1
+            if self._streak >= _CHECKPOINT_EVERY:  # before taking anything: a cancellation here loses nothing
+                self._streak = 0
+                await anyio.lowlevel.checkpoint()
         if not protocol.chunks:
             if self._closed:
                 raise anyio.ClosedResourceError
-            if protocol.read_waiter is not None:
-                raise anyio.BusyResourceError("reading from")
             if not protocol.eof:
+                self._streak = 0  # waiting yields
                 protocol.read_waiter = waiter = self._loop.create_future()
                 try:
                     await waiter
@@ -181,16 +199,30 @@ class ProtocolStream(SocketStream):
         return chunk
 
     async def send(self, item: bytes) -> None:
-        protocol = self._protocol
         if self._closed:
             raise anyio.ClosedResourceError
-        if protocol.drain_waiter is not None:
+        if self._sending:
             raise anyio.BusyResourceError("writing to")
+        self._sending = True
+        try:
+            await self._send(item)
+        finally:
+            self._sending = False
+
+    async def _send(self, item: bytes) -> None:
+        protocol = self._protocol
+        self._streak += 1
+        if self._streak >= _CHECKPOINT_EVERY:  # before writing: a cancellation here writes nothing
+            self._streak = 0
+            await anyio.lowlevel.checkpoint()
+            if self._closed:
+                raise anyio.ClosedResourceError
         if protocol.lost or self._transport.is_closing():
             raise anyio.BrokenResourceError from protocol.error
         self._transport.write(item)
         if not protocol.writing_paused:
             return
+        self._streak = 0  # waiting yields
         protocol.drain_waiter = waiter = self._loop.create_future()
         try:
             await waiter
@@ -245,6 +277,11 @@ class ProtocolStream(SocketStream):
             protocol.lost_waiter = None
 
 
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class ProtocolListener(SocketListener):
     """Accepts on the listening socket of an anyio listener (which still owns and closes it)."""
 
@@ -269,9 +306,11 @@ class ProtocolListener(SocketListener):
             raise anyio.BusyResourceError("accepting connections from")
         with anyio.CancelScope() as self._accept_scope:
             try:
-                client, _ = await self._loop.sock_accept(self._socket)
+                # a checkpoint first, then accept() with no await after it: loop.sock_accept() accepts a
+                # pending connection at once and then awaits, so a cancellation there dropped the socket
+                await anyio.lowlevel.checkpoint()
+                client = await self._accept_one()
             except asyncio.CancelledError:
-                self._forget_reader()  # https://bugs.python.org/issue41317
                 if self._closed:
                     raise anyio.ClosedResourceError from None
                 raise
@@ -285,6 +324,23 @@ class ProtocolListener(SocketListener):
             client.close()
             raise
         return ProtocolStream(transport, protocol)  # type: ignore[arg-type]
+
+    async def _accept_one(self) -> socket.socket:
+        """A pending connection at once, else the next one: a wait for readability, then accept()."""
+        while True:
+            try:
+                client, _ = self._socket.accept()
+            except (BlockingIOError, InterruptedError):
+                pass
+            else:
+                client.setblocking(False)
+                return client
+            waiter = self._loop.create_future()
+            self._loop.add_reader(self._socket, _wake, waiter)
+            try:
+                await waiter
+            finally:
+                self._forget_reader()
 
     def _forget_reader(self) -> None:
         try:

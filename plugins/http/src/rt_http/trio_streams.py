@@ -19,9 +19,11 @@ did not have to wait:
   waits for readability first instead of trying a ``recv`` that fails: in an echo that failed ``recv`` and
   its ``BlockingIOError`` were a quarter of the server's time. epoll reports data that arrived before the
   wait began, so nothing is missed (asyncio reads only on readiness, always);
-- fairness: an operation that did not wait still checkpoints every ``_CHECKPOINT_EVERY`` operations, so a
-  peer that floods (or a socket that always takes writes) cannot keep its task from yielding, and a
-  cancellation reaches it within that many operations;
+- fairness: every ``_CHECKPOINT_EVERY`` operations that did not wait, one checkpoints first, before its
+  system call, so a peer that floods (or a socket that always takes writes) cannot keep its task from
+  yielding, a cancellation reaches it within that many operations, and a cancellation never drops bytes
+  already read or reports bytes already sent as not sent (trio's own methods check for cancellation
+  before the call and only yield, shielded, after it);
 - ``aclose()`` calls ``trio.lowlevel.notify_closing`` before closing, which wakes a task waiting on the
   socket with ``ClosedResourceError`` (trio's rule for closing a socket that someone may be waiting on).
 
@@ -83,6 +85,10 @@ class DirectSocketStream(SocketStream):
             raise anyio.BusyResourceError("reading from")
         self._receiving = True
         try:
+            self._streak += 1
+            if self._streak >= _CHECKPOINT_EVERY:  # before the call: a cancellation here loses nothing
+                self._streak = 0
+                await trio.lowlevel.checkpoint()
             wait = self._drained
             while True:
                 if self._closed:
@@ -104,10 +110,6 @@ class DirectSocketStream(SocketStream):
         finally:
             self._receiving = False
         self._drained = len(data) < max_bytes
-        self._streak += 1
-        if self._streak >= _CHECKPOINT_EVERY:  # a peer that floods cannot keep this task from yielding
-            self._streak = 0
-            await trio.lowlevel.checkpoint()
         if not data:
             raise anyio.EndOfStream
         return data
@@ -117,6 +119,10 @@ class DirectSocketStream(SocketStream):
             raise anyio.BusyResourceError("writing to")
         self._sending = True
         try:
+            self._streak += 1
+            if self._streak >= _CHECKPOINT_EVERY:  # before writing: a cancellation here writes nothing
+                self._streak = 0
+                await trio.lowlevel.checkpoint()
             view = memoryview(item)
             while view:
                 if self._closed:
@@ -132,10 +138,6 @@ class DirectSocketStream(SocketStream):
                 view = view[sent:]
         finally:
             self._sending = False
-        self._streak += 1
-        if self._streak >= _CHECKPOINT_EVERY:
-            self._streak = 0
-            await trio.lowlevel.checkpoint()
 
     async def send_eof(self) -> None:
         if self._closed:
@@ -172,6 +174,9 @@ class DirectSocketListener(SocketListener):
             raise anyio.BusyResourceError("accepting connections from")
         self._accepting = True
         try:
+            # one checkpoint per connection, before accepting it (after, a cancellation would drop the
+            # socket just accepted): a connect flood cannot starve the others
+            await trio.lowlevel.checkpoint()
             while True:
                 if self._closed:
                     raise anyio.ClosedResourceError
@@ -196,7 +201,6 @@ class DirectSocketListener(SocketListener):
         except BaseException:
             client.close()
             raise
-        await trio.lowlevel.checkpoint()  # one per connection: a connect flood cannot starve the others
         return DirectSocketStream(client)
 
     async def aclose(self) -> None:

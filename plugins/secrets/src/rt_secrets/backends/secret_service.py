@@ -32,8 +32,14 @@ class SecretServiceStore:
 
     def __init__(self) -> None:
         self._connection: Any = None
-        self._bus: tuple[str | None, str | None] | None = None
+        self._bus: tuple[str | None, str | None, int] | None = None
         atexit.register(self.close)
+
+    @staticmethod
+    def _current_bus() -> tuple[str | None, str | None, int]:
+        """What the connection is for. keyring and secretstorage find the bus through the environment on
+        every call, so do we; and a forked child must not share its parent's socket (replies would mix)."""
+        return os.environ.get("DBUS_SESSION_BUS_ADDRESS"), os.environ.get("XDG_RUNTIME_DIR"), os.getpid()
 
     def close(self) -> None:
         connection, self._connection, self._bus = self._connection, None, None
@@ -47,8 +53,7 @@ class SecretServiceStore:
         import secretstorage
         from keyring.errors import InitError, KeyringLocked
 
-        # keyring and secretstorage find the bus through the environment on every call: so do we
-        bus = (os.environ.get("DBUS_SESSION_BUS_ADDRESS"), os.environ.get("XDG_RUNTIME_DIR"))
+        bus = self._current_bus()
         if self._connection is None or bus != self._bus:
             self.close()
             self._connection = secretstorage.dbus_init()
@@ -68,8 +73,20 @@ class SecretServiceStore:
         return collection
 
     def _run(self, keyring_impl: Any, action: Callable[[Any], T]) -> T:
-        """``action(collection)``; after a failure the connection is dropped, so the next call starts afresh
-        (the daemon may have restarted, or the bus gone away)."""
+        """``action(collection)``. After a failure the connection is dropped, so the next call starts afresh.
+        A connection that broke since the last call (the bus restarted: an OSError) is replaced and the call
+        made once more, as keyring's fresh connection per call would have succeeded; get, set with replace
+        and delete can all be repeated."""
+        reused = self._connection is not None and self._bus == self._current_bus()
+        try:
+            return action(self._collection(keyring_impl))
+        except OSError:
+            self.close()
+            if not reused:
+                raise
+        except BaseException:
+            self.close()
+            raise
         try:
             return action(self._collection(keyring_impl))
         except BaseException:
