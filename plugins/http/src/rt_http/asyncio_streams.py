@@ -12,10 +12,8 @@ exceptions, extra attributes and one-reader/one-writer guard) and does what asyn
   catches up to ``_READ_LOW`` (memory per connection stays bounded against a client that floods);
 - ``send()`` hands the bytes to the transport, which writes at once when the kernel takes them, and waits only
   while the transport's buffer is above ``_WRITE_HIGH`` (so a client that never reads cannot grow it);
-- neither yields to the loop when it does not have to wait, except every ``_CHECKPOINT_EVERY`` operations:
-  then it yields first (and sees a cancellation) before it takes or writes anything, so a peer that floods,
-  or one that reads as fast as a task writes, cannot keep that task from letting the others run, and a
-  cancellation there loses no data;
+- neither yields to the loop when it does not have to wait, except for the fairness checkpoint that both
+  fast paths share (``rt_http.fair_streams``: before the operation, every 16 that did not wait);
 - ``aclose()`` lets what is still unsent drain (the transport may hold up to ``_WRITE_HIGH`` bytes that
   anyio's stream would have waited for in ``send()``): it waits until the transport has closed, at most
   ``_CLOSE_GRACE`` seconds, and cancelling that wait cuts the socket at once (the server does, when it stops).
@@ -35,14 +33,15 @@ from collections import deque
 
 import anyio
 import anyio.lowlevel
-from anyio.abc import SocketAttribute, SocketListener, SocketStream
+from anyio.abc import SocketAttribute, SocketListener
+
+from rt_http.fair_streams import FairSocketStream
 
 _READ_SIZE = 64 * 1024  # bytes one read takes from the kernel (trio's and anyio's default receive size)
 _READ_HIGH = 256 * 1024  # unread bytes at which the transport stops reading
 _READ_LOW = 64 * 1024  # ... and reads again once the reader is down to this
 _WRITE_HIGH = 64 * 1024  # send() waits while the transport holds more than this unsent
 _CLOSE_GRACE = 10.0  # seconds aclose() waits for unsent bytes to drain before it cuts the socket
-_CHECKPOINT_EVERY = 16  # operations that did not wait, between two checkpoints of one stream
 
 
 def running_on_asyncio() -> bool:
@@ -138,40 +137,21 @@ class _Protocol(asyncio.BufferedProtocol):
             waiter.set_result(None)
 
 
-class ProtocolStream(SocketStream):
+class ProtocolStream(FairSocketStream):
     """An accepted socket; see the module docstring for how it differs from anyio's asyncio stream."""
 
     def __init__(self, transport: asyncio.Transport, protocol: _Protocol) -> None:
         self._transport = transport
         self._protocol = protocol
         self._loop = asyncio.get_running_loop()
-        self._closed = False
-        self._receiving = False
-        self._sending = False
-        self._streak = 0  # operations since this stream last yielded to the loop
+        super().__init__()
 
     @property
     def _raw_socket(self) -> socket.socket:
         return self._transport.get_extra_info("socket")  # type: ignore[no-any-return]
 
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        if max_bytes < 1:
-            raise ValueError("max_bytes must be a positive integer")
-        if self._receiving:
-            raise anyio.BusyResourceError("reading from")
-        self._receiving = True
-        try:
-            return await self._receive(max_bytes)
-        finally:
-            self._receiving = False
-
     async def _receive(self, max_bytes: int) -> bytes:
         protocol = self._protocol
-        if protocol.chunks:
-            self._streak += 1
-            if self._streak >= _CHECKPOINT_EVERY:  # before taking anything: a cancellation here loses nothing
-                self._streak = 0
-                await anyio.lowlevel.checkpoint()
         if not protocol.chunks:
             if self._closed:
                 raise anyio.ClosedResourceError
@@ -198,25 +178,8 @@ class ProtocolStream(SocketStream):
             self._transport.resume_reading()
         return chunk
 
-    async def send(self, item: bytes) -> None:
-        if self._closed:
-            raise anyio.ClosedResourceError
-        if self._sending:
-            raise anyio.BusyResourceError("writing to")
-        self._sending = True
-        try:
-            await self._send(item)
-        finally:
-            self._sending = False
-
     async def _send(self, item: bytes) -> None:
         protocol = self._protocol
-        self._streak += 1
-        if self._streak >= _CHECKPOINT_EVERY:  # before writing: a cancellation here writes nothing
-            self._streak = 0
-            await anyio.lowlevel.checkpoint()
-            if self._closed:
-                raise anyio.ClosedResourceError
         if protocol.lost or self._transport.is_closing():
             raise anyio.BrokenResourceError from protocol.error
         self._transport.write(item)

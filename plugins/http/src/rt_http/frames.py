@@ -162,11 +162,15 @@ class FrameParser:
         self.done = False
 
     def feed(self, data: bytes) -> list[Event]:
-        if self.done:
-            return []
         whole = self.whole_message(data)
         if whole is not None:
             return [Message(whole)]
+        return self.feed_general(data)
+
+    def feed_general(self, data: bytes) -> list[Event]:
+        """:meth:`feed` without trying :meth:`whole_message` first: for a caller that just did."""
+        if self.done:
+            return []
         buffer = self._buffer
         buffer += data
         events: list[Event] = []
@@ -217,7 +221,7 @@ class FrameParser:
     def whole_message(self, data: bytes) -> str | bytes | None:
         """The message's data when ``data`` is exactly one whole unfragmented text or binary frame, masked,
         without RSV bits and within ``max_payload_length``, and nothing is buffered, as nearly every client
-        message arrives; else ``None``: then pass ``data`` to :meth:`feed`, which parses it the general way
+        message arrives; else ``None``: then pass ``data`` to :meth:`feed_general`, which parses it the general way
         (and reports what is wrong with it). Same checks, without copying ``data`` into the buffer or
         building events: about 0.5 us for a 32-byte frame against 1.8 us, a tenth of an echo round trip."""
         size = len(data)

@@ -19,11 +19,10 @@ did not have to wait:
   waits for readability first instead of trying a ``recv`` that fails: in an echo that failed ``recv`` and
   its ``BlockingIOError`` were a quarter of the server's time. epoll reports data that arrived before the
   wait began, so nothing is missed (asyncio reads only on readiness, always);
-- fairness: every ``_CHECKPOINT_EVERY`` operations that did not wait, one checkpoints first, before its
-  system call, so a peer that floods (or a socket that always takes writes) cannot keep its task from
-  yielding, a cancellation reaches it within that many operations, and a cancellation never drops bytes
-  already read or reports bytes already sent as not sent (trio's own methods check for cancellation
-  before the call and only yield, shielded, after it);
+- fairness: the checkpoint both fast paths share (``rt_http.fair_streams``), every 16 operations that did
+  not wait and before the system call, so a cancellation never drops bytes already read or reports bytes
+  already sent as not sent (trio's own methods check for cancellation before the call and only yield,
+  shielded, after it);
 - ``aclose()`` calls ``trio.lowlevel.notify_closing`` before closing, which wakes a task waiting on the
   socket with ``ClosedResourceError`` (trio's rule for closing a socket that someone may be waiting on).
 
@@ -38,9 +37,10 @@ from typing import Any
 
 import anyio
 import trio
-from anyio.abc import SocketAttribute, SocketListener, SocketStream
+from anyio.abc import SocketAttribute, SocketListener
 
-_CHECKPOINT_EVERY = 16  # operations that did not wait, between two checkpoints of one stream
+from rt_http.fair_streams import FairSocketStream
+
 # errors of accept() that concern the one connection being accepted, not the listener (as trio's own list)
 _ACCEPT_RETRY = {errno.ECONNABORTED, errno.EPROTO, errno.EPERM, errno.EINTR}
 
@@ -63,81 +63,56 @@ async def _wait(wait: Any, sock: socket.socket) -> None:
         raise anyio.ClosedResourceError from None
 
 
-class DirectSocketStream(SocketStream):
+class DirectSocketStream(FairSocketStream):
     """An accepted socket; see the module docstring for how it differs from anyio's trio stream."""
 
     def __init__(self, sock: socket.socket) -> None:
+        super().__init__()
         self._sock = sock
-        self._closed = False
-        self._receiving = False
-        self._sending = False
-        self._streak = 0  # operations since this stream last yielded to the scheduler
         self._drained = False  # the last recv() was short: wait for readability before the next one
 
     @property
     def _raw_socket(self) -> socket.socket:
         return self._sock
 
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        if max_bytes < 1:
-            raise ValueError("max_bytes must be a positive integer")
-        if self._receiving:
-            raise anyio.BusyResourceError("reading from")
-        self._receiving = True
-        try:
-            self._streak += 1
-            if self._streak >= _CHECKPOINT_EVERY:  # before the call: a cancellation here loses nothing
-                self._streak = 0
-                await trio.lowlevel.checkpoint()
-            wait = self._drained
-            while True:
-                if self._closed:
-                    raise anyio.ClosedResourceError
-                if wait:  # (the waits and the yields below are inline: a coroutine call per message costs)
-                    self._streak = 0  # waiting yields
-                    try:
-                        await trio.lowlevel.wait_readable(self._sock)
-                    except trio.ClosedResourceError:
-                        raise anyio.ClosedResourceError from None  # aclose() from another task
+    async def _receive(self, max_bytes: int) -> bytes:
+        wait = self._drained
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if wait:  # (inline rather than _wait(): this is the per-message path)
+                self._streak = 0  # waiting yields
                 try:
-                    data = self._sock.recv(max_bytes)
-                except BlockingIOError:
-                    wait = True
-                    continue
-                except OSError as exc:
-                    raise anyio.BrokenResourceError from exc
-                break
-        finally:
-            self._receiving = False
+                    await trio.lowlevel.wait_readable(self._sock)
+                except trio.ClosedResourceError:
+                    raise anyio.ClosedResourceError from None  # aclose() from another task
+            try:
+                data = self._sock.recv(max_bytes)
+            except BlockingIOError:
+                wait = True
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            break
         self._drained = len(data) < max_bytes
         if not data:
             raise anyio.EndOfStream
         return data
 
-    async def send(self, item: bytes) -> None:
-        if self._sending:
-            raise anyio.BusyResourceError("writing to")
-        self._sending = True
-        try:
-            self._streak += 1
-            if self._streak >= _CHECKPOINT_EVERY:  # before writing: a cancellation here writes nothing
+    async def _send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            try:
+                sent = self._sock.send(view)
+            except BlockingIOError:
                 self._streak = 0
-                await trio.lowlevel.checkpoint()
-            view = memoryview(item)
-            while view:
-                if self._closed:
-                    raise anyio.ClosedResourceError
-                try:
-                    sent = self._sock.send(view)
-                except BlockingIOError:
-                    self._streak = 0
-                    await _wait(trio.lowlevel.wait_writable, self._sock)
-                    continue
-                except OSError as exc:
-                    raise anyio.BrokenResourceError from exc
-                view = view[sent:]
-        finally:
-            self._sending = False
+                await _wait(trio.lowlevel.wait_writable, self._sock)
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError from exc
+            view = view[sent:]
 
     async def send_eof(self) -> None:
         if self._closed:

@@ -448,13 +448,15 @@ class ServerWebSocket:
                 self._last_seen = time.monotonic()
                 self._pinged = False
                 message = parser.whole_message(data)
-                if message is not None and self.ready_state == OPEN:
-                    # nearly every read: one whole message, delivered without events or a coroutine
+                if message is None:
+                    if not await self._handle(parser.feed_general(data)):
+                        return
+                elif self.ready_state != OPEN:
+                    return
+                else:  # nearly every read: one whole message, delivered without events or a coroutine
                     pending = self._deliver(message)
                     if pending is not None:
                         await self._await_reporting(pending)
-                elif not await self._handle(parser.feed(data)):
-                    return
                 if self._buffer and not self._writing:
                     self._writing = True
                     await self._write_queue()

@@ -77,21 +77,14 @@ class SecretServiceStore:
         A connection that broke since the last call (the bus restarted: an OSError) is replaced and the call
         made once more, as keyring's fresh connection per call would have succeeded; get, set with replace
         and delete can all be repeated."""
-        reused = self._connection is not None and self._bus == self._current_bus()
-        try:
-            return action(self._collection(keyring_impl))
-        except OSError:
-            self.close()
-            if not reused:
-                raise
-        except BaseException:
-            self.close()
-            raise
-        try:
-            return action(self._collection(keyring_impl))
-        except BaseException:
-            self.close()
-            raise
+        while True:
+            reused = self._connection is not None and self._bus == self._current_bus()
+            try:
+                return action(self._collection(keyring_impl))
+            except BaseException as exc:
+                self.close()
+                if not (reused and isinstance(exc, OSError)):  # after a retry, the connection is new
+                    raise
 
     @staticmethod
     def _unlock(item: Any) -> None:
