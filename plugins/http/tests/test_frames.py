@@ -173,13 +173,15 @@ class _GeneralOnly(FrameParser):
     flip=st.integers(0, 70_010 * 8),
     limit=st.sampled_from([0, 10, 125, 126, 300, 70000]),
     fragmented=st.booleans(),
+    cuts=st.lists(st.integers(1, 70_100), max_size=6),
 )
 def test_the_fast_path_for_a_whole_frame_agrees_with_the_general_parser(
     opcode: int, payload: bytes, fin: bool, rsv: int, mask: bool, cut: int, flip: int, limit: int,
-    fragmented: bool,
+    fragmented: bool, cuts: list[int],
 ) -> None:
     """whole_message() (which feed() and the server's reader try first) takes a frame only when the general
-    path would give exactly that one message; everything else it leaves to the general path."""
+    path would give exactly that one message; everything else it leaves to the general path. And the same
+    bytes fed in pieces give the same events (the general path waits for a frame's last piece)."""
     data = bytearray(masked(opcode, payload, fin=fin, rsv=rsv, mask=mask))
     if cut > 0:
         data += os.urandom(cut)  # trailing bytes: not a lone whole frame
@@ -187,12 +189,14 @@ def test_the_fast_path_for_a_whole_frame_agrees_with_the_general_parser(
         del data[cut:]  # truncated
     if data and flip % 3 == 0:
         data[flip // 8 % len(data)] ^= 1 << (flip % 8)
-    fast, general = FrameParser(limit), _GeneralOnly(limit)
+    fast, general, pieces = FrameParser(limit), _GeneralOnly(limit), FrameParser(limit)
     if fragmented:  # a fragmented message in progress: a lone frame can only continue it
-        for parser in (fast, general):
+        for parser in (fast, general, pieces):
             parser.feed(masked(2, b"start", fin=False))
     taken = fast.whole_message(bytes(data))
     events = general.feed(bytes(data))
     if taken is not None:
         assert events == [Message(taken)]
     assert fast.feed(bytes(data)) == events  # feed() itself agrees too, fast path or not
+    bounds = [0, *sorted({c % (len(data) + 1) for c in cuts}), len(data)]
+    assert [e for a, b in zip(bounds, bounds[1:]) for e in pieces.feed(bytes(data[a:b]))] == events

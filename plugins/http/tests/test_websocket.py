@@ -393,6 +393,30 @@ async def test_fan_out_frames_once_and_queues_the_same_bytes(serve: Any, ws_tool
                 assert await client.recv_frame() == (1, b"hello")
 
 
+async def test_what_one_loop_turn_publishes_leaves_in_one_write_per_subscriber(
+    serve: Any, ws_tools: Any
+) -> None:
+    """Fan-out is batched per loop turn: ten publishes made without yielding reach each subscriber in one
+    write. (The memory transport hands the client each write as one piece, so the batch is visible.)"""
+    from rt_http.frames import encode_frame
+
+    sockets: list[Any] = []
+    handler = rt.WebSocketHandler(open=lambda ws: (sockets.append(ws), ws.subscribe("room")))
+    async with serve(fetch=upgrading(), websocket=handler, transport="memory") as server:
+        async with contextlib.AsyncExitStack() as stack:
+            clients = [
+                await stack.enter_async_context(await ws_tools.RawClient.connect(server)) for _ in range(3)
+            ]
+            await ws_tools.wait_until(lambda: len(sockets) == 3)
+            for i in range(10):
+                assert server.publish("room", f"m{i}") == 2
+            batch = b"".join(encode_frame(1, f"m{i}".encode()) for i in range(10))
+            for client in clients:
+                assert client.buffer == b""
+                with anyio.fail_after(5):
+                    assert await client.stream.receive() == batch  # one write, all ten frames
+
+
 async def test_cork_batches_sends_into_one_write(serve: Any, ws_tools: Any) -> None:
     sockets: list[Any] = []
     async with serve(fetch=upgrading(), websocket={"open": lambda ws: sockets.append(ws)}) as server:

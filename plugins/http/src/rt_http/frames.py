@@ -146,6 +146,7 @@ class FrameParser:
         "_decoder",
         "_compressed",
         "_inflater",
+        "_pending",
         "done",
     )
 
@@ -155,6 +156,7 @@ class FrameParser:
         self._inflater = inflater
         self._compressed = False
         self._buffer = bytearray()
+        self._pending = 0  # bytes the buffer must hold before the frame at its start is complete
         self._fragments: list[bytes] = []
         self._fragment_opcode = 0
         self._fragment_size = 0
@@ -173,6 +175,9 @@ class FrameParser:
             return []
         buffer = self._buffer
         buffer += data
+        if len(buffer) < self._pending:  # the frame at the start, its header checked, is still incomplete
+            return []
+        self._pending = 0
         events: list[Event] = []
         position = 0
         available = len(buffer)
@@ -204,6 +209,9 @@ class FrameParser:
                 return self._fail(events, *failure)
             end = position + header + 4 + length
             if end > available:
+                # wait for all of it before looking again: a frame trickling in (a slow or hostile peer)
+                # would otherwise have its header parsed again for every piece
+                self._pending = end - position
                 break
             mask = bytes(buffer[position + header : position + header + 4])
             payload = unmask(buffer[position + header + 4 : end], mask)
