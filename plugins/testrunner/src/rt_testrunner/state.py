@@ -18,6 +18,10 @@ class TestState:
     #: the matchers under ``.resolves``/``.rejects`` created in this attempt (their coroutines): one never
     #: awaited checked nothing, and the runner fails the test for it (``expect.unawaited_matcher_error``)
     pending_matchers: list[Any] = attrs.Factory(list)
+    #: set when the error came from setting the test up (a pytest fixture): counted as an error, not a failure
+    setup_error: bool = False
+    #: what the test wrote while its output was captured (stdout, stderr, logging), shown with its failure
+    captured: str = ""
 
 
 CURRENT: contextvars.ContextVar[TestState | None] = contextvars.ContextVar("rt_test_state", default=None)

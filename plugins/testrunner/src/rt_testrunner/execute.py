@@ -1,0 +1,289 @@
+"""Executing tests and hooks: sync calls on the main thread under ``SIGALRM``, async ones in one event loop.
+
+Where async code runs: the runner drives itself synchronously on the main thread, and starts an anyio event
+loop (a blocking portal on the backend named by ``rt.backend.resolve_backend``: ``--backend``, RT_BACKEND,
+config) the first time a test or hook returns an awaitable. Async tests, async hooks and concurrent groups
+then run in that one loop, which lives until the end of the run, so an async ``before_all`` can hand
+resources to later tests. Why not ``anyio.run`` around everything: importing anyio and starting a loop
+costs about 85 ms, more than a third of ``rt test``'s whole start-up, for suites that never await.
+The runner's own methods are coroutines so the same code runs in both places; on the main thread they are
+driven by :meth:`Executor.run_sync` and never suspend.
+
+Sync code and the loop: a sync test never runs in the loop (a concurrent group runs its sync tests first, on
+the main thread). Sync ``before_each``/``after_each`` hooks of async tests in a concurrent group would, and
+there ``SIGALRM`` cannot reach them, so a hook stuck in ``while True`` or ``time.sleep`` blocked the loop
+and the whole run. Instead the loop hands such calls back to the main thread, which waits for the loop
+anyway (:class:`_MainThreadCalls`): there they run under the same alarm as every other sync call and time
+out with the same report, while the loop keeps running the other tests of the group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import inspect
+import queue
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import attrs
+
+from rt_testrunner import timeouts
+from rt_testrunner.expect import unawaited_matcher_error
+from rt_testrunner.model import Suite, TestCase
+from rt_testrunner.state import CURRENT, TestState
+
+#: what a test can raise that is still only its own result: everything but ``GeneratorExit``. SystemExit and
+#: KeyboardInterrupt are a failed test (the runner stops after a KeyboardInterrupt, see :class:`Outcome`).
+TEST_ERRORS = (Exception, SystemExit, KeyboardInterrupt)
+
+
+@attrs.define
+class Outcome:
+    """What came of one attempt: the first error (of the body or a hook), a time-out, expect() calls."""
+
+    error: BaseException | None = None
+    timed_out: bool = False
+    expect_calls: int = 0
+    #: the error came from setting the test up (a fixture), not its body: pytest counts it as an error
+    setup_error: bool = False
+    #: text the test wrote (stdout, stderr, logging) while its output was captured
+    captured: str = ""
+
+
+@attrs.define
+class _SyncCall:
+    """One sync test/hook call the loop hands to the main thread, and what came of it."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    deadline: float
+    context: contextvars.Context
+    done: Any  # anyio.Event, set (in the loop) once the call returned or raised
+    result: Any = None
+    error: BaseException | None = None
+
+    def run(self, alarms: bool) -> None:
+        """On the main thread: call within the time-out, keeping the outcome for the loop."""
+        try:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise timeouts.TestTimeout()
+            with timeouts.alarm(remaining, alarms):
+                self.result = self.context.run(self.fn, *self.args)
+        except (*TEST_ERRORS, timeouts.TestTimeout) as exc:  # re-raised in the loop, as a result
+            self.error = exc
+        except BaseException as exc:  # noqa: BLE001 - pytest's outcome exceptions (skip, xfail) and the like
+            self.error = exc
+
+
+class _MainThreadCalls:
+    """The channel through which code in the loop runs sync calls on the main thread.
+
+    While the loop works for it (:meth:`Executor.in_loop`), the main thread does nothing but wait, so it can
+    serve: it takes :class:`_SyncCall` items off a queue, runs each under ``SIGALRM`` (the one place where a
+    sync call can be interrupted), and wakes the waiting task through the portal. The waiting task does not
+    block the loop, so the other tests of a concurrent group go on meanwhile; calls are served one at a time,
+    as before, when they blocked the loop. The call runs in a copy of the task's context (a Context cannot be
+    entered by two threads at once); variables it sets are copied back to the task, so a ``before_each`` that
+    sets a context variable is seen by its test as when it ran in the task itself.
+    """
+
+    def __init__(self, portal: Any, alarms: bool) -> None:
+        self._portal = portal
+        self._alarms = alarms
+        self._queue: queue.SimpleQueue[_SyncCall | None] = queue.SimpleQueue()
+
+    async def call(self, fn: Callable[..., Any], args: tuple[Any, ...], deadline: float) -> Any:
+        """In the loop: ``fn(*args)`` on the main thread; its result, or its exception re-raised here."""
+        import anyio
+
+        sync_call = _SyncCall(fn, args, deadline, contextvars.copy_context(), anyio.Event())
+        self._queue.put(sync_call)
+        await sync_call.done.wait()
+        for var, value in sync_call.context.items():
+            if var.get(_UNSET) is not value:
+                var.set(value)
+        if sync_call.error is not None:
+            raise sync_call.error
+        return sync_call.result
+
+    def serve(self, until: Any) -> None:
+        """On the main thread: run the calls handed over until the future ``until`` (the loop's work) is done."""
+        until.add_done_callback(lambda _: self._queue.put(None))
+        while (sync_call := self._queue.get()) is not None:
+            sync_call.run(self._alarms)
+            self._portal.call(sync_call.done.set)
+
+
+_UNSET = object()
+
+#: Set while a coroutine of the runner runs inside the event loop (and may therefore really await): the way
+#: back to the main thread for sync calls
+MAIN_THREAD: contextvars.ContextVar[_MainThreadCalls | None] = contextvars.ContextVar("rt_main_thread",
+                                                                                    default=None)
+
+
+def is_async(fn: Callable[..., Any] | None) -> bool:
+    if fn is None:
+        return False
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+
+
+@attrs.frozen
+class _Raised:
+    """A BaseException carried back from the loop thread (a portal re-raises only ``Exception`` cleanly)."""
+
+    error: BaseException
+
+
+class Executor:
+    """Calls tests and hooks: on the main thread, or in the run's event loop once something awaits."""
+
+    def __init__(self, backend: str = "asyncio") -> None:
+        self.backend = backend
+        self.loop_stack = contextlib.ExitStack()
+        self._portal: Any = None
+        self.alarms = False
+
+    def run_sync(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        """Drive one of the runner's coroutines on the main thread; the event loop, if one was needed, is
+        closed before returning."""
+        with self.loop_stack:
+            try:
+                coroutine.send(None)
+            except StopIteration as stop:
+                return stop.value
+            coroutine.close()
+        raise RuntimeError("internal error: rt test's runner suspended outside its event loop")
+
+    def in_loop(self, async_fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``async_fn(*args)`` in the run's event loop (started on first use) and wait for it, serving the
+        sync calls it hands back to this thread meanwhile (:class:`_MainThreadCalls`)."""
+        if self._portal is None:
+            from anyio.from_thread import start_blocking_portal
+
+            self._portal = self.loop_stack.enter_context(start_blocking_portal(backend=self.backend))
+        state = CURRENT.get()
+        main_thread = _MainThreadCalls(self._portal, self.alarms)
+
+        async def enter() -> Any:
+            MAIN_THREAD.set(main_thread)
+            CURRENT.set(state)
+            try:
+                return await async_fn(*args)
+            except BaseException as exc:  # carried across the thread boundary, re-raised below
+                if isinstance(exc, Exception | timeouts.TestTimeout):
+                    return _Raised(exc)
+                raise
+
+        future = self._portal.start_task_soon(enter)
+        main_thread.serve(future)
+        result = future.result()
+        if isinstance(result, _Raised):
+            raise result.error
+        return result
+
+    async def call(self, fn: Callable[..., Any], args: tuple[Any, ...], deadline: float) -> None:
+        """Call a test or hook, sync or async, raising :class:`TestTimeout` past ``deadline``. In the loop a
+        sync callable is run on the main thread, the only thread where ``SIGALRM`` can interrupt it."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise timeouts.TestTimeout()
+        main_thread = MAIN_THREAD.get()
+        in_loop = main_thread is not None
+        if main_thread is not None and not is_async(fn):
+            result = await main_thread.call(fn, args, deadline)
+        else:
+            with timeouts.alarm(remaining, self.alarms and not in_loop):
+                result = fn(*args)
+        if inspect.isawaitable(result):
+            if in_loop:
+                await await_before(result, deadline)
+            else:
+                self.in_loop(await_before, result, deadline)
+
+    async def attempt(self, case: TestCase, chain: list[Suite], timeout_ms: int) -> Outcome:
+        """One attempt: before_each hooks (outer first), the body, after_each hooks (inner first), all within
+        the time-out. A fresh :class:`TestState` per attempt, so an earlier attempt leaves nothing behind."""
+        state = TestState()
+        token = CURRENT.set(state)
+        outcome = Outcome()
+        deadline = time.monotonic() + timeout_ms / 1000
+        try:
+            try:
+                for suite in chain:
+                    for hook in suite.hooks["before_each"]:
+                        await self.call(hook, (), deadline)
+                assert case.fn is not None
+                await self.call(case.fn, case.args, deadline)
+                unawaited = unawaited_matcher_error(state)
+                if unawaited is not None:
+                    raise unawaited
+                check_assertion_count(state)
+            except timeouts.TestTimeout:
+                outcome.timed_out = True
+            except BaseException as exc:  # a test's error of any kind is a result
+                if isinstance(exc, GeneratorExit):
+                    raise
+                outcome.error = exc
+            after_deadline = time.monotonic() + timeout_ms / 1000
+            for suite in reversed(chain):
+                for hook in suite.hooks["after_each"]:
+                    try:
+                        await self.call(hook, (), after_deadline)
+                    except timeouts.TestTimeout:
+                        outcome.timed_out = outcome.timed_out or outcome.error is None
+                    except BaseException as exc:  # a test's error of any kind is a result
+                        if isinstance(exc, GeneratorExit):
+                            raise
+                        if outcome.error is None and not outcome.timed_out:
+                            outcome.error = exc
+            # after a failure or time-out, or in an after_each hook: closed here (no RuntimeWarning), and a
+            # failure only when nothing else failed first
+            unawaited = unawaited_matcher_error(state)
+            if unawaited is not None and outcome.error is None and not outcome.timed_out:
+                outcome.error = unawaited
+        finally:
+            CURRENT.reset(token)
+        outcome.expect_calls = state.expect_calls
+        outcome.setup_error = state.setup_error
+        outcome.captured = state.captured
+        return outcome
+
+    async def hooks(self, suite: Suite, kind: str, deadline_ms: int) -> Outcome | None:
+        """Run a suite's ``before_all``/``after_all`` hooks; the first failure stops them."""
+        hooks = suite.hooks[kind]
+        if not hooks:
+            return None
+        deadline = time.monotonic() + deadline_ms / 1000
+        for hook in hooks:
+            try:
+                await self.call(hook, (), deadline)
+            except timeouts.TestTimeout:
+                return Outcome(timed_out=True)
+            except BaseException as exc:  # a test's error of any kind is a result
+                if isinstance(exc, GeneratorExit):
+                    raise
+                return Outcome(error=exc)
+        return None
+
+
+async def await_before(awaitable: Any, deadline: float) -> None:
+    """Await inside the loop; past ``deadline`` the awaitable is cancelled and the test timed out."""
+    import anyio
+
+    with anyio.move_on_after(deadline - time.monotonic()) as scope:
+        await awaitable
+    if scope.cancelled_caught:
+        raise timeouts.TestTimeout()
+
+
+def check_assertion_count(state: TestState) -> None:
+    if state.expected_assertions is not None and state.expect_calls != state.expected_assertions:
+        raise AssertionError(
+            f"expected {state.expected_assertions} assertion(s) (expect.assertions), but {state.expect_calls} ran"
+        )
+    if state.requires_assertions and state.expect_calls == 0:
+        raise AssertionError("expected at least one assertion (expect.has_assertions), but none ran")

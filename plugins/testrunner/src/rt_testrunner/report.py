@@ -1,0 +1,88 @@
+"""Reporting: turning outcomes into :mod:`rt.events` events, counting them, and judging each attempt.
+
+The runner only produces events; what the user sees is up to the reporters that receive them (console, dots,
+JUnit and GitHub annotations in this plugin; any other reporter from a plugin).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import attrs
+from rt.events import Location, TestEvent, TestFailure, TestFinished, TestStatus
+from rt.interfaces import Reporter
+
+from rt_testrunner.execute import Outcome
+from rt_testrunner.failures import plain_failure, render_exception
+from rt_testrunner.model import Suite, TestCase
+
+FAILING_PASSED = ("this test is marked as failing but it passed. Remove `.failing` if tested behavior "
+                  "now works")
+TODO_PASSED = "this test is marked as todo but passes. Remove `.todo` or check that test is correct."
+
+
+class Recorder:
+    """Sends events to the reporters and keeps the counts the summary and the exit code are made of."""
+
+    def __init__(self, reporters: Sequence[Reporter], root: Path, bail: int | None) -> None:
+        self.reporters = list(reporters)
+        self.root = root
+        self.bail = bail
+        self.counts = {status: 0 for status in TestStatus}
+        self.expect_calls = 0
+        self.bailed = False
+
+    def emit(self, event: TestEvent) -> None:
+        for reporter in self.reporters:
+            reporter.handle(event)
+
+    def record(self, event: TestFinished) -> None:
+        self.counts[event.status] += 1
+        self.expect_calls += event.expect_calls
+        self.emit(event)
+        if (event.status is TestStatus.FAIL and self.bail is not None
+                and self.counts[TestStatus.FAIL] >= self.bail):
+            self.bailed = True
+
+    def location(self, location: Location | None) -> Location | None:
+        return display_location(location, self.root)
+
+    def judge(self, case: TestCase, outcome: Outcome, timeout_ms: int) -> tuple[TestStatus, TestFailure | None]:
+        failed = outcome.error is not None or outcome.timed_out
+        if case.has("todo"):
+            if failed:
+                return TestStatus.TODO, None
+            return TestStatus.FAIL, plain_failure(TODO_PASSED, "TodoPassed", self.location(case.location))
+        if case.has("failing") and not outcome.timed_out:
+            if failed:
+                return TestStatus.PASS, None
+            return TestStatus.FAIL, plain_failure(FAILING_PASSED, "FailingPassed", self.location(case.location))
+        if failed:
+            failure = self.failure(outcome, timeout_ms)
+            if failure.location is None:
+                failure = attrs.evolve(failure, location=self.location(case.location))
+            return TestStatus.FAIL, failure
+        return TestStatus.PASS, None
+
+    def failure(self, outcome: Outcome, timeout_ms: int) -> TestFailure:
+        if outcome.timed_out:
+            return plain_failure(f"this test timed out after {timeout_ms}ms.", "Timeout", timed_out=True)
+        assert outcome.error is not None
+        return render_exception(outcome.error, self.root)
+
+    def hook_failure(self, suite: Suite, kind: str, error: Outcome, file: str, timeout_ms: int) -> None:
+        failure = self.failure(error, timeout_ms)
+        self.record(TestFinished(file, (*suite.path, f"{kind} hook"), TestStatus.FAIL, 0.0, failure=failure,
+                                 location=failure.location, hook=kind))
+
+
+def display_location(location: Location | None, root: Path) -> Location | None:
+    """``location`` with its file relative to the root (string work: this runs once per test)."""
+    if location is None:
+        return None
+    prefix = f"{root}{os.sep}"
+    if location.file.startswith(prefix):
+        return Location(location.file[len(prefix):].replace(os.sep, "/"), location.line, location.column)
+    return location
