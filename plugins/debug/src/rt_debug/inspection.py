@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rt_debug.preview import error_report, highlighter
+from rt_debug.preview import highlighter
+from rt_debug.report import error_report
 
 WIDTH = 80
 

@@ -5,8 +5,9 @@ stdin: a file runs through :func:`exec_main`, a folder or zip archive through :f
 made itself current, so ``rt.serve(...).run()`` and ``rt.backend.run`` in the script use that backend; it is
 also exported as ``RT_BACKEND`` so that threads and child processes, which start with a default kernel, agree.
 
-An unhandled exception prints the error report (source preview, message, V8-style stack) instead of Python's
-traceback, with rt's and runpy's own frames left out; so does an exception that ends a thread.
+An unhandled exception prints the error report (source preview, message, V8-style stack; see
+:mod:`rt_debug.report`) instead of Python's traceback, with rt's and runpy's own frames left out; so does an
+exception that ends a thread. A ``sys.excepthook`` installed by the program is called instead.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from rt_debug.callsite import CallSite, add_launcher
-from rt_debug.preview import error_report
+from rt_debug.report import error_report
 
 if TYPE_CHECKING:
     from rt.kernel import Kernel
@@ -36,7 +37,9 @@ EXIT_FAILURE = 1
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", help="the Python file (or folder/zip with __main__.py) to run")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments given to the script as sys.argv[1:]")
+    parser.add_argument(
+        "args", nargs=argparse.REMAINDER, help="arguments given to the script as sys.argv[1:]"
+    )
 
 
 def run(args: argparse.Namespace, kernel: Kernel) -> int:
@@ -58,10 +61,47 @@ def _wants_colors() -> bool:
     return "NO_COLOR" not in os.environ and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
 
 
+# runpy's private helpers run a folder's or zip's __main__: their frames are the launcher's too
+_RUNPY_PRIVATE = [
+    getattr(runpy, name).__code__ for name in ("_run_code", "_run_module_code") if hasattr(runpy, name)
+]
+
+
+def _without_rt(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback from the program's first frame on: this runner's (and runpy's) entries are rt's."""
+    internal = {exec_main.__code__, run_script.__code__, runpy.run_path.__code__, *_RUNPY_PRIVATE}
+    while tb is not None and tb.tb_frame.f_code in internal:
+        tb = tb.tb_next
+    return tb
+
+
 def print_error(error: BaseException) -> None:
-    """Print the report of an unhandled ``error`` on stderr, after whatever the program wrote to stdout."""
+    """Report an unhandled ``error`` on stderr, after whatever the program wrote to stdout.
+
+    A ``sys.excepthook`` the program installed (Sentry, rich, its own) is called instead of rt's printer, as
+    ``python`` would call it, with a traceback that starts at the program's own code. If that hook fails,
+    Python's rule applies: its error is reported, then the original one.
+    """
     with contextlib.suppress(Exception):
         sys.stdout.flush()
+    hook = sys.excepthook
+    if hook is not sys.__excepthook__:
+        try:
+            hook(type(error), error, _without_rt(error.__traceback__))
+        except BaseException as hook_error:  # noqa: BLE001 - as python: report the hook's failure, then the error
+            if hook_error.__context__ is error:
+                hook_error.__suppress_context__ = True  # the original error is printed in full just after
+            print("Error in sys.excepthook:", file=sys.stderr)
+            _print_report(hook_error)
+            print("\nOriginal exception was:", file=sys.stderr)
+        else:
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()
+            return
+    _print_report(error)
+
+
+def _print_report(error: BaseException) -> None:
     print(error_report(error, colors=_wants_colors(), skip_frames=_outside_rt), file=sys.stderr, flush=True)
 
 
@@ -70,7 +110,7 @@ def _thread_excepthook(hook_args: threading.ExceptHookArgs) -> None:
         return
     name = hook_args.thread.name if hook_args.thread is not None else "?"
     print(f"Exception in thread {name}:", file=sys.stderr)
-    print_error(hook_args.exc_value)
+    _print_report(hook_args.exc_value)
 
 
 def exit_code(exit: SystemExit) -> int:
@@ -119,7 +159,12 @@ def exec_main(path: str) -> None:
     code = compile(source, path, "exec", dont_inherit=True)
     module = types.ModuleType("__main__")
     module.__dict__.update(
-        __file__=path, __cached__=None, __loader__=None, __spec__=None, __package__=None, __builtins__=builtins
+        __file__=path,
+        __cached__=None,
+        __loader__=None,
+        __spec__=None,
+        __package__=None,
+        __builtins__=builtins,
     )
     saved_main = sys.modules.get("__main__")
     sys.modules["__main__"] = module

@@ -9,6 +9,7 @@ from the live stack at once. The cut (``start_fn``) and the limit apply when the
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 import types
@@ -18,6 +19,7 @@ from typing import Any, ClassVar
 import attrs
 
 from rt_debug.callsite import CallSite, sites_from_traceback, walk_stack
+from rt_debug.origin import is_library, package_of
 
 PrepareStackTrace = Callable[[Any, list[CallSite]], Any]
 _RECORD_ATTRIBUTE = "__rt_stack_record__"
@@ -35,7 +37,10 @@ class StackRecord:
 
 def header_of(error: Any) -> str:
     """V8's first stack line: ``Name: message``, or the name alone when the message is empty."""
-    if isinstance(error, BaseException):
+    if isinstance(error, SyntaxError) and error.msg is not None:
+        # str() of a SyntaxError appends "(basename, line N)": the report gives the full path in its stack
+        name, message = type(error).__name__, str(error.msg)
+    elif isinstance(error, BaseException):
         name, message = type(error).__name__, str(error)
     else:
         name = str(getattr(error, "name", "") or "Error")
@@ -87,7 +92,9 @@ class Error:
     prepare_stack_trace: ClassVar[PrepareStackTrace | None] = None
 
     def __init__(self) -> None:
-        raise TypeError("rt.Error is a namespace (Error.stack, Error.capture_stack_trace ...); raise an exception")
+        raise TypeError(
+            "rt.Error is a namespace (Error.stack, Error.capture_stack_trace ...); raise an exception"
+        )
 
     @staticmethod
     def stack(error: Any) -> Any:
@@ -146,14 +153,51 @@ def _format(error: Any, record: StackRecord) -> Any:
     return hook(error, list(record.call_sites))
 
 
-def stack_text(error: BaseException, call_sites: list[CallSite]) -> str:
-    """The stack printed for an unhandled exception: through the hook when set, else V8 text.
+def _folded_lines(call_sites: Sequence[CallSite], limit: int) -> list[str]:
+    """``    at`` lines of the program's frames, each run of library (or rt) frames folded into one count line.
 
-    The hook's result is shown with ``str``; if the hook itself fails, the V8 text is printed instead,
+    The innermost frame is always shown, library or not: it is where the error was raised. Only shown
+    frames count against ``limit``; frames past it are summed up in a last line, so none vanishes unsaid.
+    """
+    lines: list[str] = []
+    folded: list[str] = []
+    shown = 0
+
+    def flush() -> None:
+        if folded:
+            packages = ", ".join(dict.fromkeys(package_of(name) for name in folded))
+            count = len(folded)
+            lines.append(f"    ... {count} frame{'s' if count > 1 else ''} in {packages}")
+            folded.clear()
+
+    for index, site in enumerate(call_sites):
+        if shown >= limit:
+            flush()
+            rest = len(call_sites) - index
+            lines.append(f"    ... {rest} more frame{'s' if rest > 1 else ''}")
+            break
+        if index and is_library(site.get_file_name()):
+            folded.append(site.get_file_name())
+            continue
+        flush()
+        lines.append(f"    at {site}")
+        shown += 1
+    flush()
+    return lines
+
+
+def stack_text(error: BaseException, call_sites: list[CallSite], *, origin: str | None = None) -> str:
+    """The stack printed for an unhandled exception: through the hook when set, else V8 text with folding.
+
+    ``origin`` is a ``file:line:column`` shown as the first frame (a SyntaxError's position, which no frame
+    has). The hook's result is shown with ``str``; if the hook itself fails, the V8 text is printed instead,
     so a broken hook never hides the original error.
     """
-    record = StackRecord(header_of(error), _limit(call_sites))
-    try:
-        return str(_format(error, record))
-    except Exception:  # noqa: BLE001 - a broken user hook must not hide the error being reported
-        return format_v8(record.header, record.call_sites)
+    header = header_of(error)
+    if Error.prepare_stack_trace is not None:
+        with contextlib.suppress(Exception):  # a broken user hook must not hide the error being reported
+            return str(_format(error, StackRecord(header, _limit(call_sites))))
+    limit = Error.stack_trace_limit
+    limit = max(limit, 0) if isinstance(limit, int) and not isinstance(limit, bool) else 0
+    first = [f"    at {origin}"] if origin else []
+    return "\n".join([header, *first, *_folded_lines(call_sites, limit)])

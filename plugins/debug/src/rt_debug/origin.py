@@ -1,0 +1,48 @@
+"""Whose code a frame runs: the program's, a library's (stdlib, site-packages, frozen modules) or rt's own.
+
+Error reports show the program's frames and fold the others into a count: a ``copy.deepcopy`` or an event loop
+between two user frames says little, and with a 10-frame limit it would push the user's frames out of sight.
+rt's own packages (``rt`` and ``rt_*``) count as libraries even when they are installed editable from a source
+tree, which is outside site-packages.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+
+_LIBRARY_PATHS = tuple(
+    sorted({sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")})
+)
+
+
+def _rt_package_dirs() -> tuple[str, ...]:
+    """The folders of the rt packages loaded now (only those can have frames on a stack)."""
+    folders = set()
+    for name, module in list(sys.modules.items()):
+        if "." in name or not (name == "rt" or name.startswith("rt_")):
+            continue
+        path = getattr(module, "__file__", None)
+        if path:
+            folders.add(os.path.dirname(os.path.abspath(path)) + os.sep)
+    return tuple(sorted(folders))
+
+
+def is_library(filename: str) -> bool:
+    """True for the standard library, installed packages, frozen modules and rt's own packages."""
+    return filename.startswith((*_LIBRARY_PATHS, "<frozen ", *_rt_package_dirs()))
+
+
+def package_of(filename: str) -> str:
+    """A short name for the package a library file belongs to (``asyncio``, ``anyio``, ``rt``)."""
+    if filename.startswith("<frozen "):
+        return filename[len("<frozen ") : -1].split(".")[0]
+    for folder in _rt_package_dirs():
+        if filename.startswith(folder):
+            return "rt"
+    for root in sorted(_LIBRARY_PATHS, key=len, reverse=True):
+        if filename.startswith(root + os.sep):
+            first = filename[len(root) + 1 :].split(os.sep, 1)[0]
+            return first.removesuffix(".py") or first
+    return os.path.basename(filename)
