@@ -13,6 +13,7 @@ NAME_TO_DISTRIBUTION: dict[str, dict[str, str]] = {
         "SecretsError": "rt-secrets",
         "serve": "rt-http",
         "fetch": "rt-http",
+        "FetchError": "rt-http",
         "WebSocket": "rt-http",
         "WebSocketHandler": "rt-http",
         "Request": "rt-http",

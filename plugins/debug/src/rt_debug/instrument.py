@@ -198,6 +198,8 @@ def _wrap_httpx_async(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _observe_httpx_request(request: Any) -> tuple[HttpRequest | None, float]:
     started = time.perf_counter()
+    if request.extensions.get("rt.observed"):  # rt.fetch emitted this request's events itself
+        return None, started
     try:
         event = _httpx_request(request)
     except Exception:  # noqa: BLE001 - observation must not break the request

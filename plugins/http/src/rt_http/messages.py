@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import json as _json
-from collections.abc import AsyncIterable, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
 from typing import Any, cast
@@ -95,7 +95,7 @@ class Request:
 class Response:
     """An outgoing response. ``body`` is text, bytes, an (async) iterable of bytes (sent chunked), or None."""
 
-    __slots__ = ("status", "status_text", "headers", "_body", "_stream")
+    __slots__ = ("_body", "_stream", "headers", "redirected", "status", "status_text", "url")
 
     def __init__(
         self,
@@ -110,6 +110,8 @@ class Response:
         self.status = status
         self.status_text = status_text if status_text is not None else _reason(status)
         self.headers = Headers(headers)
+        self.url = ""  # set by rt.fetch: the final URL, after redirects
+        self.redirected = False  # set by rt.fetch: whether a redirect was followed
         self._stream: AsyncIterable[bytes] | Iterable[bytes] | None = None
         if body is None:
             self._body = b""
@@ -143,16 +145,23 @@ class Response:
     def is_streaming(self) -> bool:
         return self._stream is not None
 
-    async def bytes(self) -> bytes:
+    async def stream(self) -> AsyncIterator[builtins.bytes]:
+        """The body chunk by chunk, as it arrives (a response of ``rt.fetch``) or as it was given."""
         if self._stream is None:
-            return self._body
-        chunks = []
+            if self._body:
+                yield self._body
+            return
         if isinstance(self._stream, AsyncIterable):
             async for chunk in self._stream:
-                chunks.append(bytes(chunk))
+                yield builtins.bytes(chunk)
         else:
-            chunks = [bytes(chunk) for chunk in self._stream]
-        return b"".join(chunks)
+            for chunk in self._stream:
+                yield builtins.bytes(chunk)
+
+    async def bytes(self) -> builtins.bytes:
+        if self._stream is None:
+            return self._body
+        return b"".join([chunk async for chunk in self.stream()])
 
     async def text(self) -> str:
         return (await self.bytes()).decode("utf-8", errors="replace")

@@ -15,6 +15,8 @@ from rt.interfaces import NamespaceEntry
 
 _NAMES = {
     "serve": "rt_http.server",
+    "fetch": "rt_http.fetch",
+    "FetchError": "rt_http.fetch",
     "Server": "rt_http.server",
     "Request": "rt_http.messages",
     "Response": "rt_http.messages",
