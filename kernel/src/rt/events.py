@@ -106,8 +106,28 @@ class FileFinished:
 
 
 @attrs.frozen
+class SnapshotCounts:
+    """What ``to_match_snapshot`` / ``to_match_inline_snapshot`` did in a run (all zero when unused)."""
+
+    passed: int = 0
+    failed: int = 0
+    written: int = 0  # new snapshots written (first run, not in CI)
+    updated: int = 0  # changed by -u
+    obsolete: int = 0  # stored but not checked by any test that ran
+    removed: int = 0  # obsolete ones deleted by -u
+    files_removed: int = 0  # .snap files left empty and deleted by -u
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.written + self.updated
+
+
+@attrs.frozen
 class RunFinished:
-    """The run is over. ``bailed`` is set when ``--bail`` stopped it early."""
+    """The run is over. ``bailed`` is set when ``--bail`` stopped it early.
+
+    ``errors`` counts files that failed to load (and preload scripts): they are not tests, so they are not in
+    ``failed``, but they fail the run. ``filtered_out`` counts tests that ``-t`` left out."""
 
     passed: int
     failed: int
@@ -118,6 +138,9 @@ class RunFinished:
     duration: float
     seed: int | None = None
     bailed: bool = False
+    errors: int = 0
+    filtered_out: int = 0
+    snapshots: SnapshotCounts = attrs.Factory(SnapshotCounts)
 
     @property
     def tests(self) -> int:

@@ -85,6 +85,8 @@ def rt_register_reporters(register: Callable[[str, ReporterFactory], None]) -> N
     """Add test reporters, selected with ``rt test --reporter NAME``.
 
     ``factory(ReporterOptions)`` returns a :class:`rt.interfaces.Reporter` fed with :mod:`rt.events` events.
+    A factory with an ``enabled(ReporterContext) -> bool`` attribute switches itself on by its own rule
+    (environment, CI detection ...); without one it runs only when named. Several reporters run at once.
     """
 
 

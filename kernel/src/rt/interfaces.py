@@ -199,6 +199,23 @@ class Reporter(Protocol):
 
 
 @attrs.frozen
+class ReporterContext:
+    """What decides which registered reporters run (``rt test`` builds it once per run).
+
+    A reporter factory may carry a callable attribute ``enabled(context) -> bool``: that is its rule for
+    switching itself on (a flag, an environment variable, CI detection). A factory without one runs only when
+    it is named with ``--reporter NAME``. The built-in reporters (console, dots, agent, junit, github) follow
+    the same contract, so a plugin can replace any of them.
+    """
+
+    selected: frozenset[str] = frozenset()  # names given with --reporter (comma-separated) / --dots
+    environ: Any = attrs.field(factory=dict, repr=False)  # a Mapping[str, str]: os.environ for a real run
+    agent: bool = False  # AGENT=1, CLAUDECODE or REPL_ID (REFERENCE.md)
+    ci: bool = False  # CI=true/1 or a known CI's own variable
+    tty: bool = False  # stderr is a terminal
+
+
+@attrs.frozen
 class ReporterOptions:
     """What a reporter factory is given: where to write and how."""
 
@@ -206,6 +223,7 @@ class ReporterOptions:
     colors: bool = False
     agent: bool = False
     stream: Any = None  # a text stream; None means sys.stderr/sys.stdout as the reporter sees fit
+    context: ReporterContext | None = None  # the run's context (which other reporters were asked for ...)
 
 
 ReporterFactory = Callable[[ReporterOptions], Reporter]

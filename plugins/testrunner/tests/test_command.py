@@ -14,7 +14,7 @@ import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 #: variables that change the runner's output (agent mode, CI annotations, colours) or its configuration
-_SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR")
+_SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR", "CI")
 
 
 @attrs.frozen

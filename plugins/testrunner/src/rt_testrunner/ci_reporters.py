@@ -1,8 +1,8 @@
 """The JUnit XML reporter (``--reporter=junit --reporter-outfile PATH``) and GitHub Actions annotations.
 
 Like the console reporter they only consume :mod:`rt.events` events. The JUnit file is written once, when
-the run finishes (spec C rule 7); the GitHub reporter is added by ``rt test`` itself when
-``GITHUB_ACTIONS=true`` (spec C rule 6), next to whichever reporter prints to the console.
+the run finishes (spec C rule 7); the GitHub reporter switches itself on when ``GITHUB_ACTIONS=true`` (spec C
+rule 6; its rule is in :mod:`rt_testrunner.plugin`), after whichever reporter prints to the console.
 """
 
 from __future__ import annotations
@@ -93,9 +93,9 @@ class JUnitReporter:
         cases = [case for suite in self.files.values() for case in suite.all_cases()]
         load_errors = sum(1 for suite in self.files.values() if suite.load_error is not None)
         lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-                 f'<testsuites name="rt test" tests="{len(cases) + load_errors}" '
-                 f'assertions="{sum(c.expect_calls for c in cases)}" failures="{event.failed}" '
-                 f'skipped="{event.skipped + event.todo}" time="{_seconds(event.duration)}">']
+                 (f'<testsuites name="rt test" tests="{len(cases) + load_errors}" '
+                  f'assertions="{sum(c.expect_calls for c in cases)}" failures="{event.failed}" '
+                  f'skipped="{event.skipped + event.todo}" time="{_seconds(event.duration)}">')]
         for file, suite in self.files.items():
             self._suite(lines, suite, file, 1, self.durations.get(file, 0.0), top=True)
         lines.append("</testsuites>")
@@ -190,8 +190,10 @@ class GitHubReporter:
     bracket that file's output. ``groups=False`` (with ``--dots``, whose dots share one line across files)
     keeps only the ``::error`` lines: a workflow command is only recognised at the start of a line."""
 
-    def __init__(self, options: ReporterOptions, groups: bool = True) -> None:
+    def __init__(self, options: ReporterOptions, groups: bool | None = None) -> None:
         self.stream: TextIO = options.stream or sys.stderr
+        if groups is None:
+            groups = options.context is None or "dots" not in options.context.selected
         self.groups = groups
 
     def handle(self, event: TestEvent) -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from rt.interfaces import ReporterOptions
 
 from rt_testrunner.discovery import PATTERNS, DiscoveryError, discover, parse_shard, shard
 
@@ -41,9 +40,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--pass-with-no-tests", action="store_true", help="exit 0 when no test is found")
     add("--shard", metavar="K/N", help="run the K-th of N deterministic parts of the suite")
     add("--preload", action="append", metavar="PATH", help="script loaded before the tests (repeatable)")
-    add("--reporter", metavar="NAME", help="reporter: dots, or one registered by a plugin (junit needs "
-        "--reporter-outfile)")
-    add("--reporter-outfile", metavar="PATH", help="output file of --reporter (an error without --reporter)")
+    add("--reporter", action="append", metavar="NAME[,NAME]", help="reporters to run besides the automatic "
+        "ones: dots, junit (needs --reporter-outfile), github, agent, or one registered by a plugin")
+    add("--reporter-outfile", action="append", metavar="PATH", help="output file of the --reporter that writes "
+        "one (repeat for several, in the order of --reporter)")
     add("--dots", action="store_true", help="shorthand for --reporter=dots")
     add("--coverage", action="store_true", help="coverage profile (not implemented yet)")
     add("--coverage-reporter", action="append", metavar="text|lcov", help="coverage output (not implemented yet)")
@@ -80,8 +80,8 @@ class Invocation:
     run: Any  # RunOptions (imported lazily)
     filters: tuple[str, ...]
     shard: tuple[int, int] | None
-    reporter: str
-    outfile: str | None
+    reporters: tuple[str, ...]
+    outfiles: tuple[str, ...]
     pass_with_no_tests: bool
 
 
@@ -126,17 +126,25 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
             pattern = re.compile(args.test_name_pattern)
         except re.error as exc:
             raise UsageError(f"Invalid test name pattern {args.test_name_pattern!r}: {exc}") from None
-    reporter = "dots" if args.dots else (args.reporter or "console")
-    if args.reporter_outfile and args.reporter is None and not args.dots:
+    from rt_testrunner.reporter_setup import TERMINAL_REPORTERS, ReporterSetupError, parse_names
+
+    try:
+        reporters = parse_names(args.reporter, args.dots)
+    except ReporterSetupError as exc:
+        raise UsageError(str(exc)) from None
+    outfiles = tuple(args.reporter_outfile or ())
+    if outfiles and not [name for name in reporters if name not in TERMINAL_REPORTERS]:
         # the spec: "Output file for the reporter; required with --reporter". The default console output
         # goes to the terminal, so an outfile alone would be dropped without a word and the user would look
         # for a report that was never written.
-        raise UsageError(f"--reporter-outfile {args.reporter_outfile!r} needs --reporter <name> (e.g. "
+        raise UsageError(f"--reporter-outfile {outfiles[0]!r} needs --reporter <name> (e.g. "
                          "--reporter=junit): the default console output is not written to a file")
-    if args.reporter == "junit" and not args.reporter_outfile:
+    file_reporters = [name for name in reporters if name not in TERMINAL_REPORTERS]
+    if "junit" in reporters and file_reporters.index("junit") >= len(outfiles):
         raise UsageError("--reporter=junit requires --reporter-outfile <path>")
-    if args.reporter_outfile and (root / args.reporter_outfile).is_dir():
-        raise UsageError(f"--reporter-outfile {args.reporter_outfile!r} is a directory; give a file path")
+    for outfile in outfiles:
+        if (root / outfile).is_dir():
+            raise UsageError(f"--reporter-outfile {outfile!r} is a directory; give a file path")
     for flag, given in (("--coverage", args.coverage or args.coverage_reporter or args.coverage_dir),
                         ("--update-snapshots", args.update_snapshots), ("--watch", args.watch)):
         if given:
@@ -160,13 +168,7 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
             shard_spec = parse_shard(args.shard)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    return Invocation(run, tuple(args.filters), shard_spec, reporter, args.reporter_outfile,
-                      args.pass_with_no_tests)
-
-
-def agent_mode(environ: Any = os.environ) -> bool:
-    """REFERENCE.md: ``AGENT=1`` exactly, or ``CLAUDECODE`` / ``REPL_ID`` set."""
-    return environ.get("AGENT") == "1" or bool(environ.get("CLAUDECODE")) or bool(environ.get("REPL_ID"))
+    return Invocation(run, tuple(args.filters), shard_spec, reporters, outfiles, args.pass_with_no_tests)
 
 
 def _no_tests_message() -> str:
@@ -189,25 +191,14 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
         return EXIT_OK if invocation.pass_with_no_tests else EXIT_FAILED
     if invocation.run.seed is not None:
         random.Random(invocation.run.seed).shuffle(files)
-    factories = kernel.host.reporters()
-    if invocation.reporter not in factories:
-        known = ", ".join(sorted(factories))
-        print(f"error: unknown reporter {invocation.reporter!r} (installed: {known})", file=sys.stderr)
-        return EXIT_USAGE
-    agent = agent_mode()
-    colors = sys.stderr.isatty() and not os.environ.get("NO_COLOR")
-    reporters = [factories[invocation.reporter].value(
-        ReporterOptions(outfile=invocation.outfile, colors=colors, agent=agent))]
-    if invocation.reporter not in ("console", "dots") and "console" in factories:
-        # spec C rule 7: with a file reporter the console output is still written
-        reporters.insert(0, factories["console"].value(ReporterOptions(colors=colors, agent=agent)))
-    if invocation.reporter != "github" and not agent and os.environ.get("GITHUB_ACTIONS") == "true":
-        # spec C rule 6: CI annotations without configuration (off in agent mode); after the console
-        # reporter, so its ::group:: / ::endgroup:: lines bracket each file's output
-        from rt_testrunner.ci_reporters import GitHubReporter
+    from rt_testrunner.reporter_setup import ReporterSetupError, build_reporters
 
-        reporters.append(GitHubReporter(ReporterOptions(colors=False, agent=agent),
-                                        groups=invocation.reporter != "dots"))
+    try:
+        reporters = build_reporters(kernel.host.reporters(), invocation.reporters, invocation.outfiles,
+                                    os.environ, sys.stderr)
+    except ReporterSetupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
     from rt.backend import resolve_backend
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 from rt.hookspecs import hookimpl
-from rt.interfaces import Command, ConfigOption, NamespaceEntry
+from rt.interfaces import Command, ConfigOption, NamespaceEntry, ReporterContext, ReporterOptions
 
 TEST_NAMES = (
     "test", "it", "describe", "expect", "mock", "spy_on",
@@ -42,33 +43,53 @@ def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None
     register(ConfigOption("test", "coverage", bool, False, help="coverage profile (--coverage; next release)"))
 
 
-def _console_reporter(options: Any) -> Any:
-    from rt_testrunner.reporters import ConsoleReporter
+@attrs.frozen
+class BuiltinReporter:
+    """A built-in reporter's factory: the class is imported only when the reporter runs, and ``enabled`` is
+    its rule for switching itself on (the same contract a third-party factory may follow)."""
 
-    return ConsoleReporter(options)
+    target: str  # "module:Class", called with the ReporterOptions
+    rule: Callable[[ReporterContext], bool]
+
+    def __call__(self, options: ReporterOptions) -> Any:
+        from rt.interfaces import import_target
+
+        return import_target(self.target)(options)
+
+    def enabled(self, context: ReporterContext) -> bool:
+        return self.rule(context)
 
 
-def _dots_reporter(options: Any) -> Any:
-    from rt_testrunner.reporters import DotsReporter
-
-    return DotsReporter(options)
-
-
-def _junit_reporter(options: Any) -> Any:
-    from rt_testrunner.ci_reporters import JUnitReporter
-
-    return JUnitReporter(options)
+def _console_on(ctx: ReporterContext) -> bool:
+    # the default output; --dots replaces it, and so does agent mode (the agent reporter)
+    return "console" in ctx.selected or not (ctx.agent or ctx.selected & {"dots", "agent"})
 
 
-def _github_reporter(options: Any) -> Any:
-    from rt_testrunner.ci_reporters import GitHubReporter
+def _agent_on(ctx: ReporterContext) -> bool:
+    return "agent" in ctx.selected or (ctx.agent and not ctx.selected & {"dots", "console"})
 
-    return GitHubReporter(options)
+
+def _github_on(ctx: ReporterContext) -> bool:
+    # spec C rule 6: annotations without configuration on GitHub Actions; never in agent mode
+    return "github" in ctx.selected or (ctx.environ.get("GITHUB_ACTIONS") == "true" and not ctx.agent)
+
+
+def _progress_on(ctx: ReporterContext) -> bool:
+    # a status line only for a person watching a terminal: never for agents, CI logs or pipes
+    return "progress" in ctx.selected or (ctx.tty and not ctx.agent and not ctx.ci and "dots" not in ctx.selected)
+
+
+BUILTIN_REPORTERS = {
+    "progress": BuiltinReporter("rt_testrunner.progress:ProgressReporter", _progress_on),
+    "console": BuiltinReporter("rt_testrunner.reporters:ConsoleReporter", _console_on),
+    "agent": BuiltinReporter("rt_testrunner.reporters:AgentReporter", _agent_on),
+    "dots": BuiltinReporter("rt_testrunner.reporters:DotsReporter", lambda ctx: "dots" in ctx.selected),
+    "junit": BuiltinReporter("rt_testrunner.ci_reporters:JUnitReporter", lambda ctx: "junit" in ctx.selected),
+    "github": BuiltinReporter("rt_testrunner.ci_reporters:GitHubReporter", _github_on),
+}
 
 
 @hookimpl
 def rt_register_reporters(register: Callable[[str, Any], None]) -> None:
-    register("console", _console_reporter)
-    register("dots", _dots_reporter)
-    register("junit", _junit_reporter)
-    register("github", _github_reporter)
+    for name, factory in BUILTIN_REPORTERS.items():
+        register(name, factory)

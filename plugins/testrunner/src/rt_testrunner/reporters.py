@@ -124,6 +124,15 @@ class ConsoleReporter:
         self._flush()
 
 
+class AgentReporter(ConsoleReporter):
+    """Agent mode (REFERENCE.md): no colour, no pass/skip/todo lines, failures in full, the summary kept."""
+
+    def __init__(self, options: ReporterOptions) -> None:
+        super().__init__(options)
+        self.agent = True
+        self.colors = False
+
+
 class DotsReporter(ConsoleReporter):
     """``--dots``: one ``.`` per pass/skip/todo; failures in full; the same summary."""
 
