@@ -66,9 +66,32 @@ def test_non_numeric_durations(csrf: Any, value: Any) -> None:
         csrf.verify("token", secret=SECRET, max_age=value)
 
 
-def test_largest_expiry_fits_the_u64_field(csrf: Any) -> None:
+@pytest.mark.parametrize(
+    "value", [0.5, 1.5, 999.999, timedelta(microseconds=900), timedelta(milliseconds=1, microseconds=1)]
+)
+def test_a_fraction_of_a_millisecond_is_out_of_range_not_truncated(csrf: Any, value: Any) -> None:
+    """0.5 used to become 0, "never expires" / "no age check": the reference throws a RangeError instead."""
+    from rt_csrf.errors import CSRFRangeError
+
+    message = r'^The value of "{}" is out of range\. It must be an integer number of milliseconds\. Received '
+    with pytest.raises(CSRFRangeError, match=message.format("expires_in")) as info:
+        csrf.generate(SECRET, expires_in=value)
+    assert isinstance(info.value, ValueError) and info.value.code == "ERR_OUT_OF_RANGE"
+    with pytest.raises(CSRFRangeError, match=message.format("max_age")):
+        csrf.verify("token", secret=SECRET, max_age=value)
+
+
+@pytest.mark.parametrize("value", [1000.0, timedelta(seconds=1), timedelta(microseconds=1_000_000)])
+def test_whole_milliseconds_in_a_float_or_timedelta_are_accepted(csrf: Any, value: Any) -> None:
+    token = csrf.generate(SECRET, expires_in=value)
+    assert csrf.verify(token, secret=SECRET, max_age=value) is True
+
+
+def test_an_expiry_past_the_u64_range_does_not_verify(csrf: Any) -> None:
+    """issue time + expires_in past 2**64 - 1 is expired, as in the reference (its u64 sum overflows)."""
     token = csrf.generate(SECRET, expires_in=2**64 - 1)
-    assert csrf.verify(token, secret=SECRET) is True
+    assert csrf.verify(token, secret=SECRET, max_age=0) is False
+    assert csrf.verify(token, secret=SECRET) is False
 
 
 @pytest.mark.parametrize("session_id", [42, b"session", ["s"]])
@@ -77,6 +100,20 @@ def test_non_string_session_id(csrf: Any, session_id: Any) -> None:
         csrf.generate(SECRET, session_id=session_id)
     with pytest.raises(TypeError, match="^Session ID must be a string$"):
         csrf.verify("token", secret=SECRET, session_id=session_id)
+
+
+def test_empty_session_id_is_misuse_in_both_calls(csrf: Any) -> None:
+    """ "" is not "no session": the reference throws "sessionId must be a non-empty string"."""
+    token = csrf.generate(SECRET)
+    with pytest.raises(TypeError, match="^Session ID must be a non-empty string$"):
+        csrf.generate(SECRET, session_id="")
+    with pytest.raises(TypeError, match="^Session ID must be a non-empty string$"):
+        csrf.verify(token, secret=SECRET, session_id="")
+
+
+def test_verify_still_never_raises_on_a_malformed_token_with_a_session(csrf: Any) -> None:
+    for token in ("x", "A" * 86, "%%%", "\x00", "A" * 5000, "zz" * 48):
+        assert csrf.verify(token, secret=SECRET, session_id="s", max_age=0) is False
 
 
 def test_options_are_keyword_only(csrf: Any) -> None:

@@ -126,12 +126,12 @@ def test_forked_child_has_its_own_default_secret_and_nonces(csrf: Any) -> None:
     assert csrf.verify(token) is True
 
 
-def test_an_empty_session_id_is_no_session_id() -> None:
-    """As documented in docs/csrf.md: "" binds nothing, like the reference runtime's falsy check."""
+def test_an_empty_session_id_is_never_no_session_id() -> None:
+    """As docs/csrf.md says: "" is misuse (TypeError), so a missing session can never verify as "no session"."""
     import rt
 
     unbound = rt.CSRF.generate("k")
-    assert rt.CSRF.verify(unbound, secret="k", session_id="")
-    bound_to_empty = rt.CSRF.generate("k", session_id="")
-    assert rt.CSRF.verify(bound_to_empty, secret="k")
-    assert not rt.CSRF.verify(bound_to_empty, secret="k", session_id="session-42")
+    with pytest.raises(TypeError, match="non-empty"):
+        rt.CSRF.verify(unbound, secret="k", session_id="")
+    with pytest.raises(TypeError, match="non-empty"):
+        rt.CSRF.generate("k", session_id="")

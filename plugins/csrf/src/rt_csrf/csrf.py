@@ -8,7 +8,6 @@ made for other options, and raises only for misuse, with the reference runtime's
 from __future__ import annotations
 
 import hmac
-import math
 import time
 from collections.abc import Mapping
 from datetime import timedelta
@@ -16,15 +15,27 @@ from typing import Any, Final
 
 from rt.kernel import get_kernel
 
+from rt_csrf.errors import CSRFRangeError
 from rt_csrf.layout import HEADER, HEADER_SIZE, NONCE_SIZE, TIMES, U64_MAX
 from rt_csrf.nonces import nonce
 from rt_csrf.profiles import ALGORITHM_ERROR, SECRET_ERROR, Profile, profile_for
 from rt_csrf.signing import utf8
 
-__all__ = ["ALGORITHM_ERROR", "CSRF", "SECRET_ERROR", "SESSION_ID_ERROR", "TOKEN_ERROR"]
+__all__ = [
+    "ALGORITHM_ERROR",
+    "CSRF",
+    "SECRET_ERROR",
+    "SESSION_ID_EMPTY_ERROR",
+    "SESSION_ID_ERROR",
+    "TOKEN_ERROR",
+    "CSRFRangeError",
+]
 
 TOKEN_ERROR: Final = "Token must be a non-empty string"
 SESSION_ID_ERROR: Final = "Session ID must be a string"
+# An empty session id is misuse, not "no session" (the reference runtime throws this TypeError in both calls):
+# a caller whose session lookup returned "" would otherwise issue tokens that any session's verify accepts.
+SESSION_ID_EMPTY_ERROR: Final = "Session ID must be a non-empty string"
 
 DEFAULT_EXPIRES_IN_MS: Final = 86_400_000
 DEFAULT_MAX_AGE_MS: Final = 86_400_000
@@ -89,7 +100,7 @@ class CSRF:
             expires_in = _duration_ms(expires_in, "expires_in")
         if session_id is None:
             session = b""
-        elif type(session_id) is str and session_id.isascii():  # the common case, without a call
+        elif type(session_id) is str and session_id and session_id.isascii():  # the common case, no call
             session = session_id.encode("ascii")
         else:
             session = _session_bytes(session_id)
@@ -126,7 +137,7 @@ class CSRF:
             max_age = _duration_ms(max_age, "max_age")
         if session_id is None:
             session = b""
-        elif type(session_id) is str and session_id.isascii():  # the common case, without a call
+        elif type(session_id) is str and session_id and session_id.isascii():  # the common case, no call
             session = session_id.encode("ascii")
         else:
             session = _session_bytes(session_id)
@@ -138,9 +149,11 @@ class CSRF:
         now_ms = time.time_ns() // 1_000_000
         # The token's own expiry and the verifier's max_age are independent; 0 switches either off. A token
         # dated in the future is not refused: REFERENCE.md lists no such check.
-        if expires_in_ms and now_ms > timestamp_ms + expires_in_ms:
+        # A sum past 2**64 - 1 is expired, as in the reference runtime, whose u64 sum overflows (wraps below
+        # ``now``): an issue time plus expiry that the layout cannot hold is never "not yet expired".
+        if expires_in_ms and not now_ms <= timestamp_ms + expires_in_ms <= U64_MAX:
             return False
-        if max_age and now_ms > timestamp_ms + max_age:
+        if max_age and not now_ms <= timestamp_ms + max_age <= U64_MAX:
             return False
         mac = profile.mac.copy()
         mac.update(raw[:HEADER_SIZE] + session)
@@ -148,26 +161,39 @@ class CSRF:
 
 
 def _duration_ms(value: object, name: str) -> int:
-    """Milliseconds from an ``int``/``float`` of milliseconds or a ``timedelta``, within the u64 of the layout."""
+    """Whole milliseconds from an ``int``/``float`` of milliseconds or a ``timedelta``, within the layout's u64.
+
+    A fraction of a millisecond is refused, as the reference runtime refuses a non-integer: truncating 0.5 or
+    ``timedelta(microseconds=900)`` to 0 would turn "expires almost at once" into "never expires" (and a
+    ``max_age`` into "no age check"), failing open.
+    """
     if type(value) is int and 0 <= value <= U64_MAX:  # the common case, checked first: it is on every call
         return value
     if isinstance(value, timedelta):
-        ms = value // _ONE_MS
+        ms, rest = divmod(value, _ONE_MS)
+        if rest:
+            raise CSRFRangeError(_not_integer(name, value))
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(
             f'The "{name}" option must be a number of milliseconds or a datetime.timedelta, '
             f"not {type(value).__name__}"
         )
-    elif isinstance(value, float) and not math.isfinite(value):
-        ms = -1  # reported as out of range below
+    elif isinstance(value, float):
+        if not value.is_integer():  # also NaN and the infinities
+            raise CSRFRangeError(_not_integer(name, value))
+        ms = int(value)
     else:
         ms = int(value)
-    if ms < 0 or ms > U64_MAX or (not isinstance(value, timedelta) and value < 0):
-        raise ValueError(
+    if not 0 <= ms <= U64_MAX:
+        raise CSRFRangeError(
             f'The value of "{name}" is out of range. It must be >= 0 and <= {U64_MAX} milliseconds. '
             f"Received {value!r}"
         )
     return ms
+
+
+def _not_integer(name: str, value: object) -> str:
+    return f'The value of "{name}" is out of range. It must be an integer number of milliseconds. Received {value!r}'
 
 
 def _session_bytes(session_id: object) -> bytes:
@@ -175,4 +201,6 @@ def _session_bytes(session_id: object) -> bytes:
         return b""
     if not isinstance(session_id, str):
         raise TypeError(SESSION_ID_ERROR)
+    if not session_id:
+        raise TypeError(SESSION_ID_EMPTY_ERROR)
     return utf8(session_id)
