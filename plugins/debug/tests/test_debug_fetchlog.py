@@ -220,8 +220,30 @@ def test_config_file_key_turns_it_on(
 
 
 def test_bad_mode_is_refused_with_the_choices(rt_make_kernel: Callable[..., Kernel]) -> None:
-    with pytest.raises(Exception, match="'curl', 'true', 'false'"):
+    with pytest.raises(Exception, match="'loud' is not one of '1', 'true', 'curl', '0', 'false'"):
         rt_make_kernel(environ={"RT_CONFIG_VERBOSE_FETCH": "loud"})
+
+
+@pytest.mark.parametrize(
+    ("value", "mode"),
+    [("1", "true"), ("true", "true"), ("TRUE", "true"), ("True", "true"), ("curl", "curl"), ("CURL", "curl"),
+     ("0", "false"), ("false", "false"), ("FALSE", "false"), (" 1 ", "true")],
+)
+def test_the_reference_values_are_accepted_in_any_case(
+    verbose: Callable[..., Kernel], capsys: pytest.CaptureFixture[str], value: str, mode: str
+) -> None:
+    """RT_CONFIG_VERBOSE_FETCH=1 made every use of rt. fail with a ConfigError; the reference accepts it."""
+    instrument.uninstall()
+    kernel = verbose(RT_CONFIG_VERBOSE_FETCH=value)  # no ConfigError
+    import rt
+
+    with use_kernel(kernel):
+        assert rt.CSRF.verify(rt.CSRF.generate("s"), secret="s")  # an rt. name works with it set
+    assert instrument.is_installed() is (mode != "false")
+    kernel.host.http_request(HttpRequest(method="GET", url="http://h/", headers=()))
+    err = capsys.readouterr().err
+    assert ("[fetch] > HTTP/1.1 GET http://h/" in err) is (mode != "false")
+    assert ("$ curl" in err) is (mode == "curl")
 
 
 def test_a_broken_observer_input_never_breaks_the_client(
@@ -393,3 +415,83 @@ async def test_a_large_body_of_the_async_httpx_client_is_logged_as_4_kib_and_sen
             response = await client.post(url, content=bytes(_large_body()))
     assert response.json() == {"method": "POST", "path": "/upload", "received": LARGE}
     _check_large_body_log(capsys.readouterr().err, url, observer)
+
+
+# -- masking: URL credentials and credential-like header names ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["X-Auth", "X-Access-Key", "Ocp-Apim-Subscription-Key", "X-Signature", "X-Hub-Signature-256", "Private-Token",
+     "X-Amz-Security-Token", "Proxy-Authorization", "X-XSRF-TOKEN", "X-Passphrase", "Set-Cookie", "x-api-key"],
+)
+def test_every_header_named_like_a_credential_is_masked(name: str) -> None:
+    request = HttpRequest(method="GET", url="http://127.0.0.1:8080/", headers=((name, "canary-credential"),))
+    text = "\n".join(fetchlog.request_lines(request, "curl"))
+    assert "canary-credential" not in text and f"{name}: [REDACTED]" in text
+
+
+def test_a_configured_list_masks_more_header_names(
+    verbose: Callable[..., Kernel], capsys: pytest.CaptureFixture[str]
+) -> None:
+    kernel = verbose(RT_CONFIG_VERBOSE_FETCH="curl", RT_CONFIG_VERBOSE_FETCH_MASK_HEADERS="X-Tenant, X-Customer-Ref")
+    request = HttpRequest(method="GET", url="http://h/", headers=(
+        ("x-tenant", "canary-1"), ("X-Customer-Ref", "canary-2"), ("Accept", "text/plain")))
+    kernel.host.http_request(request)
+    kernel.host.http_response(HttpResponse(request=request, status=200, reason="OK", headers=(("X-Tenant", "canary-3"),)))
+    err = capsys.readouterr().err
+    assert "canary" not in err and "X-Tenant: [REDACTED]" in err and "Accept: text/plain" in err
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://user:pw-canary@127.0.0.1:8080/x?q=1", "http://user:[REDACTED]@127.0.0.1:8080/x?q=1"),
+        ("https://ghp_canary@github.com/o/r.git", "https://[REDACTED]@github.com/o/r.git"),
+        ("http://[user:pw-canary@127.0.0.1]:8080/x", "http://user:[REDACTED]@127.0.0.1:8080/x"),  # http.client's
+        ("http://u:p@canary@h/", "http://u:[REDACTED]@h/"),
+        ("http://h/cb?code=1&access_token=canary&api_key=canary#frag",
+         "http://h/cb?code=1&access_token=[REDACTED]&api_key=[REDACTED]#frag"),
+        ("http://[::1]:8080/x", "http://[::1]:8080/x"),
+    ],
+)
+def test_url_credentials_are_masked_whatever_the_shape(url: str, shown: str) -> None:
+    request = HttpRequest(method="GET", url=url, headers=())
+    assert fetchlog.request_lines(request, "true") == [f"[fetch] > HTTP/1.1 GET {shown}"]
+    assert "canary" not in fetchlog.curl_line(request)
+
+
+def test_urllib_with_credentials_in_the_url_masks_them_in_the_url_and_the_host_line(
+    verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """urllib sends user:password@host in the Host header (and http.client brackets it in the URL)."""
+    verbose(RT_CONFIG_VERBOSE_FETCH="curl")
+    port = server_url.rsplit(":", 1)[1]
+    with pytest.raises(OSError):  # urllib takes "user:pw-canary@127.0.0.1" for a host name
+        urllib.request.urlopen(f"http://user:pw-canary@127.0.0.1:{port}/x", timeout=10)
+    lines = _fetch_lines(capsys.readouterr().err)
+    assert "pw-canary" not in "\n".join(lines)
+    assert f"[fetch] > HTTP/1.1 GET http://user:[REDACTED]@127.0.0.1:{port}/x" in lines
+    assert f"[fetch] > Host: 127.0.0.1:{port}" in lines
+
+
+def test_http_client_requests_and_httpx_mask_url_credentials_and_credential_headers(
+    verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    verbose(RT_CONFIG_VERBOSE_FETCH="curl")
+    host, port = server_url.removeprefix("http://").rsplit(":", 1)
+    credentials = {"X-Auth": "canary-a", "X-Access-Key": "canary-b", "Ocp-Apim-Subscription-Key": "canary-c",
+                   "X-Signature": "canary-d"}
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    connection.request("GET", "/hc?token=canary-e", headers=credentials)
+    connection.getresponse().read()
+    connection.close()
+    assert requests.get(f"http://user:canary-f@{host}:{port}/rq", headers=credentials, timeout=10).ok
+    with httpx.Client() as client:
+        assert client.get(f"http://user:canary-g@{host}:{port}/hx", headers=credentials).is_success
+    lines = _fetch_lines(capsys.readouterr().err)
+    text = "\n".join(lines)
+    assert "canary" not in text
+    for path in ("/hc", "/rq", "/hx"):
+        assert any(line.startswith("[fetch] > HTTP/1.1 GET ") and path in line for line in lines), path
+    assert text.lower().count("x-signature: [redacted]") == 6  # three clients, curl line and header line

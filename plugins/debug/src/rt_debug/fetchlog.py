@@ -8,10 +8,11 @@
     [fetch] < 201 Created
     [fetch] < Content-Length: 2
 
-``true`` prints the ``>`` and ``<`` lines, ``curl`` adds the curl command first, ``false`` (default) nothing.
-Secrets stay out of the log: ``Authorization``/``Cookie``-like header values (and headers named like
-``X-Auth-Token`` or ``X-Client-Secret``) and URL passwords are masked unless
-``RT_CONFIG_VERBOSE_FETCH_SECRETS=1``. A body is shown (``--data-raw``) only when it is text; of a body longer
+``true`` (or ``1``) prints the ``>`` and ``<`` lines, ``curl`` adds the curl command first, ``false`` (or ``0``,
+the default) nothing; any letter case, as the reference accepts. Secrets stay out of the log: the value of
+every header (and query parameter) whose name contains a word of :data:`SECRET_NAME_WORDS` or is listed in
+``[debug] verbose_fetch_mask_headers``, and the credentials of ``http://user:password@host/``, are masked
+unless ``RT_CONFIG_VERBOSE_FETCH_SECRETS=1``. A body is shown (``--data-raw``) only when it is text; of a body longer
 than :data:`MAX_BODY_BYTES` only that much is shown, followed by ``(N bytes total)``. The client wrappers
 (:mod:`rt_debug.instrument`) therefore keep no more than that of a body: a :class:`BodyPreview` (its first
 bytes and its true length), so logging a 100 MB upload does not copy 100 MB.
@@ -23,8 +24,8 @@ from __future__ import annotations
 import codecs
 import contextlib
 import sys
-from collections.abc import Iterable, Sequence
-from urllib.parse import urlsplit, urlunsplit
+from collections.abc import Collection, Iterable, Sequence
+from typing import Final, Self
 
 from rt.events import HttpRequest, HttpResponse
 
@@ -32,36 +33,108 @@ PREFIX = "[fetch]"
 MODES = ("curl", "true", "false")
 MASK = "[REDACTED]"
 MAX_BODY_BYTES = 4096
-SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"})
-# Custom credential headers have no fixed names (X-Auth-Token, X-CSRF-Token, X-Amz-Security-Token, Api-Key,
-# X-Client-Secret ...): a name containing one of these words is masked too. Masking a harmless header costs a
-# debugging session little; printing a token leaks it into logs and CI output.
-SECRET_HEADER_WORDS = ("token", "secret", "password", "passwd", "api-key", "apikey", "credential", "session")
+
+# The values the reference runtime takes for its verbose fetch variable, each meaning one of MODES.
+MODE_ALIASES: Final = {"1": "true", "true": "true", "curl": "curl", "0": "false", "false": "false"}
+
+
+class _AnyCase(tuple[str, ...]):
+    """The accepted values of ``debug.verbose_fetch`` in any letter case, as the reference accepts ``TRUE``.
+
+    A tuple, as :class:`rt.interfaces.ConfigOption` ``choices`` is, so the kernel's check (``value in
+    choices``) and its error message (the listed values) work unchanged."""
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, str) and value.strip().lower() in MODE_ALIASES
+
+
+VERBOSE_FETCH_CHOICES: Final = _AnyCase(MODE_ALIASES)
+
+
+def verbose_mode(value: object) -> str:
+    """``"curl"``, ``"true"`` or ``"false"`` for a configured value (``1``, ``TRUE``, ``curl``, ``0`` ...)."""
+    return MODE_ALIASES.get(str(value).strip().lower(), "false")
+
+
+# The rule for header names (and query parameter names) whose values are masked: the name, lower-cased,
+# contains one of these words. Credentials travel in headers with no fixed names (X-Auth, X-Access-Key,
+# Ocp-Apim-Subscription-Key, X-Signature, X-Amz-Security-Token, Private-Token ...), so a list of names always
+# misses some; masking a harmless header (Sec-WebSocket-Key, WWW-Authenticate) costs a debugging session
+# little, printing a token leaks it into logs and CI output. ``[debug] verbose_fetch_mask_headers`` adds
+# exact names for the rest.
+SECRET_NAME_WORDS: Final = (
+    "auth", "key", "token", "secret", "signature", "session", "cookie", "passw", "passphrase", "credential",
+    "csrf", "xsrf",
+)  # fmt: skip
 _PRINTABLE_CONTROLS = frozenset("\t\n\r")
 
 
-def is_secret_header(name: str) -> bool:
-    """Whether the value of header ``name`` is masked in the log."""
-    lowered = name.lower()
-    return lowered in SECRET_HEADERS or any(word in lowered for word in SECRET_HEADER_WORDS)
+def is_secret_header(name: str, extra: Collection[str] = ()) -> bool:
+    """Whether the value of header ``name`` is masked: it contains a word of :data:`SECRET_NAME_WORDS`, or
+    is one of ``extra`` (lower-case names, from ``[debug] verbose_fetch_mask_headers``)."""
+    lowered = name.strip().lower()
+    return any(word in lowered for word in SECRET_NAME_WORDS) or lowered in extra
 
 
-def _mask_headers(headers: Iterable[tuple[str, str]], show_secrets: bool) -> list[tuple[str, str]]:
-    return [(name, value if show_secrets or not is_secret_header(name) else MASK) for name, value in headers]
+def _mask_headers(
+    headers: Iterable[tuple[str, str]], show_secrets: bool, extra: Collection[str] = ()
+) -> list[tuple[str, str]]:
+    if show_secrets:
+        return list(headers)
+    masked = []
+    for name, value in headers:
+        if is_secret_header(name, extra):
+            value = MASK
+        elif name.strip().lower() == "host" and "@" in value:  # urllib sends a URL's user:password@ in Host
+            value = value.rpartition("@")[2]
+        masked.append((name, value))
+    return masked
+
+
+def _mask_userinfo(userinfo: str) -> str:
+    """``user:[REDACTED]`` for ``user:password``; a lone user name is masked whole, since tokens are passed
+    that way (``https://TOKEN@github.com/``)."""
+    user, colon, _ = userinfo.partition(":")
+    return f"{user}:{MASK}" if colon else MASK
+
+
+def _mask_query(query: str) -> str:
+    parts = []
+    for pair in query.split("&"):
+        name, equals, _ = pair.partition("=")
+        parts.append(f"{name}={MASK}" if equals and is_secret_header(name) else pair)
+    return "&".join(parts)
 
 
 def _mask_url(url: str, show_secrets: bool) -> str:
-    """Hide the password of ``http://user:password@host/``: it is as secret as an Authorization header."""
+    """Hide the credentials of ``http://user:password@host/`` (as secret as an Authorization header) and the
+    values of query parameters named like credentials (``?access_token=``, ``?api_key=``).
+
+    Done on the text, without a URL parser, because a client may hand over what no parser accepts: urllib
+    passes ``user:pw@host`` on as the host, which ``http.client`` bracketed as an IPv6 literal
+    (``http://[user:pw@host]:8080/``), and ``urlsplit`` refused that, so the password was printed."""
     if show_secrets:
         return url
-    try:
-        parts = urlsplit(url)
-    except ValueError:
+    scheme_end = url.find("://")
+    if scheme_end < 0:
         return url
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:{MASK}@{host}"))
+    start = scheme_end + 3
+    end = len(url)
+    for stop in "/?#":
+        found = url.find(stop, start)
+        if found >= 0:
+            end = min(end, found)
+    authority, rest = url[start:end], url[end:]
+    if "@" in authority:
+        userinfo, _, host = authority.rpartition("@")
+        if userinfo.startswith("[") and "]" in host:  # http.client's brackets around urllib's "user:pw@host"
+            userinfo, host = userinfo[1:], host.replace("]", "", 1)
+        authority = f"{_mask_userinfo(userinfo)}@{host}"
+    path, question, query = rest.partition("?")
+    if question:
+        query, hash_sign, fragment = query.partition("#")
+        rest = f"{path}?{_mask_query(query)}{hash_sign}{fragment}"
+    return f"{url[:start]}{authority}{rest}"
 
 
 def _shell_quote(text: str) -> str:
@@ -82,7 +155,7 @@ class BodyPreview(bytes):
 
     total: int
 
-    def __new__(cls, head: bytes, total: int) -> BodyPreview:
+    def __new__(cls, head: bytes, total: int) -> Self:
         preview = super().__new__(cls, head)
         preview.total = total
         return preview
@@ -96,7 +169,7 @@ def _utf8_length(text: str) -> int:
     if text.isascii():
         return len(text)
     step = 1 << 16
-    return sum(len(text[i:i + step].encode("utf-8", "surrogatepass")) for i in range(0, len(text), step))
+    return sum(len(text[i : i + step].encode("utf-8", "surrogatepass")) for i in range(0, len(text), step))
 
 
 def preview(body: object) -> bytes | None:
@@ -113,7 +186,11 @@ def preview(body: object) -> bytes | None:
         if total <= MAX_BODY_BYTES:
             return body if type(body) is bytes else view.tobytes()
         # a view of the first bytes, copied alone (a non-contiguous view, which clients refuse anyway, whole)
-        head = view.cast("B")[:MAX_BODY_BYTES].tobytes() if view.c_contiguous else view.tobytes()[:MAX_BODY_BYTES]
+        head = (
+            view.cast("B")[:MAX_BODY_BYTES].tobytes()
+            if view.c_contiguous
+            else view.tobytes()[:MAX_BODY_BYTES]
+        )
     else:
         return None
     return head if total <= MAX_BODY_BYTES else BodyPreview(head, total)
@@ -143,11 +220,17 @@ def printable_body(body: bytes | None) -> str | None:
     return None if shown is None else shown[0]
 
 
-def curl_line(request: HttpRequest, *, show_secrets: bool = False) -> str:
+def curl_line(request: HttpRequest, *, show_secrets: bool = False, mask_headers: Collection[str] = ()) -> str:
     """``curl --http1.1 "URL" -X METHOD -H "Name: value" ... --data-raw "body"`` (the reference's layout)."""
     version = "--http2" if request.http_version.upper().startswith("HTTP/2") else "--http1.1"
-    parts = ["curl", version, _shell_quote(_mask_url(request.url, show_secrets)), "-X", request.method.upper()]
-    for name, value in _mask_headers(request.headers, show_secrets):
+    parts = [
+        "curl",
+        version,
+        _shell_quote(_mask_url(request.url, show_secrets)),
+        "-X",
+        request.method.upper(),
+    ]
+    for name, value in _mask_headers(request.headers, show_secrets, mask_headers):
         parts.extend(["-H", _shell_quote(f"{name}: {value}")])
     shown = shown_body(request.body)
     if shown is not None:
@@ -158,35 +241,58 @@ def curl_line(request: HttpRequest, *, show_secrets: bool = False) -> str:
     return " ".join(parts)
 
 
-def _header_lines(marker: str, headers: Sequence[tuple[str, str]], show_secrets: bool) -> list[str]:
-    return [f"{PREFIX} {marker} {name}: {value}" for name, value in _mask_headers(headers, show_secrets)]
+def _header_lines(
+    marker: str, headers: Sequence[tuple[str, str]], show_secrets: bool, extra: Collection[str]
+) -> list[str]:
+    return [
+        f"{PREFIX} {marker} {name}: {value}" for name, value in _mask_headers(headers, show_secrets, extra)
+    ]
 
 
-def request_lines(request: HttpRequest, mode: str, *, show_secrets: bool = False) -> list[str]:
-    """The lines logged for ``request`` in ``mode`` (``curl``/``true``; nothing for anything else)."""
-    if mode not in ("curl", "true"):
+def request_lines(
+    request: HttpRequest, mode: str, *, show_secrets: bool = False, mask_headers: Collection[str] = ()
+) -> list[str]:
+    """The lines logged for ``request`` in ``mode`` (``curl``/``true``, or an alias such as ``1``)."""
+    mode = verbose_mode(mode)
+    if mode == "false":
         return []
-    lines = [f"{PREFIX} $ {curl_line(request, show_secrets=show_secrets)}"] if mode == "curl" else []
+    extra = _lowered(mask_headers)
+    curl = curl_line(request, show_secrets=show_secrets, mask_headers=extra)
+    lines = [f"{PREFIX} $ {curl}"] if mode == "curl" else []
     url = _mask_url(request.url, show_secrets)
     lines.append(f"{PREFIX} > {request.http_version} {request.method.upper()} {url}")
-    lines.extend(_header_lines(">", request.headers, show_secrets))
+    lines.extend(_header_lines(">", request.headers, show_secrets, extra))
     return lines
 
 
-def response_lines(response: HttpResponse, mode: str, *, show_secrets: bool = False) -> list[str]:
+def response_lines(
+    response: HttpResponse, mode: str, *, show_secrets: bool = False, mask_headers: Collection[str] = ()
+) -> list[str]:
     """``[fetch] < 200 OK`` and the response headers, in ``curl`` and ``true`` modes."""
-    if mode not in ("curl", "true"):
+    if verbose_mode(mode) == "false":
         return []
     status = f"{response.status} {response.reason}".rstrip()
-    return [f"{PREFIX} < {status}", *_header_lines("<", response.headers, show_secrets)]
+    return [
+        f"{PREFIX} < {status}",
+        *_header_lines("<", response.headers, show_secrets, _lowered(mask_headers)),
+    ]
 
 
-def _settings() -> tuple[str, bool]:
-    """The mode and the secrets switch of the kernel in use (the one whose client emitted the event)."""
+def _lowered(names: Collection[str]) -> frozenset[str]:
+    return names if isinstance(names, frozenset) else frozenset(name.strip().lower() for name in names)
+
+
+def _settings() -> tuple[str, bool, frozenset[str]]:
+    """The mode, the secrets switch and the extra masked header names of the kernel in use (the one whose
+    client emitted the event)."""
     from rt.kernel import get_kernel
 
     config = get_kernel().config
-    return str(config.get("debug.verbose_fetch", "false")), bool(config.get("debug.verbose_fetch_secrets", False))
+    return (
+        verbose_mode(config.get("debug.verbose_fetch", "false")),
+        bool(config.get("debug.verbose_fetch_secrets", False)),
+        _lowered(config.get("debug.verbose_fetch_mask_headers", ()) or ()),
+    )
 
 
 def _write(lines: list[str]) -> None:
@@ -199,12 +305,12 @@ def _write(lines: list[str]) -> None:
 def log_request(request: HttpRequest) -> None:
     """Observer of ``rt_http_request``. Observers must not raise, so a failure to log is swallowed."""
     with contextlib.suppress(Exception):  # logging must never break the request it describes
-        mode, show_secrets = _settings()
-        _write(request_lines(request, mode, show_secrets=show_secrets))
+        mode, show_secrets, extra = _settings()
+        _write(request_lines(request, mode, show_secrets=show_secrets, mask_headers=extra))
 
 
 def log_response(response: HttpResponse) -> None:
     """Observer of ``rt_http_response``."""
     with contextlib.suppress(Exception):
-        mode, show_secrets = _settings()
-        _write(response_lines(response, mode, show_secrets=show_secrets))
+        mode, show_secrets, extra = _settings()
+        _write(response_lines(response, mode, show_secrets=show_secrets, mask_headers=extra))

@@ -19,6 +19,13 @@ if TYPE_CHECKING:
 VERBOSE_FETCH_MODES = ("curl", "true", "false")
 
 
+def _verbose_fetch_choices() -> tuple[str, ...]:
+    """``1``, ``true``, ``curl``, ``0``, ``false`` in any case (rt_debug.fetchlog; small, no heavy import)."""
+    from rt_debug.fetchlog import VERBOSE_FETCH_CHOICES
+
+    return VERBOSE_FETCH_CHOICES
+
+
 @hookimpl
 def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
     register(NamespaceEntry.lazy("inspect", "rt_debug.inspection:inspect"))
@@ -35,9 +42,14 @@ def rt_register_commands(register: Callable[[Command], None]) -> None:
 @hookimpl
 def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None:
     register(ConfigOption(
-        "debug", "verbose_fetch", str, "false", env="RT_CONFIG_VERBOSE_FETCH", choices=VERBOSE_FETCH_MODES,
+        "debug", "verbose_fetch", str, "false", env="RT_CONFIG_VERBOSE_FETCH", choices=_verbose_fetch_choices(),
         help="log outgoing HTTP requests on stderr: curl (a curl command, then the request and response lines), "
-             "true (request and response lines) or false",
+             "true or 1 (request and response lines), false or 0; any case",
+    ))
+    register(ConfigOption(
+        "debug", "verbose_fetch_mask_headers", list, (), env="RT_CONFIG_VERBOSE_FETCH_MASK_HEADERS",
+        help="more header names whose values verbose fetch logs mask (besides any name containing auth, key, "
+             "token, secret, signature, session, cookie, passw, credential, csrf or xsrf)",
     ))
     register(ConfigOption(
         "debug", "verbose_fetch_secrets", bool, False, env="RT_CONFIG_VERBOSE_FETCH_SECRETS",
@@ -46,7 +58,12 @@ def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None
 
 
 def _verbose_fetch_enabled(config: Config) -> bool:
-    return config.get("debug.verbose_fetch", "false") in ("curl", "true")
+    value = config.get("debug.verbose_fetch", "false")
+    if value == "false":  # the default, without an import
+        return False
+    from rt_debug.fetchlog import verbose_mode
+
+    return verbose_mode(value) != "false"
 
 
 @hookimpl
