@@ -495,3 +495,23 @@ def test_http_client_requests_and_httpx_mask_url_credentials_and_credential_head
     for path in ("/hc", "/rq", "/hx"):
         assert any(line.startswith("[fetch] > HTTP/1.1 GET ") and path in line for line in lines), path
     assert text.lower().count("x-signature: [redacted]") == 6  # three clients, curl line and header line
+
+
+@pytest.mark.anyio
+async def test_rt_fetch_masks_url_credentials_and_credential_headers(
+    verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import rt
+
+    host = server_url.removeprefix("http://")
+    with use_kernel(verbose(current=False, RT_CONFIG_VERBOSE_FETCH="CURL")):
+        response = await rt.fetch(
+            f"http://user:canary-url@{host}/rf?api_key=canary-query",
+            headers={"X-Access-Key": "canary-h1", "Ocp-Apim-Subscription-Key": "canary-h2", "X-Auth": "canary-h3"},
+        )
+        assert response.status == 200
+    lines = _fetch_lines(capsys.readouterr().err)
+    text = "\n".join(lines)
+    assert "canary" not in text
+    assert any(line.startswith("[fetch] $ curl") and "/rf?api_key=[REDACTED]" in line for line in lines)
+    assert "[fetch] < 200 OK" in lines
