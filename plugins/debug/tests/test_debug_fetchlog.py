@@ -85,9 +85,11 @@ def _fetch_lines(err: str) -> list[str]:
 # -- pure formatting ---------------------------------------------------------------------------------------
 
 REQUEST = HttpRequest(
-    method="post", url="http://user:pw@127.0.0.1:8080/items?q=1",
+    method="post",
+    url="http://user:pw@127.0.0.1:8080/items?q=1",
     headers=(("Content-Type", "application/json"), ("Authorization", "Bearer tok"), ("Cookie", "a=b")),
-    body=b'{"name": "$HOME \\"x\\""}', client="test",
+    body=b'{"name": "$HOME \\"x\\""}',
+    client="test",
 )
 
 
@@ -119,7 +121,12 @@ def test_preview_copies_only_the_head_and_keeps_the_length() -> None:
     assert fetchlog.preview(small) is small  # bytes are immutable: kept, not copied
     assert fetchlog.preview(bytearray(small)) == small and fetchlog.preview("\u00e9") == "\u00e9".encode()
     assert fetchlog.preview(iter([b"streamed"])) is None and fetchlog.preview(None) is None
-    for body in (b"a" * (3 * limit), bytearray(b"a" * (3 * limit)), memoryview(b"a" * (3 * limit)), "a" * (3 * limit)):
+    for body in (
+        b"a" * (3 * limit),
+        bytearray(b"a" * (3 * limit)),
+        memoryview(b"a" * (3 * limit)),
+        "a" * (3 * limit),
+    ):
         kept = fetchlog.preview(body)
         assert isinstance(kept, fetchlog.BodyPreview), type(body)
         assert bytes(kept) == b"a" * limit and kept.total == 3 * limit
@@ -157,13 +164,22 @@ def test_modes() -> None:
     curl_lines = fetchlog.request_lines(REQUEST, "curl")
     assert curl_lines[0].startswith("[fetch] $ curl --http1.1 ")
     assert curl_lines[1:] == true_lines
-    assert fetchlog.response_lines(response, "true") == ["[fetch] < 404 Not Found", "[fetch] < Set-Cookie: [REDACTED]"]
+    assert fetchlog.response_lines(response, "true") == [
+        "[fetch] < 404 Not Found",
+        "[fetch] < Set-Cookie: [REDACTED]",
+    ]
 
 
-@pytest.mark.parametrize("name", ["X-Auth-Token", "X-CSRF-Token", "X-Client-Secret", "Api-Key", "X-Session-Id"])
+@pytest.mark.parametrize(
+    "name", ["X-Auth-Token", "X-CSRF-Token", "X-Client-Secret", "Api-Key", "X-Session-Id"]
+)
 def test_credential_like_custom_headers_are_masked(name: str) -> None:
-    request = HttpRequest(method="GET", url="http://127.0.0.1:8080/", http_version="HTTP/1.1",
-                          headers=((name, "canary-credential"), ("Accept", "text/plain")))
+    request = HttpRequest(
+        method="GET",
+        url="http://127.0.0.1:8080/",
+        http_version="HTTP/1.1",
+        headers=((name, "canary-credential"), ("Accept", "text/plain")),
+    )
     text = "\n".join(fetchlog.request_lines(request, "curl"))
     assert "canary-credential" not in text and f"{name}: [REDACTED]" in text
     assert "Accept: text/plain" in text  # ordinary headers stay readable
@@ -177,9 +193,13 @@ def test_events_emitted_through_the_kernel_hooks_are_logged(
     verbose: Callable[..., Kernel], capsys: pytest.CaptureFixture[str]
 ) -> None:
     kernel = verbose(RT_CONFIG_VERBOSE_FETCH="true")
-    request = HttpRequest(method="GET", url="http://127.0.0.1:1/x", headers=(("Accept", "*/*"),), client="rt.fetch")
+    request = HttpRequest(
+        method="GET", url="http://127.0.0.1:1/x", headers=(("Accept", "*/*"),), client="rt.fetch"
+    )
     kernel.host.http_request(request)
-    kernel.host.http_response(HttpResponse(request=request, status=200, reason="OK", headers=(("Server", "t"),)))
+    kernel.host.http_response(
+        HttpResponse(request=request, status=200, reason="OK", headers=(("Server", "t"),))
+    )
     assert _fetch_lines(capsys.readouterr().err) == [
         "[fetch] > HTTP/1.1 GET http://127.0.0.1:1/x",
         "[fetch] > Accept: */*",
@@ -226,8 +246,18 @@ def test_bad_mode_is_refused_with_the_choices(rt_make_kernel: Callable[..., Kern
 
 @pytest.mark.parametrize(
     ("value", "mode"),
-    [("1", "true"), ("true", "true"), ("TRUE", "true"), ("True", "true"), ("curl", "curl"), ("CURL", "curl"),
-     ("0", "false"), ("false", "false"), ("FALSE", "false"), (" 1 ", "true")],
+    [
+        ("1", "true"),
+        ("true", "true"),
+        ("TRUE", "true"),
+        ("True", "true"),
+        ("curl", "curl"),
+        ("CURL", "curl"),
+        ("0", "false"),
+        ("false", "false"),
+        ("FALSE", "false"),
+        (" 1 ", "true"),
+    ],
 )
 def test_the_reference_values_are_accepted_in_any_case(
     verbose: Callable[..., Kernel], capsys: pytest.CaptureFixture[str], value: str, mode: str
@@ -262,7 +292,9 @@ def test_urllib_request_is_logged_in_curl_mode(
 ) -> None:
     verbose(RT_CONFIG_VERBOSE_FETCH="curl")
     request = urllib.request.Request(
-        f"{server_url}/items", data=b'{"a": 1}', method="POST",
+        f"{server_url}/items",
+        data=b'{"a": 1}',
+        method="POST",
         headers={"Content-Type": "application/json", "Authorization": "Bearer very-secret"},
     )
     with urllib.request.urlopen(request) as response:
@@ -296,7 +328,9 @@ def test_requests_is_logged_with_its_body(
     verbose: Callable[..., Kernel], server_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     verbose(RT_CONFIG_VERBOSE_FETCH="curl")
-    response = requests.put(f"{server_url}/doc", data="plain text body", cookies={"sid": "cookie-secret"}, timeout=10)
+    response = requests.put(
+        f"{server_url}/doc", data="plain text body", cookies={"sid": "cookie-secret"}, timeout=10
+    )
     assert response.status_code == 200
     lines = _fetch_lines(capsys.readouterr().err)
     assert lines[0].startswith(f'[fetch] $ curl --http1.1 "{server_url}/doc" -X PUT ')
@@ -391,7 +425,9 @@ def test_a_large_body_is_logged_as_4_kib_and_its_length_and_sent_whole(
     kernel.register(observer, "request-observer")
     url = f"{server_url}/upload"
     if client == "urllib":
-        with urllib.request.urlopen(urllib.request.Request(url, data=_large_body(), method="POST")) as response:
+        with urllib.request.urlopen(
+            urllib.request.Request(url, data=_large_body(), method="POST")
+        ) as response:
             answer = json.load(response)
     elif client == "requests":
         answer = requests.post(url, data=_large_body(), timeout=30).json()
@@ -422,8 +458,20 @@ async def test_a_large_body_of_the_async_httpx_client_is_logged_as_4_kib_and_sen
 
 @pytest.mark.parametrize(
     "name",
-    ["X-Auth", "X-Access-Key", "Ocp-Apim-Subscription-Key", "X-Signature", "X-Hub-Signature-256", "Private-Token",
-     "X-Amz-Security-Token", "Proxy-Authorization", "X-XSRF-TOKEN", "X-Passphrase", "Set-Cookie", "x-api-key"],
+    [
+        "X-Auth",
+        "X-Access-Key",
+        "Ocp-Apim-Subscription-Key",
+        "X-Signature",
+        "X-Hub-Signature-256",
+        "Private-Token",
+        "X-Amz-Security-Token",
+        "Proxy-Authorization",
+        "X-XSRF-TOKEN",
+        "X-Passphrase",
+        "Set-Cookie",
+        "x-api-key",
+    ],
 )
 def test_every_header_named_like_a_credential_is_masked(name: str) -> None:
     request = HttpRequest(method="GET", url="http://127.0.0.1:8080/", headers=((name, "canary-credential"),))
@@ -434,11 +482,18 @@ def test_every_header_named_like_a_credential_is_masked(name: str) -> None:
 def test_a_configured_list_masks_more_header_names(
     verbose: Callable[..., Kernel], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kernel = verbose(RT_CONFIG_VERBOSE_FETCH="curl", RT_CONFIG_VERBOSE_FETCH_MASK_HEADERS="X-Tenant, X-Customer-Ref")
-    request = HttpRequest(method="GET", url="http://h/", headers=(
-        ("x-tenant", "canary-1"), ("X-Customer-Ref", "canary-2"), ("Accept", "text/plain")))
+    kernel = verbose(
+        RT_CONFIG_VERBOSE_FETCH="curl", RT_CONFIG_VERBOSE_FETCH_MASK_HEADERS="X-Tenant, X-Customer-Ref"
+    )
+    request = HttpRequest(
+        method="GET",
+        url="http://h/",
+        headers=(("x-tenant", "canary-1"), ("X-Customer-Ref", "canary-2"), ("Accept", "text/plain")),
+    )
     kernel.host.http_request(request)
-    kernel.host.http_response(HttpResponse(request=request, status=200, reason="OK", headers=(("X-Tenant", "canary-3"),)))
+    kernel.host.http_response(
+        HttpResponse(request=request, status=200, reason="OK", headers=(("X-Tenant", "canary-3"),))
+    )
     err = capsys.readouterr().err
     assert "canary" not in err and "X-Tenant: [REDACTED]" in err and "Accept: text/plain" in err
 
@@ -448,10 +503,15 @@ def test_a_configured_list_masks_more_header_names(
     [
         ("http://user:pw-canary@127.0.0.1:8080/x?q=1", "http://user:[REDACTED]@127.0.0.1:8080/x?q=1"),
         ("https://ghp_canary@github.com/o/r.git", "https://[REDACTED]@github.com/o/r.git"),
-        ("http://[user:pw-canary@127.0.0.1]:8080/x", "http://user:[REDACTED]@127.0.0.1:8080/x"),  # http.client's
+        (
+            "http://[user:pw-canary@127.0.0.1]:8080/x",
+            "http://user:[REDACTED]@127.0.0.1:8080/x",
+        ),  # http.client's
         ("http://u:p@canary@h/", "http://u:[REDACTED]@h/"),
-        ("http://h/cb?code=1&access_token=canary&api_key=canary#frag",
-         "http://h/cb?code=1&access_token=[REDACTED]&api_key=[REDACTED]#frag"),
+        (
+            "http://h/cb?code=1&access_token=canary&api_key=canary#frag",
+            "http://h/cb?code=1&access_token=[REDACTED]&api_key=[REDACTED]#frag",
+        ),
         ("http://[::1]:8080/x", "http://[::1]:8080/x"),
     ],
 )
@@ -480,8 +540,12 @@ def test_http_client_requests_and_httpx_mask_url_credentials_and_credential_head
 ) -> None:
     verbose(RT_CONFIG_VERBOSE_FETCH="curl")
     host, port = server_url.removeprefix("http://").rsplit(":", 1)
-    credentials = {"X-Auth": "canary-a", "X-Access-Key": "canary-b", "Ocp-Apim-Subscription-Key": "canary-c",
-                   "X-Signature": "canary-d"}
+    credentials = {
+        "X-Auth": "canary-a",
+        "X-Access-Key": "canary-b",
+        "Ocp-Apim-Subscription-Key": "canary-c",
+        "X-Signature": "canary-d",
+    }
     connection = http.client.HTTPConnection(host, int(port), timeout=10)
     connection.request("GET", "/hc?token=canary-e", headers=credentials)
     connection.getresponse().read()
@@ -507,7 +571,11 @@ async def test_rt_fetch_masks_url_credentials_and_credential_headers(
     with use_kernel(verbose(current=False, RT_CONFIG_VERBOSE_FETCH="CURL")):
         response = await rt.fetch(
             f"http://user:canary-url@{host}/rf?api_key=canary-query",
-            headers={"X-Access-Key": "canary-h1", "Ocp-Apim-Subscription-Key": "canary-h2", "X-Auth": "canary-h3"},
+            headers={
+                "X-Access-Key": "canary-h1",
+                "Ocp-Apim-Subscription-Key": "canary-h2",
+                "X-Auth": "canary-h3",
+            },
         )
         assert response.status == 200
     lines = _fetch_lines(capsys.readouterr().err)
