@@ -8,7 +8,7 @@ lets the kernel reject an object that lacks a method with a clear error at regis
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -300,22 +300,37 @@ CompressorFactory = Callable[[CompressorOptions], Compressor]
 class Broker(Protocol):
     """Carries ``publish`` across server processes (Redis pub/sub and the like).
 
-    A server publishes every message it fans out locally to the broker too, and delivers what the broker
-    receives from other processes to its local subscribers. ``messages`` yields ``(topic, payload, origin)``
-    where ``origin`` identifies the publishing process, so a server can skip its own messages.
+    A server delivers every message to its local subscribers itself, then hands it to the broker; the broker
+    carries it to the other processes, whose servers deliver it to their own subscribers. The calls a
+    server makes while fanning out (``publish``, ``subscribe``, ``unsubscribe``) are synchronous and must
+    never wait on the network: a broker queues them and its own tasks do the I/O, so a slow or absent
+    broker never stalls the event loop or local delivery.
+
+    - ``origin`` names this broker instance (one per server process); a broker never hands a server the
+      messages it published itself, so nothing is delivered twice.
+    - ``max_message_bytes``: a server refuses to publish a larger payload (``ValueError``) when a broker is
+      attached, before delivering it anywhere.
+    - ``run(deliver)`` connects, stays connected (reconnecting and re-subscribing after a failure) and calls
+      ``deliver(topic, payload, is_text)`` for each message from another process, until cancelled.
+    - ``subscribe``/``unsubscribe``: the set of topics this process has local subscribers for; the server
+      calls them when a topic gains its first and loses its last subscriber.
+    - ``publish`` must not raise for a broker that is down: it counts and logs what it could not send.
+    - ``aclose`` sends what is still queued (briefly) and disconnects.
     """
 
-    async def start(self) -> None: ...
+    origin: str
+    max_message_bytes: int
 
-    async def publish(self, topic: str, payload: bytes, *, is_text: bool) -> None: ...
+    async def run(self, deliver: Callable[[str, bytes, bool], None]) -> None: ...
 
-    async def subscribe(self, topic: str) -> None: ...
+    def publish(self, topic: str, payload: bytes, *, is_text: bool) -> None: ...
 
-    async def unsubscribe(self, topic: str) -> None: ...
+    def subscribe(self, topic: str) -> None: ...
 
-    def messages(self) -> AsyncIterator[tuple[str, bytes, bool, str]]: ...
+    def unsubscribe(self, topic: str) -> None: ...
 
     async def aclose(self) -> None: ...
 
 
-BrokerFactory = Callable[["Config"], Broker]
+BrokerFactory = Callable[[str, "Config"], Broker]
+"""``factory(url, config)``: the broker for a URL whose scheme is the name it was registered under."""

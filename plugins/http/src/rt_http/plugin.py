@@ -10,8 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rt.hookspecs import hookimpl
-from rt.interfaces import NamespaceEntry
-
+from rt.interfaces import ConfigOption, NamespaceEntry
 
 _NAMES = {
     "serve": "rt_http.server",
@@ -45,3 +44,25 @@ def _transport(name: str) -> Callable[[], Any]:
 def rt_register_transports(register: Callable[[str, Any], None]) -> None:
     for name in ("tcp", "unix", "tls", "memory"):
         register(name, _transport(name))
+
+
+@hookimpl
+def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None:
+    register(
+        ConfigOption(
+            "serve",
+            "broker",
+            str,
+            "",
+            help="pub/sub broker URL for rt.serve, e.g. redis://127.0.0.1:6379/0 (docs/scaling.md)",
+        )
+    )
+    register(
+        ConfigOption(
+            "serve",
+            "workers",
+            int,
+            1,
+            help="server processes sharing the port (rt run --workers N; docs/scaling.md)",
+        )
+    )

@@ -3,28 +3,41 @@
 A message is framed once; the same ``bytes`` object is queued on every subscriber (one list append each, no
 await), and each socket's writer sends everything queued in a loop turn in one write. Empty topics are
 deleted as soon as their last subscriber leaves, so subscribe/close cycles leave nothing behind.
+
+With a broker attached (``rt.serve(broker=...)``, docs/scaling.md) a topic's first subscriber and its last
+leaving tell the broker which topics this process listens to, and every publish is delivered here first and
+then handed to the broker for the other processes; what the broker brings from them goes through
+:meth:`Topics.deliver`, which delivers locally only. The broker's calls only queue, so none of this waits.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from rt_http import frames
 
 if TYPE_CHECKING:
+    from rt.interfaces import Broker
+
     from rt_http.websocket import ServerWebSocket
+
+log = logging.getLogger("rt.serve")
 
 
 class Topics:
-    __slots__ = ("_subscribers",)
+    __slots__ = ("_subscribers", "broker")
 
     def __init__(self) -> None:
         self._subscribers: dict[str, dict[ServerWebSocket, None]] = {}
+        self.broker: Broker | None = None
 
     def add(self, topic: str, ws: ServerWebSocket) -> None:
         subscribers = self._subscribers.get(topic)
         if subscribers is None:
             subscribers = self._subscribers[topic] = {}
+            if self.broker is not None:
+                self.broker.subscribe(topic)
         subscribers[ws] = None
 
     def remove(self, topic: str, ws: ServerWebSocket) -> None:
@@ -33,6 +46,11 @@ class Topics:
             subscribers.pop(ws, None)
             if not subscribers:
                 del self._subscribers[topic]
+                if self.broker is not None:
+                    self.broker.unsubscribe(topic)
+
+    def topics(self) -> list[str]:
+        return list(self._subscribers)
 
     def count(self, topic: str) -> int:
         subscribers = self._subscribers.get(topic)
@@ -55,6 +73,36 @@ class Topics:
         get the plain one.
         """
         opcode, payload = frames.message_payload(message)
+        broker = self.broker
+        if broker is None:
+            return self._fanout(topic, opcode, payload, exclude, compress)
+        if len(payload) > broker.max_message_bytes:
+            raise ValueError(
+                f"message of {len(payload)} bytes is over the broker's limit of {broker.max_message_bytes} "
+                f"bytes; nothing was published (raise [redis] max_message_bytes, or send less)"
+            )
+        result = self._fanout(topic, opcode, payload, exclude, compress)
+        broker.publish(topic, payload, is_text=opcode == frames.OP_TEXT)
+        return result
+
+    def deliver(self, topic: str, payload: bytes, is_text: bool) -> None:
+        """A message another process published, brought by the broker: to local subscribers only."""
+        if is_text:
+            try:
+                payload.decode("utf-8")  # a browser closes the socket on invalid UTF-8 in a text frame
+            except UnicodeDecodeError:
+                log.warning("the broker brought invalid UTF-8 as text on topic %r; dropped", topic)
+                return
+        self._fanout(topic, frames.OP_TEXT if is_text else frames.OP_BINARY, payload, None, False)
+
+    def _fanout(
+        self,
+        topic: str,
+        opcode: int,
+        payload: bytes,
+        exclude: ServerWebSocket | None,
+        compress: bool,
+    ) -> int:
         length = len(payload)
         subscribers = self._subscribers.get(topic)
         if not subscribers:

@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 from anyio.abc import ByteStream, Listener, TaskGroup
-from rt.interfaces import ListenOptions, Transport
+from rt.interfaces import Broker, ListenOptions, Transport
 
 from rt_http.deflate import negotiate
 from rt_http.handshake import check_upgrade
@@ -62,6 +62,7 @@ class Server:
         read_timeout: float | datetime.timedelta = 30.0,
         backlog: int = 1024,
         reuse_port: bool = False,
+        broker: str | Broker | None = None,
     ) -> None:
         if fetch is None and not routes:
             raise TypeError("rt.serve() needs fetch= or routes=")
@@ -95,6 +96,7 @@ class Server:
         self.url = ""
         self._transport: Transport | None = None
         self._topics = Topics()
+        self._broker_spec = broker  # a URL or a broker; None: [serve] broker, if configured (docs/scaling.md)
         self._sockets: dict[ServerWebSocket, None] = {}
         self._connections: dict[HttpConnection, anyio.CancelScope] = {}
         self._task_group: TaskGroup | None = None
@@ -123,6 +125,11 @@ class Server:
         return self.options.port
 
     @property
+    def broker(self) -> Broker | None:
+        """The pub/sub broker attached while the server runs (docs/scaling.md), else None."""
+        return self._topics.broker
+
+    @property
     def pending_websockets(self) -> int:
         return len(self._sockets)
 
@@ -144,6 +151,9 @@ class Server:
                 f"unknown transport {self.transport_name!r}; registered: {', '.join(sorted(transports))}"
             )
         self._transport = registered.value()
+        from rt_http.brokers import open_broker
+
+        self._topics.broker = broker = open_broker(self._broker_spec)
         self.listener = await self._transport.listen(self.options)
         try:
             self.url = self._transport.url(self.listener, self.options)
@@ -159,6 +169,8 @@ class Server:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self._accept_loop)
+        if broker is not None:
+            self._task_group.start_soon(broker.run, self._topics.deliver)
         if self.websocket is not None and self.websocket.idle_timeout:
             self._task_group.start_soon(self._sweep_idle, self.websocket.idle_timeout)
 
@@ -223,6 +235,10 @@ class Server:
     ) -> None:
         with anyio.CancelScope(shield=exc is not None):
             await self.stop(close_active=True)
+        broker, self._topics.broker = self._topics.broker, None
+        if broker is not None:  # after the sockets' close handlers: their last publishes still go out
+            with anyio.CancelScope(shield=True):
+                await broker.aclose()
         # a close still draining unsent bytes to a peer that stopped reading would outlive the server
         self._cut_closes = True
         for closing in list(self._closing):
