@@ -96,14 +96,27 @@ async def test_streaming_response_is_chunked(serve: Any) -> None:
 
 
 async def test_body_over_limit_is_413_without_reading_it(serve: Any) -> None:
-    async with serve(fetch=lambda req, server: rt.Response("never"), max_request_body_size=10) as server:
+    """A Content-Length over the limit is refused before the handler runs; a chunked body that grows past
+    it is 413 when the handler reads it (and the handler's own answer, on a closed connection, if not)."""
+
+    async def fetch(req: rt.Request, server: Any) -> rt.Response:
+        if req.path == "/read":
+            await req.body()
+        return rt.Response("not read")
+
+    async with serve(fetch=fetch, max_request_body_size=10) as server:
         async with await tcp(server) as stream:
-            [(head, body)] = await exchange(stream, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n")
+            [(head, body)] = await exchange(
+                stream, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n"
+            )
         assert head.status_code == 413
-        chunked = b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n"
+        chunked = b"Host: x\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n12345678\r\n0\r\n\r\n"
         async with await tcp(server) as stream:
-            [(head, body)] = await exchange(stream, chunked)
-        assert head.status_code == 413
+            [(head, body)] = await exchange(stream, b"POST /read HTTP/1.1\r\n" + chunked)
+        assert head.status_code == 413 and head.headers.count((b"connection", b"close")) == 1
+        async with await tcp(server) as stream:
+            [(head, body)] = await exchange(stream, b"POST /ignore HTTP/1.1\r\n" + chunked)
+        assert (head.status_code, body) == (200, b"not read")
 
 
 async def test_headers_over_limit_are_431(serve: Any) -> None:
@@ -222,6 +235,7 @@ async def test_unix_socket_transport(serve: Any, tmp_path: Any) -> None:
 
 async def test_tls_transport(serve: Any) -> None:
     import trustme  # in rt-http's test extra
+
     ca = trustme.CA()
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ca.issue_cert("127.0.0.1").configure_cert(server_context)
@@ -361,7 +375,9 @@ async def test_a_third_party_transport_is_used(rt_kernel: Any, rt_register: Any)
             assert (await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n"))[0][1] == b"custom"
 
 
-async def test_a_transport_whose_url_fails_does_not_leak_its_listener(rt_kernel: Any, rt_register: Any) -> None:
+async def test_a_transport_whose_url_fails_does_not_leak_its_listener(
+    rt_kernel: Any, rt_register: Any
+) -> None:
     from rt.hookspecs import hookimpl
 
     from rt_http.transports import TcpTransport
@@ -470,7 +486,9 @@ async def test_pending_requests_counts_requests_in_handlers(serve: Any, ws_tools
         async with await tcp(server) as stream:
             await exchange(stream, b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
             assert seen == [1]
-            await ws_tools.wait_until(lambda: server.pending_requests == 0)  # the server resumes after sending
+            await ws_tools.wait_until(
+                lambda: server.pending_requests == 0
+            )  # the server resumes after sending
 
 
 async def test_expect_100_continue_is_answered_before_the_body(serve: Any) -> None:
@@ -496,8 +514,10 @@ def test_serve_options_are_checked(rt_kernel: Any) -> None:
 
     with pytest.raises(TypeError, match="unknown options: prot; known: .*port"):
         rt.serve(fetch=lambda req, server: rt.Response("x"), prot=3000)
-    with pytest.raises(ValueError, match="read_timeout"):
-        rt.serve(fetch=lambda req, server: rt.Response("x"), read_timeout=-1)
+    with pytest.raises(ValueError, match="header_timeout"):
+        rt.serve(fetch=lambda req, server: rt.Response("x"), header_timeout=-1)
+    with pytest.raises(ValueError, match="max_connections"):
+        rt.serve(fetch=lambda req, server: rt.Response("x"), max_connections=0)
     with pytest.raises(ValueError, match="backlog"):
         rt.serve(fetch=lambda req, server: rt.Response("x"), backlog=0)
     server = rt.serve(fetch=lambda req, server: rt.Response("x"), idle_timeout=datetime.timedelta(seconds=5))

@@ -1,220 +1,435 @@
-"""One HTTP/1.1 connection: h11 parses and frames, this module moves bytes with anyio.
+"""One HTTP/1.1 connection: the I/O shell around :mod:`rt_http.request_parser`, with its deadlines.
 
-h11 rather than httptools: it is pure Python (no wheel to build for every platform), rejects malformed
-messages strictly, enforces a header-size limit itself (``max_incomplete_event_size``, answered with 431) and
-hands back the bytes that follow a 101, which the WebSocket layer needs. Only the upgrade request goes through
-HTTP in the WebSocket benchmarks, so its speed does not show there.
+A hostile client controls how fast bytes arrive, so every wait here has a deadline that does not restart
+on each byte (a trickle of one byte every few seconds would otherwise hold the connection forever):
+
+- before the first byte of a request: ``idle_timeout`` (a keep-alive connection nobody uses is closed);
+- from the first byte of a request head to its last: ``header_timeout``, whatever arrives meanwhile (408);
+- a body must make progress: the time spent waiting for it may be at most ``body_timeout`` plus one second
+  per ``min_body_rate`` bytes received so far (408 past it). A slow but honest upload keeps going; a
+  trickle is cut after about ``body_timeout`` seconds.
+
+Bodies are not read before the handler asks (``await req.body()``, ``req.stream()``): the connection reads
+one window (``_READ_SIZE``) at a time, when the handler wants the next chunk, so a handler that ignores a
+body costs no memory for it, and the bytes read but not yet taken count against a server-wide
+:class:`BodyBudget`. This module knows nothing of WebSockets or of the server: it gets a ``respond``
+callback, and a server that accepts an upgrade calls :meth:`HttpConnection.accept_upgrade`; :meth:`run`
+then returns the bytes that followed the upgrade request.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterable, Awaitable, Callable
+from http import HTTPStatus
 
 import anyio
-import h11
+import attrs
 from anyio.abc import ByteStream
 
 from rt_http.headers import Headers
-from rt_http.messages import Request, Response
-
-if TYPE_CHECKING:
-    from rt_http.server import Server
+from rt_http.messages import Request, RequestBodyError, Response
+from rt_http.request_parser import (
+    BodyChunk,
+    ParseError,
+    RequestHead,
+    RequestParser,
+    UpgradePaused,
+)
 
 log = logging.getLogger("rt.serve")
-_READ_SIZE = 65536
+_READ_SIZE = 65536  # one read from the socket: the most of a body held for a handler that has not read it
+_DRAIN_LIMIT = 256 * 1024  # unread body bytes discarded after a response to keep the connection; more: close
+_NO_BODY_STATUSES = frozenset({204, 304})
+_CONNECTION_ERRORS = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 
 
-class RequestTooLarge(Exception):
-    pass
+@attrs.frozen(slots=True)
+class HttpLimits:
+    """The limits and deadlines of every connection of one server (docs/serve.md, "Limits")."""
+
+    max_head_size: int
+    max_body_size: int
+    idle_timeout: float
+    header_timeout: float
+    body_timeout: float
+    min_body_rate: float
+
+
+class BodyBudget:
+    """Bytes of request bodies read from sockets but not yet taken by handlers, for the whole server.
+
+    A connection waits for room before it reads more of a body, so many slow handlers with unread bodies
+    cannot make the server hold more than about ``limit`` bytes (plus one window per connection: the read
+    that carries a request head may carry the start of its body too)."""
+
+    __slots__ = ("_room", "limit", "used")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._room: anyio.Event | None = None
+
+    def add(self, size: int) -> None:
+        self.used += size
+
+    def release(self, size: int) -> None:
+        self.used -= size
+        if self._room is not None and self.used < self.limit:
+            self._room.set()
+            self._room = None
+
+    async def wait_for_room(self) -> None:
+        while self.used >= self.limit:
+            if self._room is None:
+                self._room = anyio.Event()
+            await self._room.wait()
+
+
+class _Expired(Exception):
+    """A deadline passed while waiting for the client."""
+
+
+Respond = Callable[[Request, "HttpConnection"], Awaitable[Response]]
 
 
 class HttpConnection:
-    """Reads requests, calls the server, writes responses, until the peer or keep-alive ends it."""
+    """Reads requests, calls ``respond``, writes responses, until the peer, a deadline or keep-alive ends it."""
 
-    __slots__ = ("server", "stream", "remote_address", "scheme", "h11", "upgrade", "busy", "refusal")
+    __slots__ = (
+        "_parser",
+        "_upgrade_headers",
+        "budget",
+        "busy",
+        "default_host",
+        "limits",
+        "remote_address",
+        "respond",
+        "scheme",
+        "stopping",
+        "stream",
+    )
 
-    def __init__(self, server: Server, stream: ByteStream, remote_address: str, scheme: str) -> None:
-        self.server = server
+    def __init__(
+        self,
+        stream: ByteStream,
+        *,
+        remote_address: str,
+        scheme: str,
+        default_host: str,
+        limits: HttpLimits,
+        budget: BodyBudget,
+        respond: Respond,
+        stopping: Callable[[], bool],
+    ) -> None:
         self.stream = stream
         self.remote_address = remote_address
         self.scheme = scheme
-        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=server.max_header_size)
-        self.upgrade: tuple[Any, tuple[tuple[str, str], ...]] | None = None  # set by server.upgrade()
-        self.busy = False
-        self.refusal: Response | None = None  # set by server.upgrade() for a wrong Sec-WebSocket-Version
+        self.default_host = default_host
+        self.limits = limits
+        self.budget = budget
+        self.respond = respond
+        self.stopping = stopping
+        self.busy = False  # a request is being handled (between its head and the end of its response)
+        self._parser = RequestParser(limits.max_head_size)
+        self._upgrade_headers: list[tuple[str, str]] | None = None
 
-    async def run(self) -> None:
+    def accept_upgrade(self, headers: list[tuple[str, str]]) -> None:
+        """Answer the request being handled with 101 and these headers (the handler's response is not sent)."""
+        self._upgrade_headers = headers
+
+    @property
+    def upgrading(self) -> bool:
+        return self._upgrade_headers is not None
+
+    async def run(self) -> bytes | None:
+        """Serve requests until the connection ends. After a switch of protocols (the 101 is sent) the
+        bytes that followed the upgrade request, which belong to the new protocol; otherwise None."""
         try:
-            while await self._one_request():
-                pass
-        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            return
-        if self.upgrade is not None and self.h11 is not None:
-            ws = self.upgrade[0]
-            trailing = bytes(self.h11.trailing_data[0])
-            self.h11 = None  # type: ignore[assignment]  # an idle WebSocket keeps no HTTP state alive
-            await ws.run(self.stream, trailing)
+            while True:
+                result = await self._one_exchange()
+                if result is False:
+                    return None
+                if isinstance(result, bytes):
+                    return result
+        except _CONNECTION_ERRORS:
+            return None
+        finally:
+            self.budget.release(self._parser.buffered_body)
+            self._parser.buffered_body = 0
 
-    async def _next_event(self) -> Any:
-        while True:
-            event = self.h11.next_event()
-            if event is not h11.NEED_DATA:
-                return event
-            if self.h11.they_are_waiting_for_100_continue:
-                # the body is always read before dispatch (and a too-large Content-Length was refused with
-                # 413 before we got here), so say so now instead of making the client wait out its timer
-                go_on = h11.InformationalResponse(status_code=100, headers=[])
-                await self.stream.send(self.h11.send(go_on) or b"")
-            timeout = (
-                self.server.idle_timeout if self.h11.their_state is h11.IDLE else self.server.read_timeout
-            )
-            with anyio.move_on_after(timeout):
-                data = await self.stream.receive(_READ_SIZE)
-                self.h11.receive_data(data)
-                continue
-            raise anyio.EndOfStream  # idle keep-alive connection, or a stalled request: drop it
+    # -- one request ----------------------------------------------------------------------------------------
 
-    async def _one_request(self) -> bool:
-        try:
-            event = await self._next_event()
-            if isinstance(event, (h11.ConnectionClosed, h11.EndOfMessage)):
-                return False
-            assert isinstance(event, h11.Request)
-            # h11 limits only a head that arrives in pieces; one that arrives whole is measured here
-            head_size = len(event.target) + sum(len(n) + len(v) + 4 for n, v in event.headers)
-            if head_size > self.server.max_header_size:
-                await self._send_error(431, "Request Header Fields Too Large")
-                return False
-            body = await self._read_body(event)
-        except h11.RemoteProtocolError as exc:
-            status = exc.error_status_hint
-            await self._send_error(
-                status, "Request Header Fields Too Large" if status == 431 else "Bad Request"
-            )
+    async def _one_exchange(self) -> bool | bytes:
+        """True: go on with the next request; False: close; bytes: switched protocols (what followed)."""
+        head = await self._read_head()
+        if head is None:
             return False
-        except RequestTooLarge:
-            await self._send_error(413, "Payload Too Large")
+        if head.content_length is not None and head.content_length > self.limits.max_body_size:
+            await self._send_error(413, "Payload Too Large")  # refused before a byte of it is read
             return False
-        except anyio.EndOfStream:
-            return False
-
-        self.busy = True
-        request = self._build_request(event, body)
-        response = await self.server._respond(request)
-        if self.upgrade is not None:
-            await self._switch_to_websocket()
-            return False
-        await self._send_response(request, response)
-        self.busy = False
-        self.refusal = None
-        if self.h11.our_state is h11.MUST_CLOSE or self.server._stopping:
-            return False
-        try:
-            self.h11.start_next_cycle()
-        except h11.LocalProtocolError:
-            return False
-        return True
-
-    async def _read_body(self, event: h11.Request) -> bytes:
-        limit = self.server.max_request_body_size
-        for name, value in event.headers:
-            if name == b"content-length" and int(value) > limit:
-                raise RequestTooLarge
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            part = await self._next_event()
-            if isinstance(part, h11.Data):
-                size += len(part.data)
-                if size > limit:
-                    raise RequestTooLarge
-                chunks.append(part.data)
-            elif isinstance(part, h11.EndOfMessage):
-                return b"".join(chunks)
-            else:  # ConnectionClosed mid-body
-                raise anyio.EndOfStream
-
-    def _build_request(self, event: h11.Request, body: bytes) -> Request:
-        headers = Headers._trusted([(n.decode("latin-1"), v.decode("latin-1")) for n, v in event.headers])
-        target = event.target.decode("latin-1")
-        host = headers.get("host") or self.server.hostname
-        url = target if "://" in target else f"{self.scheme}://{host}{target}"
+        body = _Body(self, head)
         request = Request(
-            url,
-            method=event.method.decode("ascii"),
-            headers=headers,
+            self._url(head),
+            method=head.method,
+            headers=Headers._trusted(head.headers),
             body=body,
             remote_address=self.remote_address,
+            target=head.target,
         )
-        request._context = self
-        return request
+        self.busy = True
+        try:
+            response = await self.respond(request, self)
+            if self._upgrade_headers is not None:
+                return await self._switch_protocols()
+            if body.error is not None:  # the body could not be read: its status, whatever the handler said
+                await self._send_error(body.error.status, str(body.error))
+                return False
+            keep_alive = head.keep_alive and not self.stopping()
+            if not body.done:
+                keep_alive = keep_alive and await body.discard()
+            keep_alive = await self._send_response(head, response, keep_alive)
+        finally:
+            self.busy = False
+        if head.upgrade:  # a request that offered to switch protocols and was answered in HTTP instead
+            self._parser.resume()
+        return keep_alive and not self.stopping()
 
-    async def _send_response(self, request: Request, response: Response) -> None:
-        headers = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in response.headers.items()]
-        head = request.method == "HEAD"
-        if not response.is_streaming and not response.headers.has("content-length"):
-            headers.append((b"content-length", str(len(response._body)).encode()))
-        h11_response = h11.Response(
-            status_code=response.status, headers=headers, reason=response.status_text.encode("latin-1")
-        )
-        if not response.is_streaming or head:
-            data = self.h11.send(h11_response) or b""
-            if not head and response._body:
-                data += self.h11.send(h11.Data(data=response._body)) or b""
-            data += self.h11.send(h11.EndOfMessage()) or b""
-            await self.stream.send(data)
-            return
-        await self.stream.send(self.h11.send(h11_response) or b"")
+    def _url(self, head: RequestHead) -> str:
+        """The absolute URL the fetch API wants. Its authority is the Host header (checked by the parser
+        to be one); the path is the request target's alone (``Request`` takes it from ``target``)."""
+        if "://" in head.target:
+            return head.target
+        host = next((value for name, value in head.headers if name == "host"), "") or self.default_host
+        return f"{self.scheme}://{host}{head.target if head.target.startswith('/') else '/'}"
+
+    async def _read_head(self) -> RequestHead | None:
+        now = anyio.current_time()
+        idle_deadline = now + self.limits.idle_timeout
+        head_deadline = now + self.limits.header_timeout if self._parser.in_message else None
+        while True:
+            event = self._next_event()
+            if event is None:
+                try:
+                    await self._receive(head_deadline or idle_deadline)
+                except _Expired:
+                    if head_deadline is not None:  # a head that did not arrive whole in time
+                        log.debug("request head from %s timed out", self.remote_address)
+                        await self._send_error(408, "Request Timeout")
+                    return None
+                except anyio.EndOfStream:
+                    return None
+                if head_deadline is None:  # the first bytes of a request: its head is due by now
+                    head_deadline = anyio.current_time() + self.limits.header_timeout
+                continue
+            if isinstance(event, RequestHead):
+                return event
+            if isinstance(event, ParseError):
+                await self._send_error(event.status, event.reason)
+                return None
+            # a MessageEnd or UpgradePaused left over from a request whose body was discarded: go on
+
+    def _next_event(self) -> object | None:
+        event = self._parser.next_event()
+        if isinstance(event, BodyChunk):
+            self.budget.release(len(event.data))
+        return event
+
+    async def _receive(self, deadline: float) -> None:
+        """One read from the socket into the parser, unless ``deadline`` passes first."""
+        remaining = deadline - anyio.current_time()
+        if remaining > 0:
+            with anyio.move_on_after(remaining):
+                data = await self.stream.receive(_READ_SIZE)
+                before = self._parser.buffered_body
+                self._parser.feed(data)
+                self.budget.add(self._parser.buffered_body - before)
+                return
+        raise _Expired
+
+    # -- bodies ---------------------------------------------------------------------------------------------
+
+    async def _read_body_chunk(self, body: _Body) -> bytes:
+        """The next piece of ``body`` (``b""`` at its end), reading from the socket only when none is parsed."""
+        while True:
+            event = self._next_event()
+            if event is None:
+                await self.budget.wait_for_room()  # not the client's fault: not counted against its deadline
+                allowance = self.limits.body_timeout + body.received / self.limits.min_body_rate - body.waited
+                started = anyio.current_time()
+                try:
+                    await self._receive(started + allowance)
+                except _Expired:
+                    raise body.fail(408, "Request Timeout: the body did not arrive in time") from None
+                except anyio.EndOfStream:
+                    raise body.fail(400, "the client closed the connection before the body ended") from None
+                finally:
+                    body.waited += anyio.current_time() - started
+                continue
+            if isinstance(event, BodyChunk):
+                body.received += len(event.data)
+                if body.received > self.limits.max_body_size:
+                    raise body.fail(413, "Payload Too Large")
+                return event.data
+            if isinstance(event, ParseError):
+                raise body.fail(event.status, f"malformed request body: {event.reason}")
+            body.done = True  # MessageEnd (an UpgradePaused can only follow one)
+            return b""
+
+    async def send_continue(self) -> None:
+        await self.stream.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    # -- responses ------------------------------------------------------------------------------------------
+
+    async def _send_response(self, head: RequestHead, response: Response, keep_alive: bool) -> bool:
+        """Write ``response``; returns whether the connection may serve another request."""
+        status = response.status
+        no_body = head.method == "HEAD" or status in _NO_BODY_STATUSES
+        fields: list[tuple[str, str]] = []
+        length: str | None = None
+        for name, value in response.headers.items():
+            if name == "content-length":
+                length = value
+            elif name == "connection":
+                keep_alive = keep_alive and value.lower() != "close"
+            elif name != "transfer-encoding":  # framing is ours to choose
+                fields.append((name, value))
+        chunked = False
+        if status in _NO_BODY_STATUSES:
+            length = None
+        elif not response.is_streaming:
+            length = length if head.method == "HEAD" and length is not None else str(len(response._body))
+        elif length is None:
+            chunked = head.version == "1.1"
+            keep_alive = keep_alive and chunked  # an HTTP/1.0 client reads a streamed body until the close
+        if length is not None:
+            fields.append(("content-length", length))
+        if chunked:
+            fields.append(("transfer-encoding", "chunked"))
+        if not keep_alive:
+            fields.append(("connection", "close"))
+        elif head.version == "1.0":
+            fields.append(("connection", "keep-alive"))
+        try:
+            data = _head_bytes(status, response.status_text, fields)
+        except UnicodeEncodeError:
+            log.error("response headers for %s %s are not latin-1; answered 500", head.method, head.target)
+            await self._send_error(500, "Internal Server Error")
+            return False
+        if not response.is_streaming or no_body:
+            await self.stream.send(data if no_body else data + response._body)
+            return keep_alive
+        await self.stream.send(data)
+        return await self._send_stream(response, chunked) and keep_alive
+
+    async def _send_stream(self, response: Response, chunked: bool) -> bool:
         stream = response._stream
         try:
             if isinstance(stream, AsyncIterable):
                 async for chunk in stream:
                     if chunk:
-                        await self.stream.send(self.h11.send(h11.Data(data=bytes(chunk))) or b"")
+                        await self.stream.send(_framed(bytes(chunk), chunked))
             else:
                 for chunk in stream or ():
                     if chunk:
-                        await self.stream.send(self.h11.send(h11.Data(data=bytes(chunk))) or b"")
+                        await self.stream.send(_framed(bytes(chunk), chunked))
+        except _CONNECTION_ERRORS:
+            raise
         except Exception:
             # the status line is out: the only honest signal left is to cut the connection
             log.exception("a streaming response body raised; closing the connection")
             raise anyio.BrokenResourceError from None
-        await self.stream.send(self.h11.send(h11.EndOfMessage()) or b"")
+        if chunked:
+            await self.stream.send(b"0\r\n\r\n")
+        return chunked
 
     async def _send_error(self, status: int, text: str) -> None:
-        if self.h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
-            return
-        body = text.encode()
-        response = h11.Response(
-            status_code=status,
-            headers=[
-                (b"content-type", b"text/plain;charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
-            ],
-        )
+        """A plain-text answer after which the connection closes (its framing cannot be trusted)."""
+        body = text.encode("utf-8", "replace")
+        fields = [
+            ("content-type", "text/plain;charset=utf-8"),
+            ("content-length", str(len(body))),
+            ("connection", "close"),
+        ]
         try:
-            await self.stream.send(
-                self.h11.send(response)
-                + self.h11.send(h11.Data(data=body))
-                + self.h11.send(h11.EndOfMessage())
-            )
-        except (h11.LocalProtocolError, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await self.stream.send(_head_bytes(status, _reason(status), fields) + body)
+        except _CONNECTION_ERRORS:
             pass
 
-    async def _switch_to_websocket(self) -> None:
-        assert self.upgrade is not None
-        ws, headers = self.upgrade
-        response = h11.InformationalResponse(
-            status_code=101,
-            headers=[(n.encode("latin-1"), v.encode("latin-1")) for n, v in headers],
-            reason=b"Switching Protocols",
-        )
+    async def _switch_protocols(self) -> bytes:
+        """Send the 101; returns what followed the upgrade request (raises if the client left meanwhile)."""
+        trailing: bytes | None = None
+        while trailing is None:
+            event = self._next_event()
+            if event is None:
+                raise anyio.BrokenResourceError  # cannot happen: llhttp pauses after every upgrade request
+            if isinstance(event, UpgradePaused):
+                trailing = event.trailing
+        assert self._upgrade_headers is not None
+        await self.stream.send(_head_bytes(101, "Switching Protocols", self._upgrade_headers))
+        return trailing
+
+
+class _Body:
+    """A received request's body as the handler sees it (``rt_http.messages.BodyStream``)."""
+
+    __slots__ = ("connection", "done", "error", "head", "received", "started", "waited")
+
+    def __init__(self, connection: HttpConnection, head: RequestHead) -> None:
+        self.connection = connection
+        self.head = head
+        self.done = not head.has_body
+        self.error: RequestBodyError | None = None
+        self.started = False
+        self.received = 0
+        self.waited = 0.0  # seconds spent waiting for the client to send more of it
+
+    async def receive(self) -> bytes:
+        if self.error is not None:
+            raise self.error
+        if self.done:
+            return b""
+        if not self.started:
+            self.started = True
+            if self.head.expect_continue:  # the client waits for this before it sends the body
+                try:
+                    await self.connection.send_continue()
+                except _CONNECTION_ERRORS:
+                    raise self.fail(400, "the client closed the connection before the body") from None
+        return await self.connection._read_body_chunk(self)
+
+    def fail(self, status: int, message: str) -> RequestBodyError:
+        self.error = RequestBodyError(status, message)
+        return self.error
+
+    async def discard(self) -> bool:
+        """Read and drop what the handler left unread, up to ``_DRAIN_LIMIT`` bytes; whether it ended."""
+        if self.head.expect_continue and not self.started:
+            return False  # the client may or may not send it now: only a close is unambiguous
+        dropped = 0
         try:
-            await self.stream.send(self.h11.send(response) or b"")
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            ws._finish(1006, "")  # the client left before the 101: the socket never opened for it
-            raise
-        self.busy = False
+            while dropped <= _DRAIN_LIMIT:
+                chunk = await self.receive()
+                if not chunk:
+                    return True
+                dropped += len(chunk)
+        except RequestBodyError:
+            pass
+        return False
+
+
+def _framed(chunk: bytes, chunked: bool) -> bytes:
+    return b"%x\r\n%b\r\n" % (len(chunk), chunk) if chunked else chunk
+
+
+def _head_bytes(status: int, reason: str, fields: list[tuple[str, str]]) -> bytes:
+    reason = reason.replace("\r", " ").replace("\n", " ")  # a status text cannot end the status line
+    lines = "".join([f"{name}: {value}\r\n" for name, value in fields])
+    return f"HTTP/1.1 {status} {reason}\r\n{lines}\r\n".encode("latin-1")
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""

@@ -1,9 +1,9 @@
 """Fetch-style ``Request`` and ``Response``.
 
-The server reads a request body fully (within ``max_request_body_size``) before calling the handler, so the
-body
-methods are cheap; they are still ``async``, as in the fetch API, so that a streaming body can be added later
-without changing user code.
+A request the server received has its body still on the wire when the handler runs: ``await req.body()``
+(or ``bytes``/``text``/``json``) reads all of it, ``async for chunk in req.stream()`` reads it piece by piece,
+and a handler that reads neither costs no memory for it. The server reads at most a small window ahead
+(docs/serve.md, "How bodies stream"). A request built by hand holds its body in memory.
 """
 
 from __future__ import annotations
@@ -13,27 +13,47 @@ import json as _json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from http import HTTPStatus
 from http.cookies import CookieError, SimpleCookie
-from typing import Any, cast
+from typing import Any, Protocol, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from rt_http.headers import Headers, HeadersInit
 
 BodyInit = str | bytes | bytearray | memoryview | AsyncIterable[bytes] | Iterable[bytes] | None
+# the methods the fetch standard upper-cases in a Request built by hand; a received method is kept as sent
+_NORMALIZED_METHODS = frozenset({"DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"})
+
+
+class RequestBodyError(Exception):
+    """Reading a request body failed: too large (413), too slow (408), malformed (400), or the client left.
+
+    Raised from ``req.body()`` and friends; a handler that lets it propagate gets ``status`` answered for
+    it, and the connection is closed (its framing is lost)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class BodyStream(Protocol):
+    """Where a received request's body comes from (the HTTP connection): chunks, then ``b""`` at the end."""
+
+    async def receive(self) -> bytes: ...
 
 
 class Request:
     """An incoming request: ``method``, absolute ``url``, ``headers``, ``params`` (routes), body readers."""
 
     __slots__ = (
-        "method",
-        "url",
-        "headers",
-        "params",
-        "remote_address",
         "_body",
         "_cookies",
         "_parts",
-        "_context",
+        "_source",
+        "_streamed",
+        "headers",
+        "method",
+        "params",
+        "remote_address",
+        "url",
     )
 
     def __init__(
@@ -42,18 +62,27 @@ class Request:
         *,
         method: str = "GET",
         headers: HeadersInit = None,
-        body: bytes | str | None = None,
+        body: bytes | str | BodyStream | None = None,
         remote_address: str = "",
+        target: str | None = None,
     ) -> None:
-        self.method = method.upper()
+        """``target``: the request target as received; when given, ``path`` and ``query`` come from it
+        alone, never from ``url`` (whose authority part came from the client's Host header)."""
+        self.method = method.upper() if method.upper() in _NORMALIZED_METHODS else method
         self.url = url
         self.headers = headers if isinstance(headers, Headers) else Headers(headers)
         self.params: dict[str, str] = {}
         self.remote_address = remote_address
-        self._body = body.encode() if isinstance(body, str) else (body or b"")
+        self._source: BodyStream | None = None
+        self._body: bytes | None
+        if isinstance(body, (bytes, str)) or body is None:
+            self._body = body.encode() if isinstance(body, str) else (body or b"")
+        else:
+            self._body = None
+            self._source = body
+        self._streamed = False
         self._cookies: dict[str, str] | None = None
-        self._parts = urlsplit(url)
-        self._context: Any = None  # the server connection that received it (for upgrade)
+        self._parts = urlsplit(url if target is None else _path_of(target))
 
     @property
     def path(self) -> str:
@@ -76,20 +105,59 @@ class Request:
             self._cookies = {key: morsel.value for key, morsel in jar.items()}
         return self._cookies
 
-    async def bytes(self) -> bytes:
+    @property
+    def body_used(self) -> bool:
+        """Whether the body was read (as a whole, or as a stream)."""
+        return self._streamed or (self._source is None and self._body is None)
+
+    async def body(self) -> builtins.bytes:
+        """The whole body. Read once from the connection, then kept: later calls return the same bytes."""
+        if self._body is None:
+            if self._streamed:
+                raise TypeError("the request body was already read with req.stream()")
+            self._body = b"".join([chunk async for chunk in self._chunks()])
         return self._body
+
+    async def stream(self) -> AsyncIterator[builtins.bytes]:
+        """The body as it arrives, chunk by chunk, without keeping it; it can be iterated once."""
+        if self._body is not None:
+            if self._body:
+                yield self._body
+            return
+        if self._streamed:
+            raise TypeError("the request body stream was already read")
+        async for chunk in self._chunks():
+            yield chunk
+
+    async def _chunks(self) -> AsyncIterator[builtins.bytes]:
+        source, self._source = self._source, None
+        self._streamed = True
+        if source is None:
+            return
+        while chunk := await source.receive():
+            yield chunk
+
+    async def bytes(self) -> builtins.bytes:
+        return await self.body()
 
     async def array_buffer(self) -> builtins.bytes:
-        return self._body
+        return await self.body()
 
     async def text(self) -> str:
-        return self._body.decode("utf-8", errors="replace")
+        return (await self.body()).decode("utf-8", errors="replace")
 
     async def json(self) -> Any:
-        return _json.loads(self._body)
+        return _json.loads(await self.body())
 
     def __repr__(self) -> str:
         return f"<Request {self.method} {self.url}>"
+
+
+def _path_of(target: str) -> str:
+    """The path and query of a request target (origin form ``/p?q``, absolute form, or ``*``)."""
+    if target.startswith("/") or target == "*":
+        return "//" + target if target.startswith("//") else target  # ``//x`` is a path, not an authority
+    return target
 
 
 class Response:

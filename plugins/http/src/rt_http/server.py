@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
+import datetime
+import errno
 import inspect
 import logging
-import datetime
+import os
 import ssl
+import stat
 import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
+import attrs
 from anyio.abc import ByteStream, Listener, TaskGroup
+from anyio.streams.stapled import MultiListener
+from anyio.streams.tls import TLSListener, TLSStream
 from rt.interfaces import Broker, ListenOptions, Transport
 
 from rt_http.deflate import negotiate
 from rt_http.handshake import check_upgrade
 from rt_http.headers import Headers, HeadersInit
-from rt_http.http11 import HttpConnection
-from rt_http.messages import Request, Response
+from rt_http.http11 import BodyBudget, HttpConnection, HttpLimits
+from rt_http.messages import Request, RequestBodyError, Response
 from rt_http.pubsub import Topics
 from rt_http.routes import Router
 from rt_http.websocket import ServerWebSocket, WebSocketHandler, _check_topic, _seconds
@@ -27,12 +33,16 @@ from rt_http.websocket import ServerWebSocket, WebSocketHandler, _check_topic, _
 log = logging.getLogger("rt.serve")
 MIB = 1024 * 1024
 _LINGER = 3.0  # seconds stop() lets closed WebSockets finish their closing handshake
+# accept() errors that say the process or the system is out of something (descriptors, buffers): the
+# listener is fine, so wait for a connection to end (or a moment) and accept again
+_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+_ACCEPT_BACKOFF = 0.1  # seconds between accept attempts while out of resources, at most
 
 
 def _remote_address(stream: ByteStream) -> str:
     try:
         address = stream.extra(anyio.abc.SocketAttribute.remote_address)
-    except Exception:  # unix sockets, memory pipes and TLS wrappers of them have no peer address
+    except Exception:  # noqa: BLE001 - unix sockets, memory pipes and TLS wrappers of them have no peer address
         return getattr(stream, "peer", "") or ""
     if isinstance(address, tuple):
         return str(address[0])
@@ -58,8 +68,12 @@ class Server:
         transport: str | None = None,
         max_request_body_size: int = 128 * MIB,
         max_header_size: int = 16 * 1024,
+        max_buffered_body_size: int = 16 * MIB,
+        max_connections: int = 10_000,
         idle_timeout: float | datetime.timedelta = 10.0,
-        read_timeout: float | datetime.timedelta = 30.0,
+        header_timeout: float | datetime.timedelta = 10.0,
+        body_timeout: float | datetime.timedelta = 10.0,
+        min_body_rate: int = 1024,
         backlog: int = 1024,
         reuse_port: bool = False,
         broker: str | Broker | None = None,
@@ -74,9 +88,12 @@ class Server:
         for name, size in (
             ("max_request_body_size", max_request_body_size),
             ("max_header_size", max_header_size),
+            ("max_buffered_body_size", max_buffered_body_size),
+            ("max_connections", max_connections),
+            ("min_body_rate", min_body_rate),
         ):
-            if not isinstance(size, int) or size <= 0:
-                raise ValueError(f"{name} must be a positive int (bytes), got {size!r}")
+            if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+                raise ValueError(f"{name} must be a positive int, got {size!r}")
         if isinstance(backlog, bool) or not isinstance(backlog, int) or backlog <= 0:
             raise ValueError(f"backlog must be a positive int, got {backlog!r}")
         self.fetch = fetch
@@ -85,9 +102,18 @@ class Server:
         self.error = error
         self.max_request_body_size = max_request_body_size
         self.max_header_size = max_header_size
+        self.max_connections = max_connections
         # seconds, or a timedelta (API.md: a timedelta is accepted wherever a duration is)
         self.idle_timeout = _seconds(idle_timeout, "idle_timeout")
-        self.read_timeout = _seconds(read_timeout, "read_timeout")
+        self.limits = HttpLimits(
+            max_head_size=max_header_size,
+            max_body_size=max_request_body_size,
+            idle_timeout=self.idle_timeout,
+            header_timeout=_seconds(header_timeout, "header_timeout"),
+            body_timeout=_seconds(body_timeout, "body_timeout"),
+            min_body_rate=float(min_body_rate),
+        )
+        self._body_budget = BodyBudget(max_buffered_body_size)
         self.transport_name = transport or ("unix" if unix else "tls" if tls is not None else "tcp")
         self.options = ListenOptions(
             hostname=hostname, port=port, unix=unix, tls=tls, backlog=backlog, reuse_port=reuse_port
@@ -99,6 +125,10 @@ class Server:
         self._broker_spec = broker  # a URL or a broker; None: [serve] broker, if configured (docs/scaling.md)
         self._sockets: dict[ServerWebSocket, None] = {}
         self._connections: dict[HttpConnection, anyio.CancelScope] = {}
+        self._exchanges: dict[int, _Exchange] = {}  # id(request) -> the request being handled, and where
+        self._upgraded: dict[HttpConnection, ServerWebSocket] = {}
+        self._open_connections = 0  # accepted and not yet closed (max_connections counts these)
+        self._connection_closed: anyio.Event | None = None  # set when one closes while accepting waits
         self._task_group: TaskGroup | None = None
         self._accept_scope: anyio.CancelScope | None = None
         self._accept_done: anyio.Event | None = None
@@ -174,7 +204,7 @@ class Server:
         if self.websocket is not None and self.websocket.idle_timeout:
             self._task_group.start_soon(self._sweep_idle, self.websocket.idle_timeout)
 
-    async def __aenter__(self) -> Server:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
@@ -217,14 +247,14 @@ class Server:
             for ws in list(self._sockets):
                 ws._close_with(1001, "server stopping", linger=False)
         for connection, scope in list(self._connections.items()):
-            if connection.upgrade is None and (close_active or not connection.busy):
+            if connection not in self._upgraded and (close_active or not connection.busy):
                 scope.cancel()
         while self._sockets:
             self._all_closed = anyio.Event()
             await self._all_closed.wait()
         # closed sockets still flush their close frame and wait (bounded) for the peer's reply
         with anyio.move_on_after(_LINGER):
-            while any(connection.upgrade is not None for connection in self._connections):
+            while self._upgraded:
                 self._connection_ended = anyio.Event()
                 await self._connection_ended.wait()
         if self._stopped is not None:
@@ -260,37 +290,116 @@ class Server:
                 ws.check_idle(now)
 
     async def _accept_loop(self) -> None:
-        """Accept through the listener's own ``serve`` (it knows multi-listeners and TLS handshakes)."""
+        """Accept on every socket of the listener, one task each, in a task group of our own.
+
+        Not through the listener's ``serve()``: a ``MultiListener`` (TCP on IPv4 and IPv6) wraps an accept
+        error in an ExceptionGroup that no ``except OSError`` sees, so running out of descriptors killed
+        the server; and ``TLSListener.serve`` logs every failed handshake as an error with a traceback."""
         assert self.listener is not None and self._task_group is not None
         assert self._accept_scope is not None and self._accept_done is not None
         try:
             with self._accept_scope:
-                while True:
-                    try:
-                        await self.listener.serve(self._serve_connection, self._task_group)
-                        return
-                    except OSError as exc:  # EMFILE and friends: back off instead of spinning or dying
-                        log.warning("accept failed: %s", exc)
-                        await anyio.sleep(0.1)
+                async with anyio.create_task_group() as accepting:
+                    for listener, tls in _accepting_listeners(self.listener):
+                        accepting.start_soon(self._accept_from, listener, tls)
         finally:
             with anyio.CancelScope(shield=True):
                 await self.listener.aclose()
+                self._remove_unix_socket()
             self._accept_done.set()
+
+    async def _accept_from(self, listener: Listener[ByteStream], tls: TLSListener | None) -> None:
+        assert self._task_group is not None
+        accept = getattr(listener, "accept", None)
+        if accept is None:  # a third-party listener that only serves: it keeps its own accept loop
+            await listener.serve(self._serve_connection, self._task_group)
+            return
+        backoff = 0.0
+        while True:
+            while self._open_connections >= self.max_connections:  # new clients wait in the backlog
+                self._connection_closed = anyio.Event()
+                await self._connection_closed.wait()
+            try:
+                stream = await accept()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+                return
+            except OSError as exc:
+                if exc.errno not in _OUT_OF_RESOURCES:
+                    log.warning("accept failed: %s", exc)
+                elif backoff == 0.0:
+                    log.warning("accept failed: %s; retrying until connections close", exc)
+                # out of descriptors: wait for a connection to end, or a moment, then try again
+                backoff = min(max(backoff * 2, 0.005), _ACCEPT_BACKOFF)
+                self._connection_closed = anyio.Event()
+                with anyio.move_on_after(backoff):
+                    await self._connection_closed.wait()
+                continue
+            backoff = 0.0
+            self._open_connections += 1
+            self._task_group.start_soon(self._serve_accepted, stream, tls)
+
+    async def _serve_accepted(self, stream: ByteStream, tls: TLSListener | None) -> None:
+        try:
+            if tls is not None:
+                try:
+                    with anyio.fail_after(tls.handshake_timeout):
+                        stream = await TLSStream.wrap(
+                            stream,
+                            server_side=True,
+                            ssl_context=tls.ssl_context,
+                            standard_compatible=tls.standard_compatible,
+                        )
+                except Exception as exc:  # noqa: BLE001 - scanners and bad clients: one line, not a traceback
+                    log.debug("TLS handshake with %s failed: %s", _remote_address(stream), exc or type(exc))
+                    await self._close_stream(stream)
+                    return
+            await self._serve_connection(stream)
+        finally:
+            self._open_connections -= 1
+            if self._connection_closed is not None:
+                self._connection_closed.set()
 
     async def _serve_connection(self, stream: ByteStream) -> None:
         scheme = "https" if self.transport_name == "tls" else "http"
-        connection = HttpConnection(self, stream, _remote_address(stream), scheme)
+        connection = HttpConnection(
+            stream,
+            remote_address=_remote_address(stream),
+            scheme=scheme,
+            default_host=self.hostname,
+            limits=self.limits,
+            budget=self._body_budget,
+            respond=self._respond,
+            stopping=lambda: self._stopping,
+        )
         with anyio.CancelScope() as scope:
             self._connections[connection] = scope
             try:
-                await connection.run()
+                trailing = await connection.run()
+                ws = self._upgraded.get(connection)
+                if ws is not None:
+                    if trailing is None:
+                        ws._finish(1006, "")  # the client left before the 101: the socket never opened for it
+                    else:
+                        await ws.run(stream, trailing)
             except Exception:  # a bug in the connection layer must not take the server down
                 log.exception("connection failed")
             finally:
                 self._connections.pop(connection, None)
+                self._upgraded.pop(connection, None)
                 if self._connection_ended is not None:
                     self._connection_ended.set()
                 await self._close_stream(stream)
+
+    def _remove_unix_socket(self) -> None:
+        """The socket file of a unix listener goes with it (as a TCP port is freed), if it is still ours."""
+        path = self.options.unix
+        if self.transport_name != "unix" or not path:
+            return
+        try:
+            if stat.S_ISSOCK(os.stat(path).st_mode):
+                os.unlink(path)
+        except OSError:
+            pass
 
     async def _close_stream(self, stream: ByteStream) -> None:
         """Close a connection's stream, whatever cancelled its task. The close itself may take a while
@@ -302,7 +411,7 @@ class Server:
             self._closing.add(closing)
             try:
                 await stream.aclose()
-            except Exception:  # noqa: BLE001 - a peer that is gone already: the stream is closed all the same
+            except Exception:  # noqa: BLE001, S110 - a peer that is gone already: the stream is closed all the same
                 pass
             finally:
                 self._closing.discard(closing)
@@ -323,21 +432,28 @@ class Server:
 
     # -- requests -------------------------------------------------------------------------------------------
 
-    async def _respond(self, request: Request) -> Response:
+    async def _respond(self, request: Request, connection: HttpConnection) -> Response:
+        """The response to ``request``, which ``connection`` received (``upgrade()`` finds it here)."""
+        exchange = _Exchange(request, connection)
+        self._exchanges[id(request)] = exchange
         try:
             response = await self._dispatch(request)
-            refusal = getattr(request._context, "refusal", None)
-            if refusal is not None:
-                return refusal
+            if exchange.refusal is not None:
+                return exchange.refusal
             if response is None:
-                if isinstance(request._context, HttpConnection) and request._context.upgrade is not None:
+                if connection.upgrading:
                     return Response(status=200)  # not sent: the connection switches to WebSocket
                 raise TypeError("the fetch handler returned None without a successful server.upgrade()")
             if not isinstance(response, Response):
                 raise TypeError(f"a handler must return rt.Response, got {type(response).__name__}")
             return response
-        except Exception as exc:
+        except RequestBodyError as exc:  # the client's fault, answered with its status: no traceback
+            log.debug("request body of %s %s: %s", request.method, request.path, exc)
+            return Response(str(exc), status=exc.status)
+        except Exception as exc:  # noqa: BLE001 - a handler's bug is a 500, never the server's end
             return await self._handle_error(request, exc)
+        finally:
+            self._exchanges.pop(id(request), None)
 
     async def _dispatch(self, request: Request) -> Response | None:
         if self.router:
@@ -350,10 +466,12 @@ class Server:
                 request.params = match.params
                 if isinstance(match.target, Response):
                     return match.target
-                return await _maybe_await(match.target(request, self))
+                routed: Response | None = await _maybe_await(match.target(request, self))
+                return routed
         if self.fetch is None:
             return Response("Not Found", status=404)
-        return await _maybe_await(self.fetch(request, self))
+        fetched: Response | None = await _maybe_await(self.fetch(request, self))
+        return fetched
 
     async def _handle_error(self, request: Request, exc: Exception) -> Response:
         log.error("handler raised for %s %s", request.method, request.path, exc_info=exc)
@@ -371,17 +489,18 @@ class Server:
 
     def upgrade(self, request: Request, *, headers: HeadersInit = None, data: Any = None) -> bool:
         """Accept ``request`` as a WebSocket: ``open`` has run when this returns True; False: still HTTP."""
-        connection = request._context
         if self.websocket is None:
             raise TypeError("server.upgrade() needs rt.serve(websocket=...)")
-        if not isinstance(connection, HttpConnection) or connection.upgrade is not None or self._stopping:
+        exchange = self._exchanges.get(id(request))
+        if exchange is None or exchange.request is not request:
+            return False  # not a request this server is handling now (built by hand, or already answered)
+        connection = exchange.connection
+        if connection.upgrading or self._stopping:
             return False
         result = check_upgrade(request.method, request.headers)
         if not result.ok:
             if result.status:  # a WebSocket request of the wrong version: answered 426 whatever fetch returns
-                connection.refusal = Response(
-                    "Upgrade Required", status=result.status, headers=result.headers
-                )
+                exchange.refusal = Response("Upgrade Required", status=result.status, headers=result.headers)
             return False
         session = None
         negotiated = result.headers
@@ -395,7 +514,8 @@ class Server:
         response_headers = tuple(h for h in negotiated if h[0] not in extra_names) + tuple(extra)
         ws = ServerWebSocket(self, self.websocket, data, request.remote_address, session)
         self._sockets[ws] = None
-        connection.upgrade = (ws, response_headers)
+        self._upgraded[connection] = ws
+        connection.accept_upgrade(list(response_headers))
         ws._open()
         return True
 
@@ -409,6 +529,26 @@ class Server:
 
     def __repr__(self) -> str:
         return f"<rt.Server {self.url or 'not started'}>"
+
+
+@attrs.define(slots=True)
+class _Exchange:
+    """A request being handled: the connection it came on, and a refusal ``upgrade()`` decided on."""
+
+    request: Request
+    connection: HttpConnection
+    refusal: Response | None = None
+
+
+def _accepting_listeners(
+    listener: Listener[ByteStream],
+) -> list[tuple[Listener[ByteStream], TLSListener | None]]:
+    """The listeners to accept on, each with the TLS listener whose handshake its connections need."""
+    if isinstance(listener, TLSListener):
+        return [(inner, listener) for inner, _ in _accepting_listeners(listener.listener)]
+    if isinstance(listener, MultiListener):
+        return [pair for inner in listener.listeners for pair in _accepting_listeners(inner)]
+    return [(listener, None)]
 
 
 async def _maybe_await(value: Any) -> Any:
