@@ -255,6 +255,8 @@ async def test_mock_resolved_and_rejected_values(anyio_backend: str) -> None:
         await fn()
 
 
-def test_snapshot_matchers_say_they_are_not_implemented() -> None:
-    with pytest.raises(NotImplementedError, match="snapshot"):
+def test_snapshot_matchers_outside_rt_test_say_so() -> None:
+    with pytest.raises(AssertionError, match="only when tests run under rt test"):
         expect(1).to_match_snapshot()
+    with pytest.raises(AssertionError, match="only when tests run under rt test"):
+        expect(1).to_match_inline_snapshot("1")

@@ -48,7 +48,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--coverage", action="store_true", help="coverage profile (not implemented yet)")
     add("--coverage-reporter", action="append", metavar="text|lcov", help="coverage output (not implemented yet)")
     add("--coverage-dir", metavar="DIR", help="coverage directory (not implemented yet)")
-    add("-u", "--update-snapshots", action="store_true", help="update snapshot files (not implemented yet)")
+    add("-u", "--update-snapshots", action="store_true", help="rewrite snapshots that differ and remove obsolete "
+        "ones (refused in CI)")
     add("--watch", action="store_true", help="re-run on changes (not implemented yet)")
 
 
@@ -146,7 +147,7 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         if (root / outfile).is_dir():
             raise UsageError(f"--reporter-outfile {outfile!r} is a directory; give a file path")
     for flag, given in (("--coverage", args.coverage or args.coverage_reporter or args.coverage_dir),
-                        ("--update-snapshots", args.update_snapshots), ("--watch", args.watch)):
+                        ("--watch", args.watch)):
         if given:
             raise UsageError(f"{flag} is not implemented yet in rt-testrunner")
     if config.get("test.coverage", False):
@@ -206,8 +207,20 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
 
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
+    from rt_testrunner import snapshots
+    from rt_testrunner.reporter_setup import ci_detected
     from rt_testrunner.reporters import ReportWriteError
 
+    ci = ci_detected(os.environ)
+    if args.update_snapshots and ci:
+        print("error: --update-snapshots is refused with CI set: CI runs never write snapshots", file=sys.stderr)
+        return EXIT_USAGE
+    options = invocation.run
+    session = snapshots.SnapshotSession(
+        root, update=args.update_snapshots, ci=ci,
+        full_run=options.name_pattern is None and not options.only and options.bail is None)
+    snapshots.SESSION = session
+    reporters = [session, *reporters]
     runner = Runner(invocation.run, reporters, backend=resolve_backend(config=kernel.config))
     try:
         finished = runner.run_sync(files)

@@ -207,7 +207,7 @@ class Executor:
     async def attempt(self, case: TestCase, chain: list[Suite], timeout_ms: int) -> Outcome:
         """One attempt: before_each hooks (outer first), the body, after_each hooks (inner first), all within
         the time-out. A fresh :class:`TestState` per attempt, so an earlier attempt leaves nothing behind."""
-        state = TestState()
+        state = TestState(test_path=case.path)
         token = CURRENT.set(state)
         outcome = Outcome()
         deadline = time.monotonic() + timeout_ms / 1000

@@ -443,13 +443,21 @@ class Expectation:
         return self._verdict(received, "to_have_returned", "", passed,
                              lambda m: f"Results: {[(r.type, r.value) for r in m.mock.results]!r}")
 
-    # -- snapshots (the next issue) ------------------------------------------------------------------------------
+    # -- snapshots (rt_testrunner.snapshots) ------------------------------------------------------------------
 
-    def to_match_snapshot(self, *args: Any) -> Any:
-        raise NotImplementedError("to_match_snapshot: snapshot testing is not implemented yet in rt-testrunner")
+    def to_match_snapshot(self, hint: str | None = None) -> None:
+        """Compare with ``__snapshots__/<file>.snap`` (written on the first run, updated with ``-u``)."""
+        from rt_testrunner import snapshots
 
-    def to_match_inline_snapshot(self, *args: Any) -> Any:
-        raise NotImplementedError("to_match_inline_snapshot: snapshot testing is not implemented yet in rt-testrunner")
+        count_expect()
+        snapshots.session().match(self._value, hint)
+
+    def to_match_inline_snapshot(self, snapshot: str | None = None) -> None:
+        """Compare with the string literal in the call; the first run (and ``-u``) writes it into the file."""
+        from rt_testrunner import snapshots
+
+        count_expect()
+        snapshots.session().match_inline(self._value, snapshot, snapshots.user_frame())
 
 
 @attrs.frozen

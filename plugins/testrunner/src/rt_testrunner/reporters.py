@@ -9,7 +9,15 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from rt.events import FileFinished, FileStarted, RunFinished, TestEvent, TestFinished, TestStatus
+from rt.events import (
+    FileFinished,
+    FileStarted,
+    RunFinished,
+    SnapshotCounts,
+    TestEvent,
+    TestFinished,
+    TestStatus,
+)
 from rt.interfaces import ReporterOptions
 
 _COLORS = {"pass": "\x1b[32m", "fail": "\x1b[31m", "skip": "\x1b[33m", "todo": "\x1b[35m", "dim": "\x1b[2m"}
@@ -29,6 +37,23 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def snapshot_line(counts: SnapshotCounts) -> str | None:
+    """The reference's ``snapshots: 2 passed, 1 added`` (``+3 added`` when only added); rt adds updated,
+    obsolete and removed. ``None`` when every snapshot passed: that count joins the expect() line."""
+    parts: list[str] = []
+    if counts.passed:
+        parts.append(f"{counts.passed} passed")
+    if counts.written:
+        parts.append(f"{counts.written} added" if parts else f"+{counts.written} added")
+    for count, word in ((counts.updated, "updated"), (counts.failed, "failed"), (counts.obsolete, "obsolete"),
+                        (counts.removed, "removed")):
+        if count:
+            parts.append(f"{count} {word}")
+    if not parts or parts == [f"{counts.passed} passed"]:
+        return None
+    return "snapshots: " + ", ".join(parts)
+
+
 def summary_lines(event: RunFinished) -> list[str]:
     """The summary block (spec / REFERENCE.md): seed, bail notice, counts, the ``Ran N tests`` line."""
     lines: list[str] = []
@@ -41,8 +66,19 @@ def summary_lines(event: RunFinished) -> list[str]:
         lines.append(f" {event.skipped} skip")
     if event.todo:
         lines.append(f" {event.todo} todo")
+    if event.filtered_out:
+        lines.append(f" {event.filtered_out} filtered out")
     lines.append(f" {event.failed} fail")
-    lines.append(f" {event.expect_calls} expect() calls")
+    if event.errors:
+        lines.append(f" {plural(event.errors, 'error')}")
+    snapshots = snapshot_line(event.snapshots)
+    if snapshots is not None:
+        lines.append(snapshots)
+    calls = f"{event.expect_calls} expect() calls" if event.expect_calls else ""
+    if snapshots is None and event.snapshots.passed:
+        lines.append(f" {event.snapshots.passed} snapshots" + (f", {calls}" if calls else ""))
+    elif calls:
+        lines.append(f" {calls}")
     lines.append(f"Ran {plural(event.tests, 'test')} across {plural(event.files, 'file')}. "
                  f"{format_ms(event.duration)}")
     return lines

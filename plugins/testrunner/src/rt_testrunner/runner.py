@@ -29,7 +29,7 @@ from rt.events import (
 )
 from rt.interfaces import Reporter
 
-from rt_testrunner import collect, timeouts
+from rt_testrunner import collect, snapshots, timeouts
 from rt_testrunner.discovery import TestFile
 from rt_testrunner.execute import MAIN_THREAD, Executor
 from rt_testrunner.failures import render_exception
@@ -99,6 +99,7 @@ class Runner:
             passed=counts[TestStatus.PASS], failed=counts[TestStatus.FAIL], skipped=counts[TestStatus.SKIP],
             todo=counts[TestStatus.TODO], expect_calls=self.recorder.expect_calls, files=len(files),
             duration=time.perf_counter() - started, seed=self.options.seed, bailed=self.bailed,
+            snapshots=snapshots.counts(),
         )
         emit(finished)
         return finished

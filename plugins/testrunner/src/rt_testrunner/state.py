@@ -13,6 +13,9 @@ class TestState:
     __test__ = False
 
     expect_calls: int = 0
+    #: the running test's describe names and name (snapshot keys), and its snapshot checks so far
+    test_path: tuple[str, ...] = ()
+    snapshot_calls: int = 0
     expected_assertions: int | None = None
     requires_assertions: bool = False
     #: the matchers under ``.resolves``/``.rejects`` created in this attempt (their coroutines): one never
