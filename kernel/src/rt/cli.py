@@ -102,8 +102,8 @@ def _route(argv: list[str], kernel: Kernel) -> list[str] | int:
         word.endswith(".py") or os.path.isfile(word) or os.path.isfile(os.path.join(word, "__main__.py"))
     )
     if looks_like_script:
-        if "run" in names:
-            return [*argv[:index], "run", *argv[index:]]
+        if "run" in names:  # options before the script are run's too (`rt --inspect app.py`)
+            return ["run", *argv]
         print(
             "rt: running a script needs the rt-debug plugin, which provides `rt run`: pip install rt-debug",
             file=sys.stderr,

@@ -55,6 +55,10 @@ def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None
         "debug", "verbose_fetch_secrets", bool, False, env="RT_CONFIG_VERBOSE_FETCH_SECRETS",
         help="show Authorization/Cookie header values and URL passwords in verbose fetch logs (masked by default)",
     ))
+    register(ConfigOption(
+        "debug", "inspector_ui_url", str, "https://debug.bun.sh/#", env="RT_INSPECTOR_UI_URL",
+        help="the web debugger the --inspect banner links to (host:port/path is appended)",
+    ))
 
 
 def _verbose_fetch_enabled(config: Config) -> bool:

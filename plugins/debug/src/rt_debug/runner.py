@@ -31,11 +31,16 @@ from rt_debug.report import error_report
 if TYPE_CHECKING:
     from rt.kernel import Kernel
 
+    from rt_debug.inspector.server import Inspector
+
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from rt_debug.inspector.flags import add_inspect_options
+
+    add_inspect_options(parser)
     parser.add_argument("script", help="the Python file (or folder/zip with __main__.py) to run")
     parser.add_argument(
         "args", nargs=argparse.REMAINDER, help="arguments given to the script as sys.argv[1:]"
@@ -44,7 +49,41 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, kernel: Kernel) -> int:
     backend = kernel.config.get("backend")  # the kernel has applied --backend to its config already
-    return run_script(args.script, list(args.args), backend=backend)
+    from rt_debug.inspector.address import InspectValueError
+    from rt_debug.inspector.flags import inspect_address
+
+    try:
+        address = inspect_address(args)
+    except InspectValueError as exc:
+        print(f"rt run: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if address is None:
+        return run_script(args.script, list(args.args), backend=backend)
+    if not os.path.isfile(args.script):
+        print(
+            f"rt run: can't open file {args.script!r}: no such file (the inspector runs a file)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    from rt_debug.inspector.server import Inspector, InspectorUnavailable
+
+    try:
+        inspector = Inspector(address, os.path.abspath(args.script), kernel, _ui_url(kernel))
+        inspector.start()
+    except InspectorUnavailable as exc:
+        print(f"rt run: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return run_script(args.script, list(args.args), backend=backend, inspector=inspector)
+    finally:
+        inspector.stop()
+
+
+def _ui_url(kernel: Kernel) -> str:
+    from rt_debug.inspector.server import DEFAULT_UI_URL
+
+    value = kernel.config.get("debug.inspector_ui_url", DEFAULT_UI_URL)
+    return str(value or DEFAULT_UI_URL)
 
 
 def _outside_rt(sites: list[CallSite]) -> list[CallSite]:
@@ -178,13 +217,21 @@ def exec_main(path: str) -> None:
 add_launcher(exec_main.__code__)
 
 
-def run_script(script: str, argv: Sequence[str] = (), *, backend: str | None = None) -> int:
-    """Run ``script`` as ``__main__`` with ``argv`` and return the process exit code."""
+def run_script(
+    script: str, argv: Sequence[str] = (), *, backend: str | None = None, inspector: Inspector | None = None
+) -> int:
+    """Run ``script`` as ``__main__`` with ``argv`` and return the process exit code.
+
+    With an ``inspector``, the script waits for a client first (``--inspect-brk``/``--inspect-wait``), runs
+    under its tracer, and an uncaught error pauses before it is reported (pause on exceptions).
+    """
     if not os.path.exists(script):
         print(f"rt run: can't open file {script!r}: no such file or directory", file=sys.stderr)
         return EXIT_USAGE
     with _as_main(script, argv, backend):
         try:
+            if inspector is not None:
+                inspector.before_main()
             if os.path.isfile(script) and not zipfile.is_zipfile(script):
                 exec_main(os.path.abspath(script))
             else:  # a folder or a zip archive with __main__.py: runpy knows how to find it
@@ -194,6 +241,8 @@ def run_script(script: str, argv: Sequence[str] = (), *, backend: str | None = N
         except KeyboardInterrupt:
             raise  # the rt command exits 130, as python does on Ctrl-C
         except BaseException as error:  # noqa: BLE001 - this *is* the top-level handler of the program
+            if inspector is not None:
+                inspector.uncaught(error)
             print_error(error)
             return EXIT_FAILURE
     return 0
