@@ -7,6 +7,10 @@ Cases (issue 6):
   (b) one trivial test (start-up)             target: rt at most 0.5x pytest's wall time
   (c) 400 async tests each sleeping 50 ms     target: `rt test --concurrent` under 2 s
       (pytest runs them with pytest-asyncio, installed for this run only with `uv run --with`)
+  (d) coverage cost (issue 16): 1,000 tests in 20 files calling code in 20 modules, each runner with and
+      without coverage: `rt test --coverage` (coverage.py, text table) against `pytest --cov=pkg` (pytest-cov,
+      term report), the same measurement scope; the overhead of each and rt --coverage / pytest --cov.
+      `--cases d` runs only this one.
 
 (a) and (b) use the very same files for both runners (`*_test.py` with plain `def test_*(): assert ...`).
 Every command runs `--repeat` times as a fresh process (start-up: 3x as many); the best and the median wall
@@ -91,6 +95,40 @@ def write_async(rt_dir: Path, pytest_dir: Path) -> None:
     (pytest_dir / "sleep_test.py").write_text("\n".join(py_lines))
 
 
+def write_coverage_suite(directory: Path) -> None:
+    package = directory / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for index in range(20):
+        (package / f"mod{index:02d}.py").write_text(
+            "def work(n):\n    total = 0\n    for i in range(n):\n        if i % 3:\n            total += i\n"
+            "        else:\n            total -= 1\n    return total\n\n\n"
+            "def unused():\n    return [i * i for i in range(10)]\n"
+        )
+        tests = [f"from pkg import mod{index:02d} as m\n"]
+        tests.extend(f"def test_{t}():\n    assert m.work({t % 50}) == m.work({t % 50})\n" for t in range(50))
+        (directory / f"mod{index:02d}_test.py").write_text("\n".join(tests))
+
+
+def coverage_case(rt_cmd: list[str], pytest_cmd: list[str], root: Path, env: dict[str, str], repeat: int) -> str:
+    directory = root / "d"
+    directory.mkdir()
+    write_coverage_suite(directory)
+    wall_time(rt_cmd, directory, env)
+    rt_plain = timing(rt_cmd, directory, env, repeat)
+    rt_cov = timing([*rt_cmd, "--coverage"], directory, env, repeat)
+    py_plain = timing(pytest_cmd, directory, env, repeat)
+    py_cov = timing([*pytest_cmd, "--cov=pkg", "--cov-report=term"], directory, env, repeat)
+    print("(d) coverage: 1,000 tests in 20 files over 20 modules")
+    print(row("pytest", py_plain, {}))
+    print(row("pytest --cov=pkg (pytest-cov)", py_cov, {"pytest": py_plain}))
+    print(row("rt test", rt_plain, {"pytest": py_plain}))
+    print(row("rt test --coverage", rt_cov, {"rt test": rt_plain, "pytest --cov": py_cov}))
+    return (f"(d) coverage: rt --coverage {rt_cov.best:.3f} s = {rt_cov.best / py_cov.best:.3f}x pytest --cov "
+            f"({py_cov.best:.3f} s); overhead of coverage: rt +{rt_cov.best - rt_plain.best:.3f} s, "
+            f"pytest +{py_cov.best - py_plain.best:.3f} s")
+
+
 def row(label: str, measured: Timing, versus: dict[str, Timing]) -> str:
     ratios = "  ".join(f"{measured.best / other.best:6.3f}x {name}" for name, other in versus.items())
     return f"  {label:<42} best {measured.best:7.3f} s  median {measured.median:7.3f} s  {ratios}"
@@ -100,6 +138,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-pytest-asyncio", action="store_true", help="(c): measure rt only")
+    parser.add_argument("--cases", default="abcd", help="which cases to run (default abcd)")
     parser.add_argument(
         "--python", default=sys.executable,
         help="interpreter of the environment to measure (default: this one, the editable workspace); e.g. "
@@ -120,10 +159,12 @@ def main() -> int:
     verdicts: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rt-bench-") as tmp:
         root = Path(tmp)
-        for case, writer, target, repeat in (
+        if "d" in options.cases:
+            verdicts.append(coverage_case(rt_cmd, pytest_cmd, root, env, options.repeat))
+        for case, writer, target, repeat in ((c, w, t, r) for c, w, t, r in (
             ("(a) 5,000 trivial tests in 50 files", write_many, 0.35, options.repeat),
             ("(b) one trivial test (start-up)", write_one, 0.5, options.repeat * 3),
-        ):
+        ) if c[1] in options.cases):
             directory = root / case[1]
             directory.mkdir()
             writer(directory)
@@ -145,6 +186,9 @@ def main() -> int:
                 ratio = rt_time.best / other.best
                 verdicts.append(f"{case}: {ratio:.3f}x {name} (target <= {target}x) "
                                 f"{'MET' if ratio <= target else 'MISSED'}")
+        if "c" not in options.cases:
+            print("\n".join(["", *verdicts]))
+            return 0
         rt_dir, py_dir = root / "c-rt", root / "c-pytest"
         rt_dir.mkdir()
         py_dir.mkdir()

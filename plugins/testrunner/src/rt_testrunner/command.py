@@ -45,9 +45,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--reporter-outfile", action="append", metavar="PATH", help="output file of the --reporter that writes "
         "one (repeat for several, in the order of --reporter)")
     add("--dots", action="store_true", help="shorthand for --reporter=dots")
-    add("--coverage", action="store_true", help="coverage profile (not implemented yet)")
-    add("--coverage-reporter", action="append", metavar="text|lcov", help="coverage output (not implemented yet)")
-    add("--coverage-dir", metavar="DIR", help="coverage directory (not implemented yet)")
+    add("--coverage", action="store_true", default=None, help="measure coverage with coverage.py (test files "
+        "and installed packages left out)")
+    add("--coverage-reporter", action="append", metavar="text|lcov", help="coverage output: text (a table on "
+        "stderr, the default) and/or lcov (<coverage-dir>/lcov.info); repeatable; implies --coverage")
+    add("--coverage-dir", metavar="DIR", help="directory of the lcov file (default coverage); implies --coverage")
+    add("--coverage-branch", action="store_true", default=None, help="measure branches too (a %% Branch column)")
     add("-u", "--update-snapshots", action="store_true", help="rewrite snapshots that differ and remove obsolete "
         "ones (refused in CI)")
     add("--watch", action="store_true", help="re-run on changes (not implemented yet)")
@@ -84,6 +87,7 @@ class Invocation:
     reporters: tuple[str, ...]
     outfiles: tuple[str, ...]
     pass_with_no_tests: bool
+    coverage: Any = None  # CoverageOptions when --coverage / [test] coverage is on
 
 
 def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invocation:
@@ -146,12 +150,10 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
     for outfile in outfiles:
         if (root / outfile).is_dir():
             raise UsageError(f"--reporter-outfile {outfile!r} is a directory; give a file path")
-    for flag, given in (("--coverage", args.coverage or args.coverage_reporter or args.coverage_dir),
-                        ("--watch", args.watch)):
+    for flag, given in (("--watch", args.watch),):
         if given:
             raise UsageError(f"{flag} is not implemented yet in rt-testrunner")
-    if config.get("test.coverage", False):
-        raise UsageError("coverage (from [test] coverage) is not implemented yet in rt-testrunner")
+    coverage = _coverage_options(args, config)
     preload = tuple(args.preload) if args.preload else tuple(config.get("test.preload", ()) or ())
     for script in preload:
         if not (root / script).is_file():
@@ -169,7 +171,32 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
             shard_spec = parse_shard(args.shard)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    return Invocation(run, tuple(args.filters), shard_spec, reporters, outfiles, args.pass_with_no_tests)
+    return Invocation(run, tuple(args.filters), shard_spec, reporters, outfiles, args.pass_with_no_tests,
+                      coverage)
+
+
+def _coverage_options(args: argparse.Namespace, config: Any) -> Any:
+    """``--coverage*`` flags over ``[test] coverage*`` config; ``None`` when coverage is off."""
+    from rt_testrunner.coverage_run import REPORTERS, CoverageOptions
+
+    wanted = args.coverage or args.coverage_reporter or args.coverage_dir or args.coverage_branch
+    if not wanted and not (args.coverage is None and config.get("test.coverage", False)):
+        return None
+    reporters: list[str] = []
+    for value in args.coverage_reporter or config.get("test.coverage_reporter", ["text"]) or ["text"]:
+        for name in str(value).split(","):
+            if name.strip() not in REPORTERS:
+                raise UsageError(f"Invalid --coverage-reporter {name.strip()!r} (expected text or lcov)")
+            reporters.append(name.strip())
+    directory = args.coverage_dir or config.get("test.coverage_dir", "coverage")
+    threshold = config.get("test.coverage_threshold", None)
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)
+                                  or not 0 <= threshold <= 1):
+        raise UsageError(f"Invalid coverage_threshold: {threshold!r} (from [test] coverage_threshold; expected "
+                         "a fraction from 0 to 1, e.g. 0.9)")
+    branch = args.coverage_branch if args.coverage_branch is not None else config.get("test.coverage_branch", False)
+    return CoverageOptions(tuple(dict.fromkeys(reporters)), str(directory), bool(branch),
+                           float(threshold) if threshold is not None else None)
 
 
 def _no_tests_message() -> str:
@@ -220,9 +247,24 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
         root, update=args.update_snapshots, ci=ci,
         full_run=options.name_pattern is None and not options.only and options.bail is None)
     snapshots.SESSION = session
+    coverage = None
+    if invocation.coverage is not None:
+        from rt_testrunner.coverage_run import CoverageSession, CoverageUnavailable
+
+        try:
+            coverage = CoverageSession(root, invocation.coverage, getattr(reporters[0], "stream", None)
+                                       if type(reporters[0]).__name__ == "ProgressReporter" else None)
+        except CoverageUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        # after the progress line, before the console reporter: the table comes before the summary
+        at = 1 if reporters and type(reporters[0]).__name__ == "ProgressReporter" else 0
+        reporters.insert(at, coverage)
     reporters = [session, *reporters]
     runner = Runner(invocation.run, reporters, backend=resolve_backend(config=kernel.config))
     try:
+        if coverage is not None:
+            coverage.start()
         finished = runner.run_sync(files)
     except ReportWriteError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -230,7 +272,7 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
     finally:
         for reporter in reporters:
             reporter.close()
-    if finished.failed:
+    if finished.failed or (coverage is not None and coverage.failures):
         return EXIT_FAILED
     if finished.tests == 0 and not invocation.pass_with_no_tests:
         sys.stderr.write("No tests matched the filters (-t / --only) in the selected files.\n")

@@ -40,7 +40,12 @@ def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None
     register(ConfigOption("test", "max_concurrency", int, 20, help="most tests at once (--max-concurrency)"))
     register(ConfigOption("test", "randomize", bool, False, help="random test order (--randomize)"))
     register(ConfigOption("test", "todo", bool, False, help="run tests marked todo (--todo)"))
-    register(ConfigOption("test", "coverage", bool, False, help="coverage profile (--coverage; next release)"))
+    register(ConfigOption("test", "coverage", bool, False, help="measure coverage (--coverage)"))
+    register(ConfigOption("test", "coverage_reporter", list, ("text",), help="text and/or lcov (--coverage-reporter)"))
+    register(ConfigOption("test", "coverage_dir", str, "coverage", help="where lcov.info goes (--coverage-dir)"))
+    register(ConfigOption("test", "coverage_branch", bool, False, help="branch coverage (--coverage-branch)"))
+    register(ConfigOption("test", "coverage_threshold", float, None,
+                          help="fail the run below this fraction of lines/functions covered (e.g. 0.9)"))
 
 
 @attrs.frozen
