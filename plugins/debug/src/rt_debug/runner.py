@@ -37,10 +37,22 @@ EXIT_USAGE = 2
 EXIT_FAILURE = 1
 
 
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     from rt_debug.inspector.flags import add_inspect_options
 
     add_inspect_options(parser)
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="N",
+        help="serve with N processes sharing the port ([serve] workers; docs/scaling.md)",
+    )
     parser.add_argument("script", help="the Python file (or folder/zip with __main__.py) to run")
     parser.add_argument(
         "args", nargs=argparse.REMAINDER, help="arguments given to the script as sys.argv[1:]"
@@ -49,6 +61,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, kernel: Kernel) -> int:
     backend = kernel.config.get("backend")  # the kernel has applied --backend to its config already
+    if getattr(args, "workers", None) is not None:  # rt.serve(...) in the script reads it (rt_http.workers)
+        kernel.with_overrides({"serve.workers": args.workers})
     from rt_debug.inspector.address import InspectValueError
     from rt_debug.inspector.flags import inspect_address
 

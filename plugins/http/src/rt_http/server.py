@@ -21,6 +21,7 @@ from anyio.streams.stapled import MultiListener
 from anyio.streams.tls import TLSListener, TLSStream
 from rt.interfaces import Broker, ListenOptions, Transport
 
+from rt_http import workers
 from rt_http.deflate import negotiate
 from rt_http.handshake import check_upgrade
 from rt_http.headers import Headers, HeadersInit
@@ -29,6 +30,7 @@ from rt_http.messages import Request, RequestBodyError, Response
 from rt_http.pubsub import Topics
 from rt_http.routes import Router
 from rt_http.websocket import ServerWebSocket, WebSocketHandler, _check_topic, _seconds
+from rt_http.workers import Supervisor
 
 log = logging.getLogger("rt.serve")
 MIB = 1024 * 1024
@@ -77,6 +79,7 @@ class Server:
         backlog: int = 1024,
         reuse_port: bool = False,
         broker: str | Broker | None = None,
+        workers: int | None = None,
     ) -> None:
         if fetch is None and not routes:
             raise TypeError("rt.serve() needs fetch= or routes=")
@@ -123,6 +126,8 @@ class Server:
         self._transport: Transport | None = None
         self._topics = Topics()
         self._broker_spec = broker  # a URL or a broker; None: [serve] broker, if configured (docs/scaling.md)
+        self._workers = workers  # None: [serve] workers; see rt_http.workers
+        self._supervisor: Supervisor | None = None
         self._sockets: dict[ServerWebSocket, None] = {}
         self._connections: dict[HttpConnection, anyio.CancelScope] = {}
         self._exchanges: dict[int, _Exchange] = {}  # id(request) -> the request being handled, and where
@@ -148,6 +153,8 @@ class Server:
 
     @property
     def port(self) -> int:
+        if self._supervisor is not None:
+            return self._supervisor.port
         if self.listener is not None and self.transport_name in ("tcp", "tls"):
             from rt_http.transports import _local_port
 
@@ -172,6 +179,12 @@ class Server:
     async def start(self) -> None:
         if self._task_group is not None:
             raise RuntimeError("this server is already started")
+        count = workers.worker_count(self._workers)
+        if count > 1:  # this process supervises workers that serve (docs/scaling.md)
+            return await self._supervise(count)
+        port = workers.worker_port()
+        if port is not None:  # this process is a worker: join the port its supervisor reserved
+            self.options = attrs.evolve(self.options, port=port, reuse_port=True)
         from rt import get_kernel
 
         transports = get_kernel().host.transports()
@@ -203,6 +216,22 @@ class Server:
             self._task_group.start_soon(broker.run, self._topics.deliver)
         if self.websocket is not None and self.websocket.idle_timeout:
             self._task_group.start_soon(self._sweep_idle, self.websocket.idle_timeout)
+        if port is not None:
+            self._task_group.start_soon(workers.stop_on_signal, self)
+
+    async def _supervise(self, count: int) -> None:
+        from rt_http.transports import _host_for_url
+
+        self._supervisor = supervisor = workers.Supervisor(self, count)
+        port = supervisor.reserve_port()
+        scheme = "https" if self.transport_name == "tls" else "http"
+        self.url = f"{scheme}://{_host_for_url(self.hostname)}:{port}/"
+        supervisor.start()
+        self._stopped = anyio.Event()
+        self._stopping = False
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._task_group.start_soon(supervisor.watch)
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -236,6 +265,8 @@ class Server:
         """
         if self._task_group is None:
             return
+        if self._supervisor is not None:
+            await self._supervisor.stop()
         first = not self._stopping
         self._stopping = True
         if first:
