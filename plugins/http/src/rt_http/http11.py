@@ -403,19 +403,19 @@ class _Body:
         return self.error
 
     async def discard(self) -> bool:
-        """Read and drop what the handler left unread, up to ``_DRAIN_LIMIT`` bytes; whether it ended."""
+        """Read and drop what the handler left unread, if it is a known length of at most ``_DRAIN_LIMIT``
+        bytes; whether it ended (else the connection closes after the response)."""
         if self.head.expect_continue and not self.started:
             return False  # the client may or may not send it now: only a close is unambiguous
-        dropped = 0
+        length = self.head.content_length
+        if length is None or length - self.received > _DRAIN_LIMIT:
+            return False  # too much (or unknown) to wait for: closing is cheaper than reading it
         try:
-            while dropped <= _DRAIN_LIMIT:
-                chunk = await self.receive()
-                if not chunk:
-                    return True
-                dropped += len(chunk)
+            while await self.receive():
+                pass
         except RequestBodyError:
-            pass
-        return False
+            return False
+        return True
 
 
 def _framed(chunk: bytes, chunked: bool) -> bytes:

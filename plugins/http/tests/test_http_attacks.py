@@ -1,0 +1,450 @@
+"""Hostile HTTP/1.1 clients on loopback, with raw sockets: each attack of issue 13 against the server.
+
+Every test here failed before the hardening it covers (slowloris, buffered bodies, request smuggling,
+routing by Host, version and method confusion, descriptor exhaustion, TLS handshake noise, a stale unix
+socket file). They run on asyncio and trio, and the descriptor one in child processes of each backend.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any
+
+import anyio
+import pytest
+import rt
+
+pytestmark = pytest.mark.anyio
+
+
+async def connect(server: Any) -> Any:
+    return await anyio.connect_tcp("127.0.0.1", server.port)
+
+
+async def read_until_closed(stream: Any, timeout: float = 5) -> bytes:
+    """Everything the server sends until it closes the connection (fails if it does not within timeout)."""
+    data = b""
+    with anyio.fail_after(timeout):
+        while True:
+            try:
+                data += await stream.receive()
+            except (anyio.EndOfStream, anyio.BrokenResourceError):
+                return data
+
+
+async def read_response(stream: Any, timeout: float = 5) -> tuple[bytes, bytes]:
+    """One response with a Content-Length body: (head, body)."""
+    data = b""
+    with anyio.fail_after(timeout):
+        while b"\r\n\r\n" not in data:
+            data += await stream.receive()
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        while len(body) < length:
+            body += await stream.receive()
+    return head, body
+
+
+def status_of(raw: bytes) -> int:
+    return int(raw.split(b" ", 2)[1])
+
+
+# -- defect 4: slowloris, and the connection limit -----------------------------------------------------------
+
+
+async def test_a_trickled_request_head_is_cut_at_header_timeout(serve: Any) -> None:
+    """One byte every 0.1 s keeps resetting a per-read time-out forever; the head deadline does not move."""
+    async with (
+        serve(fetch=lambda req, server: rt.Response("ok"), header_timeout=1, idle_timeout=5) as server,
+        await connect(server) as stream,
+    ):
+        started = time.monotonic()
+        received = b""
+        with anyio.fail_after(4):
+            try:
+                for byte in b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000:
+                    await stream.send(bytes([byte]))
+                    with anyio.move_on_after(0.1):
+                        received += await stream.receive()
+            except (anyio.EndOfStream, anyio.BrokenResourceError):
+                pass
+        elapsed = time.monotonic() - started
+    assert received.startswith(b"HTTP/1.1 408 ")
+    assert 0.9 < elapsed < 3
+
+
+async def test_a_trickled_body_is_cut_when_it_stops_making_progress(serve: Any) -> None:
+    seen: list[str] = []
+
+    async def fetch(req: rt.Request, server: Any) -> rt.Response:
+        try:
+            await req.body()
+        except Exception as exc:
+            seen.append(type(exc).__name__)
+            raise
+        return rt.Response("read")
+
+    async with (
+        serve(fetch=fetch, body_timeout=1, min_body_rate=1024) as server,
+        await connect(server) as stream,
+    ):
+        await stream.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+        started = time.monotonic()
+        received = b""
+        with anyio.fail_after(5):
+            try:
+                while not received:
+                    await stream.send(b"x")
+                    with anyio.move_on_after(0.1):
+                        received += await stream.receive()
+            except (anyio.EndOfStream, anyio.BrokenResourceError):
+                pass
+        elapsed = time.monotonic() - started
+    assert received.startswith(b"HTTP/1.1 408 ") and seen == ["RequestBodyError"]
+    assert 0.9 < elapsed < 3.5
+
+
+async def test_a_slow_but_steady_body_is_not_cut(serve: Any) -> None:
+    """2 KiB/s against min_body_rate=1024: slower than body_timeout allows per piece in total, but progressing."""
+
+    async def fetch(req: rt.Request, server: Any) -> rt.Response:
+        return rt.Response(str(len(await req.body())))
+
+    async with (
+        serve(fetch=fetch, body_timeout=0.5, min_body_rate=1024) as server,
+        await connect(server) as stream,
+    ):
+        await stream.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4096\r\n\r\n")
+        for _ in range(8):
+            await stream.send(b"y" * 512)
+            await anyio.sleep(0.25)
+        head, body = await read_response(stream)
+    assert status_of(head) == 200 and body == b"4096"
+
+
+async def test_an_idle_keep_alive_connection_is_closed(serve: Any) -> None:
+    async with (
+        serve(fetch=lambda req, server: rt.Response("ok"), idle_timeout=0.5) as server,
+        await connect(server) as stream,
+    ):
+        await stream.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        _head, _body = await read_response(stream)
+        started = time.monotonic()
+        assert await read_until_closed(stream, timeout=3) == b""
+        assert time.monotonic() - started < 2.5
+
+
+async def test_max_connections_leaves_further_clients_in_the_backlog(serve: Any) -> None:
+    async with serve(fetch=lambda req, server: rt.Response("ok"), max_connections=2) as server:
+        first, second = await connect(server), await connect(server)
+        for stream in (first, second):
+            await stream.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert status_of((await read_response(stream))[0]) == 200
+        async with await connect(server) as third:  # the kernel completes the handshake; nobody accepts it
+            await third.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            with anyio.move_on_after(0.5):
+                await third.receive()
+                pytest.fail("a third connection was served while two were open")
+            await first.aclose()
+            assert status_of((await read_response(third))[0]) == 200
+        await second.aclose()
+
+
+# -- defect 5: bodies stream to the handler ---------------------------------------------------------------
+
+
+async def test_the_handler_runs_before_the_body_arrives_and_reads_it_in_windows(serve: Any) -> None:
+    """The client sends the second half of the body only after the handler saw the first piece: a server
+    that buffers the body before calling the handler never gets there."""
+    first_piece = anyio.Event()
+    sizes: list[int] = []
+
+    async def fetch(req: rt.Request, server: Any) -> rt.Response:
+        async for chunk in req.stream():
+            sizes.append(len(chunk))
+            first_piece.set()
+        return rt.Response(str(sum(sizes)))
+
+    half = b"z" * 300_000
+    async with serve(fetch=fetch) as server, await connect(server) as stream:
+        await stream.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 600000\r\n\r\n" + half)
+        with anyio.fail_after(5):
+            await first_piece.wait()
+        await stream.send(half)
+        head, body = await read_response(stream)
+    assert status_of(head) == 200 and body == b"600000"
+    assert max(sizes) <= 65536
+
+
+async def test_a_handler_that_ignores_a_huge_body_answers_at_once(serve: Any) -> None:
+    """A declared 100 MB body is not read before (or for) a handler that does not want it."""
+    async with (
+        serve(fetch=lambda req, server: rt.Response("ignored")) as server,
+        await connect(server) as stream,
+    ):
+        await stream.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n" + b"a" * 1000)
+        head, body = await read_response(stream, timeout=3)
+        assert status_of(head) == 200 and body == b"ignored"
+        assert b"connection: close" in head.lower()  # the rest of the body is not waited for
+
+
+async def test_body_bytes_buffered_for_handlers_are_bounded_server_wide(serve: Any) -> None:
+    """With the budget held by one handler's unread body, another handler's read waits for room."""
+    release = anyio.Event()
+    order: list[str] = []
+
+    async def fetch(req: rt.Request, server: Any) -> rt.Response:
+        if req.path == "/hold":
+            order.append("holding")
+            await release.wait()
+        body = await req.body()
+        order.append(f"{req.path} read {len(body)}")
+        return rt.Response("ok")
+
+    async with (
+        serve(fetch=fetch, max_buffered_body_size=1024) as server,
+        await connect(server) as holder,
+        await connect(server) as reader,
+    ):
+        # one packet: the head and 8 KiB of body arrive in the server's first read
+        await holder.send(b"POST /hold HTTP/1.1\r\nHost: x\r\nContent-Length: 8192\r\n\r\n" + b"h" * 8192)
+        with anyio.fail_after(5):
+            while order != ["holding"]:
+                await anyio.sleep(0.01)
+        await reader.send(b"POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")
+        await anyio.sleep(0.2)
+        await reader.send(b"0123456789")  # a read the server must make, and has no room for yet
+        await anyio.sleep(0.5)
+        assert order == ["holding"]
+        release.set()
+        assert status_of((await read_response(holder))[0]) == 200
+        assert status_of((await read_response(reader))[0]) == 200
+    assert order == ["holding", "/hold read 8192", "/read read 10"]
+
+
+# -- defect 6: request smuggling ------------------------------------------------------------------------------
+
+
+async def test_content_length_with_transfer_encoding_is_400_and_closed(serve: Any) -> None:
+    reached: list[str] = []
+
+    def fetch(req: rt.Request, server: Any) -> rt.Response:
+        reached.append(req.path)
+        return rt.Response("ok")
+
+    smuggled = b"GET /admin HTTP/1.1\r\nHost: x\r\n\r\n"
+    attack = (
+        b"POST /public HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"0\r\n\r\n" + smuggled
+    )
+    async with serve(fetch=fetch) as server, await connect(server) as stream:
+        await stream.send(attack)
+        raw = await read_until_closed(stream)
+    assert status_of(raw) == 400 and raw.count(b"HTTP/1.1") == 1
+    assert reached == []
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        b"Transfer-Encoding: identity\r\n chunked\r\n",
+        b"Transfer-Encoding:\r\n chunked\r\n",
+        b"Content-Length:\r\n 5\r\n",
+        b"X-Other: a\r\n b\r\n",
+    ],
+)
+async def test_an_obs_folded_field_is_400(serve: Any, fields: bytes) -> None:
+    async with serve(fetch=lambda req, server: rt.Response("ok")) as server, await connect(server) as stream:
+        await stream.send(b"POST / HTTP/1.1\r\nHost: x\r\n" + fields + b"\r\n0\r\n\r\n")
+        assert status_of(await read_until_closed(stream)) == 400
+
+
+async def test_an_overlong_chunk_size_fails_at_once(serve: Any) -> None:
+    async def fetch(req: rt.Request, server: Any) -> rt.Response:
+        return rt.Response(await req.body())
+
+    async with serve(fetch=fetch) as server, await connect(server) as stream:
+        await stream.send(
+            b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1" * 18 + b"\r\n"
+        )
+        assert status_of(await read_until_closed(stream, timeout=2)) == 400
+
+
+async def test_a_transfer_coding_other_than_chunked_is_501(serve: Any) -> None:
+    async with serve(fetch=lambda req, server: rt.Response("ok")) as server, await connect(server) as stream:
+        await stream.send(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n")
+        assert status_of(await read_until_closed(stream)) == 501
+
+
+# -- defect 7: routing, methods, versions ---------------------------------------------------------------------
+
+
+async def test_the_host_header_never_changes_the_routed_path(serve: Any) -> None:
+    reached: list[str] = []
+
+    def fetch(req: rt.Request, server: Any) -> rt.Response:
+        reached.append(req.path)
+        return rt.Response(req.url)
+
+    routes = {"/admin": lambda req, server: rt.Response("ADMIN")}
+    async with serve(fetch=fetch, routes=routes) as server:
+        async with await connect(server) as stream:
+            await stream.send(b"GET /public HTTP/1.1\r\nHost: x/admin#\r\n\r\n")
+            raw = await read_until_closed(stream)
+            assert status_of(raw) == 400 and b"ADMIN" not in raw
+        async with await connect(server) as stream:
+            await stream.send(b"GET /public?q=1 HTTP/1.1\r\nHost: example.com:8080\r\n\r\n")
+            _head, body = await read_response(stream)
+            assert body == b"http://example.com:8080/public?q=1"
+        async with await connect(server) as stream:  # a target that looks like an authority is still a path
+            await stream.send(b"GET //admin/x HTTP/1.1\r\nHost: x\r\n\r\n")
+            await read_response(stream)
+    assert reached == ["/public", "//admin/x"]
+
+
+@pytest.mark.parametrize("method", [b"delete", b"Delete", b"FROB"])
+async def test_methods_are_case_sensitive_and_unknown_ones_are_501(serve: Any, method: bytes) -> None:
+    reached: list[str] = []
+
+    def delete(req: rt.Request, server: Any) -> rt.Response:
+        reached.append(req.method)
+        return rt.Response("deleted")
+
+    async with serve(routes={"/item": {"DELETE": delete}}) as server:
+        async with await connect(server) as stream:
+            await stream.send(method + b" /item HTTP/1.1\r\nHost: x\r\n\r\n")
+            raw = await read_until_closed(stream)
+        assert status_of(raw) == 501 and reached == []
+        async with await connect(server) as stream:
+            await stream.send(b"DELETE /item HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await read_response(stream))[1] == b"deleted"
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505),
+        (b"GET / HTTP/9.9\r\nHost: x\r\n\r\n", 505),
+        (b"GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+        (b"GET / HTTP/1.x\r\nHost: x\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\n\r\n", 400),  # no Host
+        (b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+        (b"GET relative HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        (b"CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n", 501),
+    ],
+)
+async def test_versions_and_request_lines_outside_http_1_are_refused(
+    serve: Any, request_bytes: bytes, status: int
+) -> None:
+    async with serve(fetch=lambda req, server: rt.Response("ok")) as server, await connect(server) as stream:
+        await stream.send(request_bytes)
+        raw = await read_until_closed(stream)
+    assert status_of(raw) == status and b"ok" not in raw.split(b"\r\n\r\n", 1)[1]
+
+
+# -- defect 9 (HTTP side): TLS handshake noise, the unix socket file ------------------------------------------
+
+
+async def test_a_failed_tls_handshake_is_one_debug_line(serve: Any, caplog: Any) -> None:
+    import trustme  # in rt-http's test extra
+
+    ca = trustme.CA()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    caplog.set_level(logging.DEBUG)
+    async with serve(fetch=lambda req, server: rt.Response("ok"), tls=context) as server:
+        async with await connect(server) as stream:
+            await stream.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # plain HTTP to a TLS port
+            await read_until_closed(stream)
+        client_context = ssl.create_default_context()
+        ca.configure_trust(client_context)
+        async with await anyio.connect_tcp(
+            "127.0.0.1", server.port, ssl_context=client_context, tls_standard_compatible=False
+        ) as stream:  # and the server still serves TLS
+            await stream.send(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert (await read_response(stream))[1] == b"ok"
+    noisy = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert noisy == []
+    handshake = [r for r in caplog.records if "TLS handshake" in r.getMessage()]
+    assert len(handshake) == 1 and handshake[0].levelno == logging.DEBUG and handshake[0].exc_info is None
+
+
+async def test_the_unix_socket_file_is_removed_after_stop(serve: Any, tmp_path: Any) -> None:
+    path = tmp_path / "rt.sock"
+    async with serve(fetch=lambda req, server: rt.Response("ok"), unix=str(path)):
+        assert path.exists()
+    assert not path.exists()
+    # and the path is free for the next server
+    again = serve(fetch=lambda req, server: rt.Response("again"), unix=str(path))
+    async with again, await anyio.connect_unix(str(path)) as stream:
+        await stream.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert (await read_response(stream))[1] == b"again"
+
+
+# -- defect 1: out of file descriptors ------------------------------------------------------------------------
+
+_CHILD = textwrap.dedent(
+    """
+    import resource, sys
+    import anyio, rt
+
+    async def main():
+        async with rt.serve(fetch=lambda req, server: rt.Response("alive"), port=0) as server:
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[2]), hard))
+            print(server.port, flush=True)
+            await server.serve_forever()
+
+    anyio.run(main, backend=sys.argv[1])
+    """
+)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_running_out_of_descriptors_does_not_kill_the_server(backend: str) -> None:
+    """The child may hold 40 descriptors; 80 clients connect at once. It keeps serving those it accepted,
+    logs the shortage, and serves new clients again once descriptors are free."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, backend, "40"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    clients: list[socket.socket] = []
+    try:
+        assert child.stdout is not None
+        port = int(child.stdout.readline())
+        for _ in range(80):
+            clients.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+        time.sleep(1.0)  # the child accepts until it runs out, and retries
+        assert child.poll() is None, child.communicate()[1].decode()
+        for client in clients:
+            client.close()
+        clients.clear()
+        time.sleep(0.5)
+        assert child.poll() is None, child.communicate()[1].decode()
+        for _ in range(3):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+                client.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                response = b""
+                while chunk := client.recv(65536):
+                    response += chunk
+            assert response.startswith(b"HTTP/1.1 200 ") and response.endswith(b"alive")
+        assert child.poll() is None
+    finally:
+        for client in clients:
+            client.close()
+        child.kill()
+        _, stderr = child.communicate(timeout=10)
+    assert b"accept failed" in stderr and b"Traceback" not in stderr

@@ -1,0 +1,117 @@
+"""The sans-I/O request parser on its own: bytes in, events out, no sockets."""
+
+from __future__ import annotations
+
+import pytest
+from rt_http.request_parser import (
+    BodyChunk,
+    MessageEnd,
+    ParseError,
+    RequestHead,
+    RequestParser,
+    UpgradePaused,
+)
+
+
+def events(parser: RequestParser) -> list[object]:
+    out = []
+    while (event := parser.next_event()) is not None:
+        out.append(event)
+    return out
+
+
+def parse(data: bytes, max_head_size: int = 16384, *, bytewise: bool = False) -> list[object]:
+    parser = RequestParser(max_head_size)
+    for piece in [data[i : i + 1] for i in range(len(data))] if bytewise else [data]:
+        parser.feed(piece)
+    return events(parser)
+
+
+@pytest.mark.parametrize("bytewise", [False, True])
+def test_pipelined_requests_with_bodies(bytewise: bool) -> None:
+    data = (
+        b"GET /a?x=1 HTTP/1.1\r\nHost: h\r\nX-Y:  spaced \r\n\r\n"
+        b"POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
+        b"PUT /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nde\r\n1\r\nf\r\n0\r\n\r\n"
+    )
+    got = parse(data, bytewise=bytewise)
+    heads = [e for e in got if isinstance(e, RequestHead)]
+    assert [(h.method, h.target, h.content_length, h.chunked) for h in heads] == [
+        ("GET", "/a?x=1", None, False),
+        ("POST", "/b", 3, False),
+        ("PUT", "/c", None, True),
+    ]
+    assert heads[0].headers == [("host", "h"), ("x-y", "spaced")]
+    assert b"".join(e.data for e in got if isinstance(e, BodyChunk)) == b"abcdef"
+    assert sum(isinstance(e, MessageEnd) for e in got) == 3
+
+
+def test_buffered_body_counts_what_is_parsed_and_not_taken() -> None:
+    parser = RequestParser(16384)
+    parser.feed(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\n12345")
+    assert parser.buffered_body == 5
+    assert isinstance(parser.next_event(), RequestHead)
+    assert parser.next_event() == BodyChunk(b"12345") and parser.buffered_body == 0
+
+
+def test_an_upgrade_pauses_and_keeps_what_follows_and_resume_parses_it_as_http() -> None:
+    parser = RequestParser(16384)
+    parser.feed(
+        b"GET / HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+        b"GET /next HTTP/1.1\r\nHost: h\r\n\r\n"
+    )
+    head, end, paused = events(parser)
+    assert isinstance(head, RequestHead) and head.upgrade and end == MessageEnd()
+    assert paused == UpgradePaused(b"GET /next HTTP/1.1\r\nHost: h\r\n\r\n")
+    parser.feed(b"ignored while paused")
+    assert events(parser) == []
+    parser.resume()
+    following = events(parser)
+    assert isinstance(following[0], RequestHead) and following[0].target == "/next"
+
+
+@pytest.mark.parametrize(
+    ("data", "status"),
+    [
+        (b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+        (b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\r\n chunked\r\n\r\n", 400),
+        (b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400),
+        (b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+        (b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, chunked\r\n\r\n", 400),
+        (b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+        (b"GET / HTTP/1.1\r\nHost: x/admin#\r\n\r\n", 400),
+        (b"GET / HTTP/1.1\r\nHost: a@b\r\n\r\n", 400),
+        (b"get / HTTP/1.1\r\nHost: h\r\n\r\n", 501),
+        (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400),  # a TLS hello on the plain port
+        (b"GET / HTTP/3.0\r\nHost: h\r\n\r\n", 505),
+        (b"GET / HTTP/1.1\r\nHost: h\r\nX: " + b"a" * 200 + b"\r\n\r\n", 431),
+    ],
+)
+def test_refusals(data: bytes, status: int) -> None:
+    got = parse(data, max_head_size=128)
+    assert isinstance(got[-1], ParseError) and got[-1].status == status
+    assert not any(isinstance(e, RequestHead) for e in got)
+
+
+def test_an_overflowing_chunk_size_is_an_error_before_any_body() -> None:
+    got = parse(b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n" + b"f" * 18)
+    assert isinstance(got[0], RequestHead) and got[1:] == [ParseError(400, "Bad Request")]
+
+
+def test_nothing_is_parsed_after_an_error() -> None:
+    parser = RequestParser(16384)
+    parser.feed(b"GET / HTTP/9.9\r\nHost: h\r\n\r\n")
+    parser.feed(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+    assert events(parser) == [ParseError(505, "HTTP Version Not Supported")]
+
+
+def test_keep_alive_follows_the_version_and_connection_header() -> None:
+    def keep(data: bytes) -> bool:
+        head = parse(data)[0]
+        assert isinstance(head, RequestHead)
+        return head.keep_alive
+
+    assert keep(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+    assert not keep(b"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+    assert not keep(b"GET / HTTP/1.0\r\n\r\n")
+    assert keep(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
