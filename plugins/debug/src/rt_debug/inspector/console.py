@@ -16,19 +16,21 @@ import traceback
 from collections.abc import Callable
 from typing import Any, TextIO
 
-Emit = Callable[[str, str, int, str], None]  # (level, text, line, url)
+Emit = Callable[[str, str, int, str, str], None]  # (level, text, line, url, function)
 _quiet = threading.local()  # set while the handler writes through lastResort: that line is already sent
 _LEVELS = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warning"}
 
 
-def _caller_position() -> tuple[int, str]:
-    """(1-based line, file) of the program's code that wrote, skipping this module and the io machinery."""
-    frame = sys._getframe(2)
+def _caller_position() -> tuple[int, str, str]:
+    """(1-based line, file, function) of the code that wrote, skipping this module and the logging machinery."""
+    frame: Any = sys._getframe(2)
     while frame is not None and (
         frame.f_code.co_filename == __file__ or "logging" in frame.f_code.co_filename
     ):
-        frame = frame.f_back  # type: ignore[assignment]
-    return (frame.f_lineno or 0, frame.f_code.co_filename) if frame is not None else (0, "")
+        frame = frame.f_back
+    if frame is None:
+        return 0, "", ""
+    return frame.f_lineno or 0, frame.f_code.co_filename, frame.f_code.co_qualname
 
 
 class Tee:
@@ -50,9 +52,9 @@ class Tee:
             if "\n" not in self._pending:
                 return written
             *lines, self._pending = self._pending.split("\n")
-        line, url = _caller_position()
+        line, url, function = _caller_position()
         for complete in lines:
-            self._emit(self._level, complete, line, url)
+            self._emit(self._level, complete, line, url, function)
         return written
 
     def __getattr__(self, name: str) -> Any:
@@ -72,7 +74,7 @@ class ConsoleHandler(logging.Handler):
         except Exception:  # noqa: BLE001 - a bad format string is logging's problem, not the debugger's
             return
         level = _LEVELS.get(record.levelno, "error" if record.levelno > logging.WARNING else "debug")
-        self._emit(level, text, record.lineno, record.pathname)
+        self._emit(level, text, record.lineno, record.pathname, record.funcName)
         if self._alone(record):
             _quiet.active = True
             try:
@@ -97,12 +99,15 @@ class ConsoleHandler(logging.Handler):
 class Console:
     """Installs and removes the tee and the handler; ``emit`` gets each message."""
 
-    def __init__(self, send_event: Callable[[str, dict[str, Any]], None]) -> None:
+    def __init__(
+        self, send_event: Callable[[str, dict[str, Any]], None], script_id: Callable[[str], str]
+    ) -> None:
         self._send_event = send_event
+        self._script_id = script_id
         self._handler = ConsoleHandler(self._emit)
         self._saved: tuple[Any, Any] | None = None
 
-    def _emit(self, level: str, text: str, line: int, url: str) -> None:
+    def _emit(self, level: str, text: str, line: int, url: str, function: str) -> None:
         self._send_event(
             "Console.messageAdded",
             {
@@ -117,6 +122,17 @@ class Console:
                     "repeatCount": 1,
                     "timestamp": time.time(),
                     "parameters": [{"type": "string", "value": text}],
+                    "stackTrace": {
+                        "callFrames": [
+                            {
+                                "functionName": function,
+                                "url": url,
+                                "scriptId": self._script_id(url) if url else "0",
+                                "lineNumber": max(line - 1, 0),
+                                "columnNumber": 0,
+                            }
+                        ]
+                    },
                 }
             },
         )

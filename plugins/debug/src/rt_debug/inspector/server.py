@@ -62,7 +62,7 @@ class Inspector:
         self._startup_error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="rt-inspector", daemon=True)
         self._main_session = Session(self._send, main_script=main_script, initialized=self.initialized)
-        self.console = Console(self._main_session.event)
+        self.console = Console(self._main_session.event, self._main_session.scripts.id_for)
         self._socket: Any = None
         from rt import __version__
 

@@ -98,7 +98,8 @@ class Session:
     # -- transport side ------------------------------------------------------------------------------------
 
     def event(self, method: str, params: dict[str, Any]) -> None:
-        self.send({"method": method, "params": params})
+        """An event; one without params has no ``params`` key, as the reference sends ``Debugger.resumed``."""
+        self.send({"method": method, "params": params} if params else {"method": method})
 
     def handle(self, text: str | bytes) -> None:
         """One message from the client (inspector thread): answer it now, or queue it for the paused thread."""
@@ -317,7 +318,10 @@ class Session:
         locations = []
         script_id = self.scripts.known(bp.filename) if bp.filename else None
         if script_id is not None:
-            locations.append({"scriptId": script_id, "lineNumber": bp.line - 1, "columnNumber": 0})
+            location = {"scriptId": script_id, "lineNumber": bp.line - 1, "columnNumber": 0}
+            locations.append(location)
+            # the reference tells it with an event too; clients written for it wait for that
+            self.event("Debugger.breakpointResolved", {"breakpointId": breakpoint_id, "location": location})
         return {"breakpointId": breakpoint_id, "locations": locations}
 
     def _location(self, params: dict[str, Any]) -> tuple[str, str, int]:

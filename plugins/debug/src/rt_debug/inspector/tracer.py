@@ -352,6 +352,7 @@ class Tracer:
                         "object": self.objects.scope(Scope("Local", snapshot, code.co_qualname), GROUP),
                         "type": "local",
                         "name": code.co_qualname,
+                        "empty": not snapshot,
                         "location": {
                             "scriptId": script_id,
                             "lineNumber": code.co_firstlineno - 1,
@@ -360,7 +361,13 @@ class Tracer:
                     }
                 )
             globals_ = {k: v for k, v in current.f_globals.items() if k != "__builtins__"}
-            scopes.append({"object": self.objects.scope(Scope("Global", globals_), GROUP), "type": "global"})
+            scopes.append(
+                {
+                    "object": self.objects.scope(Scope("Global", globals_), GROUP),
+                    "type": "global",
+                    "empty": not globals_,
+                }
+            )
             this = (
                 snapshot.get(code.co_varnames[0])
                 if code.co_argcount and code.co_varnames[0] in ("self", "cls")
