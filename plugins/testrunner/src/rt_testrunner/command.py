@@ -53,7 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--coverage-branch", action="store_true", default=None, help="measure branches too (a %% Branch column)")
     add("-u", "--update-snapshots", action="store_true", help="rewrite snapshots that differ and remove obsolete "
         "ones (refused in CI)")
-    add("--watch", action="store_true", help="re-run on changes (not implemented yet)")
+    add("--watch", action="store_true", help="run, then re-run the affected test files when a file changes "
+        "(watchfiles; a fresh process per run)")
 
 
 def _positive_int(text: str, what: str, *, allow_zero: bool = False) -> int:
@@ -150,9 +151,6 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
     for outfile in outfiles:
         if (root / outfile).is_dir():
             raise UsageError(f"--reporter-outfile {outfile!r} is a directory; give a file path")
-    for flag, given in (("--watch", args.watch),):
-        if given:
-            raise UsageError(f"{flag} is not implemented yet in rt-testrunner")
     coverage = _coverage_options(args, config)
     preload = tuple(args.preload) if args.preload else tuple(config.get("test.preload", ()) or ())
     for script in preload:
@@ -212,6 +210,14 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
     except (UsageError, DiscoveryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.watch:
+        from rt_testrunner.watch import WatchUnavailable, watch
+
+        try:
+            return watch(root, invocation.filters)
+        except WatchUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     if invocation.shard is not None:
         files = shard(files, *invocation.shard)
     if not files:
