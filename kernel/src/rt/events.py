@@ -18,7 +18,12 @@ import attrs
 
 
 class TestStatus(enum.Enum):
-    """How one test ended. ``FAIL`` covers time-outs and a ``.failing`` test that passed."""
+    """How one test ended. ``FAIL`` covers time-outs and a ``.failing`` test that passed.
+
+    The last three are pytest's outcomes, which a pytest suite run by ``rt test`` reports as pytest counts
+    them: ``XFAIL`` an expected failure (``xfail`` mark), ``XPASS`` a non-strict ``xfail`` test that passed,
+    ``ERROR`` a test whose set-up (a fixture) or a file whose collection failed.
+    """
 
     __test__ = False  # not a pytest test class
 
@@ -26,6 +31,9 @@ class TestStatus(enum.Enum):
     FAIL = "fail"
     SKIP = "skip"
     TODO = "todo"
+    XFAIL = "xfail"
+    XPASS = "xpass"
+    ERROR = "error"
 
 
 @attrs.frozen
@@ -92,6 +100,8 @@ class TestFinished:
     location: Location | None = None
     expect_calls: int = 0
     hook: str | None = None  # "before_all" / "after_all" when this entry reports a failing hook, not a test
+    output: str = ""  # what the test printed (stdout, stderr, logging) while rt captured it
+    reason: str = ""  # why it was skipped or is expected to fail (pytest's skip/xfail reasons)
 
     @property
     def name(self) -> str:
@@ -141,10 +151,13 @@ class RunFinished:
     errors: int = 0
     filtered_out: int = 0
     snapshots: SnapshotCounts = attrs.Factory(SnapshotCounts)
+    xfailed: int = 0
+    xpassed: int = 0
+    interrupted: bool = False  # a test raised KeyboardInterrupt (or pytest.exit): the run stopped there
 
     @property
     def tests(self) -> int:
-        return self.passed + self.failed + self.skipped + self.todo
+        return self.passed + self.failed + self.skipped + self.todo + self.xfailed + self.xpassed
 
 
 TestEvent = RunStarted | FileStarted | TestStarted | TestFinished | FileFinished | RunFinished

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-import xml.etree.ElementTree as ET
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import attrs
@@ -248,9 +248,9 @@ def test_failure_details() -> None:
     assert "-           'c']," in err and "+           'b']," in err
     assert "to_have_been_called_with(3)" in err and "1: (1, 2)" in err
     assert "expected 2 assertion(s)" in err
-    assert "does not provide pytest fixtures" in err
+    assert "fixture 'no_such_fixture' not found" in err  # a pytest set-up error: counted as an error
     assert "at diff.test.py:6" in err
-    assert " 5 fail" in err
+    assert " 4 fail" in err and " 1 error" in err
 
 
 # --- async and time-outs -----------------------------------------------------------------------------------

@@ -174,7 +174,8 @@ def test_discovery_and_shards(tmp_path: Path) -> None:
         path.write_text("")
     (tmp_path / "env" / "pyvenv.cfg").write_text("")
     found = [f.relative for f in discover(tmp_path, [])]
-    assert found == ["a.test.py", "b_test.py", "c.spec.py", "d_spec.py", "sub/g.test.py"]
+    # test_f.py: pytest's default pattern, next to the spec's four
+    assert found == ["a.test.py", "b_test.py", "c.spec.py", "d_spec.py", "sub/g.test.py", "test_f.py"]
     assert [f.relative for f in discover(tmp_path, ["sub"])] == ["sub/g.test.py"]
     parts = [[f.relative for f in shard(discover(tmp_path, []), k, 2)] for k in (1, 2)]
     assert sorted(parts[0] + parts[1]) == found and not set(parts[0]) & set(parts[1])

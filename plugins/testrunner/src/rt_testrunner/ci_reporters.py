@@ -95,7 +95,8 @@ class JUnitReporter:
         lines = ['<?xml version="1.0" encoding="UTF-8"?>',
                  (f'<testsuites name="rt test" tests="{len(cases) + load_errors}" '
                   f'assertions="{sum(c.expect_calls for c in cases)}" failures="{event.failed}" '
-                  f'skipped="{event.skipped + event.todo}" time="{_seconds(event.duration)}">')]
+                  f'errors="{event.errors}" skipped="{event.skipped + event.todo + event.xfailed}" '
+                  f'time="{_seconds(event.duration)}">')]
         for file, suite in self.files.items():
             self._suite(lines, suite, file, 1, self.durations.get(file, 0.0), top=True)
         lines.append("</testsuites>")
@@ -105,13 +106,14 @@ class JUnitReporter:
         cases = suite.all_cases()
         broken = suite.load_error is not None
         failures = sum(1 for c in cases if c.status is TestStatus.FAIL) + broken
-        skipped = sum(1 for c in cases if c.status in (TestStatus.SKIP, TestStatus.TODO))
+        skipped = sum(1 for c in cases if c.status in (TestStatus.SKIP, TestStatus.TODO, TestStatus.XFAIL))
+        errors = sum(1 for c in cases if c.status is TestStatus.ERROR)
         pad = "  " * depth
         extra = f" file={_attr(file)} hostname={_attr(self.hostname)}" if top else ""
         time = duration if top else sum(c.duration for c in cases)
         lines.append(f"{pad}<testsuite name={_attr(suite.name)}{extra} tests=\"{len(cases) + broken}\" "
                      f"assertions=\"{sum(c.expect_calls for c in cases)}\" failures=\"{failures}\" "
-                     f"skipped=\"{skipped}\" time=\"{_seconds(time)}\">")
+                     f"errors=\"{errors}\" skipped=\"{skipped}\" time=\"{_seconds(time)}\">")
         if suite.load_error is not None:
             first_line = suite.load_error.splitlines()[0] if suite.load_error else ""
             lines.append(f"{pad}  <testcase name=\"(file failed to load)\" classname={_attr(file)} time=\"0\" "
@@ -132,12 +134,16 @@ class JUnitReporter:
         opening = (f"{pad}<testcase name={_attr(case.path[-1])} classname={_attr(classname)} "
                    f"time=\"{_seconds(case.duration)}\" file={_attr(case.file)} line=\"{line}\" "
                    f"assertions=\"{case.expect_calls}\"")
-        if case.status is TestStatus.PASS:
+        if case.status in (TestStatus.PASS, TestStatus.XPASS) and not case.output:
             lines.append(opening + " />")
             return
         lines.append(opening + ">")
-        if case.status is TestStatus.SKIP:
-            lines.append(f"{pad}  <skipped />")
+        if case.status in (TestStatus.PASS, TestStatus.XPASS):
+            pass
+        elif case.status is TestStatus.SKIP:
+            lines.append(f"{pad}  <skipped message={_attr(case.reason)} />" if case.reason else f"{pad}  <skipped />")
+        elif case.status is TestStatus.XFAIL:
+            lines.append(f"{pad}  <skipped type=\"pytest.xfail\" message={_attr(case.reason)} />")
         elif case.status is TestStatus.TODO:
             lines.append(f'{pad}  <skipped message="TODO" />')
         else:
@@ -145,8 +151,11 @@ class JUnitReporter:
             kind = failure.kind if failure is not None else "Error"
             message = failure.message if failure is not None else ""
             details = (failure.details or failure.message) if failure is not None else ""
-            lines.append(f"{pad}  <failure type={_attr(kind)} message={_attr(message)}>"
-                         f"{_text(details)}</failure>")
+            tag = "error" if case.status is TestStatus.ERROR else "failure"
+            lines.append(f"{pad}  <{tag} type={_attr(kind)} message={_attr(message)}>"
+                         f"{_text(details)}</{tag}>")
+        if case.output:
+            lines.append(f"{pad}  <system-out>{_text(case.output)}</system-out>")
         lines.append(f"{pad}</testcase>")
 
     def write(self, event: RunFinished) -> None:

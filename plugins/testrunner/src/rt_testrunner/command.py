@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from rt_testrunner.discovery import PATTERNS, DiscoveryError, discover, parse_shard, shard
+from rt_testrunner.discovery import PATTERNS, DiscoveryError, Patterns, discover, parse_shard, shard
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -36,6 +36,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--bail", nargs="?", const="1", metavar="N", help="stop after N failures (1 when given alone)")
     add("--todo", action="store_true", default=None, help="also run tests marked todo")
     add("-t", "--test-name-pattern", metavar="REGEX", help="run only tests whose full name matches")
+    add("-k", dest="keyword", metavar="EXPRESSION",
+        help="pytest's keyword expression: names (substrings of test, class, module names and marks) with "
+        "not/and/or")
+    add("-m", dest="markexpr", metavar="MARKEXPR", help="pytest's mark expression, e.g. 'not slow'")
+    add("-s", "--no-capture", dest="no_capture", action="store_true",
+        help="do not capture the tests' output (stdout, stderr, logging)")
     add("--only", action="store_true", help="run only tests and describes marked .only")
     add("--pass-with-no-tests", action="store_true", help="exit 0 when no test is found")
     add("--shard", metavar="K/N", help="run the K-th of N deterministic parts of the suite")
@@ -158,10 +164,23 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
             raise UsageError(f"preload script not found: {script!r}")
     todo = args.todo if args.todo is not None else config.get("test.todo", False)
     concurrent = args.concurrent if args.concurrent is not None else config.get("test.concurrent", False)
+    from rt_testrunner import expression, pyconfig
+
+    for flag, text in (("-k", args.keyword), ("-m", args.markexpr)):
+        if text:
+            try:
+                expression.parse(text)
+            except expression.ExpressionError as exc:
+                raise UsageError(f"Invalid {flag} expression: {exc}") from None
+    try:
+        project = pyconfig.load(root)
+    except pyconfig.ConfigError as exc:
+        raise UsageError(str(exc)) from None
     run = RunOptions(
-        root=root, timeout_ms=timeout, rerun_each=rerun_each, retry=retry, concurrent=bool(concurrent),
+        root=root, timeout_ms=timeout, explicit_timeout=args.timeout is not None, rerun_each=rerun_each, retry=retry, concurrent=bool(concurrent),
         max_concurrency=max_concurrency, seed=seed, bail=bail, todo=bool(todo), name_pattern=pattern,
-        only=args.only, preload=preload,
+        only=args.only, preload=preload, keyword=args.keyword or None, markexpr=args.markexpr or None,
+        capture=not args.no_capture, pyconfig=project,
     )
     shard_spec = None
     if args.shard is not None:
@@ -197,16 +216,29 @@ def _coverage_options(args: argparse.Namespace, config: Any) -> Any:
                            float(threshold) if threshold is not None else None)
 
 
+def _patterns(project: Any, root: Path) -> Patterns:
+    """pytest's file patterns and folders to skip; ``testpaths`` only when run from the rootdir (as pytest)."""
+    testpaths: tuple[Path, ...] = ()
+    if project.rootdir == root:
+        testpaths = tuple(path for entry in project.args("testpaths") for path in sorted(root.glob(entry)))
+    return Patterns(tuple(project.python_files), tuple(project.norecursedirs), testpaths)
+
+
+def agent_mode(environ: Any = os.environ) -> bool:
+    """REFERENCE.md: ``AGENT=1`` exactly, or ``CLAUDECODE`` / ``REPL_ID`` set."""
+    return environ.get("AGENT") == "1" or bool(environ.get("CLAUDECODE")) or bool(environ.get("REPL_ID"))
+
+
 def _no_tests_message() -> str:
     return ("No tests found!\n\nTest files need names matching " + ", ".join(PATTERNS)
-            + " (e.g. math.test.py or math_test.py).\n")
+            + " or pytest's test_*.py (e.g. math.test.py or test_math.py).\n")
 
 
 def run(args: argparse.Namespace, kernel: Any) -> int:
     root = Path.cwd()
     try:
         invocation = parse_invocation(args, kernel.config, root)
-        files = discover(root, invocation.filters)
+        files = discover(root, invocation.filters, _patterns(invocation.run.pyconfig, root))
     except (UsageError, DiscoveryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -278,9 +310,9 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
     finally:
         for reporter in reporters:
             reporter.close()
-    if finished.failed or (coverage is not None and coverage.failures):
+    if finished.failed or finished.errors or finished.interrupted or (coverage is not None and coverage.failures):
         return EXIT_FAILED
     if finished.tests == 0 and not invocation.pass_with_no_tests:
-        sys.stderr.write("No tests matched the filters (-t / --only) in the selected files.\n")
+        sys.stderr.write("No tests matched the filters (-t / -k / -m / --only) in the selected files.\n")
         return EXIT_FAILED
     return EXIT_OK

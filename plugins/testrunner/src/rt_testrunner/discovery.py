@@ -1,7 +1,10 @@
-"""Finding test files: the four name patterns, positional filters, ``./path`` files and ``--shard K/N``."""
+"""Finding test files: the spec's four name patterns next to pytest's (``test_*.py``, ``*_test.py`` or the
+project's ``python_files``), positional filters, paths and node ids, ``testpaths``, ``norecursedirs`` and
+``--shard K/N``."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -24,21 +27,46 @@ class TestFile:
 
     path: Path  # absolute
     relative: str  # as shown to the user: posix, relative to the root when inside it
+    #: node ids given on the command line for this file, without the path: ``Class::test[id]``
+    selectors: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Patterns:
+    """Which files are test files and which folders are not searched (pytest's python_files, norecursedirs)."""
+
+    python_files: tuple[str, ...] = ("test_*.py", "*_test.py")
+    norecursedirs: tuple[str, ...] = ()
+    testpaths: tuple[Path, ...] = ()
+
+    def is_test_file(self, name: str) -> bool:
+        if name.endswith(SUFFIXES):
+            return True
+        return name.endswith(".py") and any(fnmatch.fnmatch(name, p) for p in self.python_files)
+
+    def skips(self, name: str) -> bool:
+        return any(fnmatch.fnmatch(name, p) for p in self.norecursedirs)
+
+
+DEFAULT_PATTERNS = Patterns()
 
 
 def is_test_file(name: str) -> bool:
+    """One of the spec's four patterns (``*.test.py``, ``*_test.py``, ``*.spec.py``, ``*_spec.py``)."""
     return name.endswith(SUFFIXES)
 
 
-def _walk(directory: Path) -> Iterable[Path]:
-    """Test files under ``directory``, skipping VCS folders, caches, node_modules and virtual environments."""
+def _walk(directory: Path, patterns: Patterns = DEFAULT_PATTERNS) -> Iterable[Path]:
+    """Test files under ``directory``, skipping VCS folders, caches, node_modules, virtual environments and
+    the project's ``norecursedirs``."""
     for current, dirnames, filenames in os.walk(directory):
         dirnames[:] = sorted(
             d for d in dirnames
-            if d not in SKIPPED_DIRECTORIES and not os.path.exists(os.path.join(current, d, "pyvenv.cfg"))
+            if d not in SKIPPED_DIRECTORIES and not patterns.skips(d)
+            and not os.path.exists(os.path.join(current, d, "pyvenv.cfg"))
         )
         for name in sorted(filenames):
-            if is_test_file(name):
+            if patterns.is_test_file(name):
                 yield Path(current, name)
 
 
@@ -49,30 +77,43 @@ def _relative(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def is_explicit_path(argument: str) -> bool:
-    """Spec C rule 2: ``./x`` and ``/x`` name a file (or folder); anything else is a name fragment."""
-    return argument.startswith(("./", "/", "../")) or argument in (".", "..")
+def is_explicit_path(argument: str, root: Path | None = None) -> bool:
+    """Spec C rule 2: ``./x`` and ``/x`` name a file (or folder). As with pytest, so does a node id
+    (``path::test``) and a path that exists (``tests``, ``tests/test_x.py``); anything else is a fragment."""
+    if argument.startswith(("./", "/", "../")) or argument in (".", "..") or "::" in argument:
+        return True
+    return root is not None and (root / argument).exists() and ("/" in argument or argument.endswith(".py")
+                                                                or (root / argument).is_dir())
 
 
-def discover(root: Path, filters: Sequence[str]) -> list[TestFile]:
+def discover(root: Path, filters: Sequence[str], patterns: Patterns = DEFAULT_PATTERNS) -> list[TestFile]:
     """Every selected test file, sorted by relative path. ``filters`` are the positional arguments."""
-    explicit = [f for f in filters if is_explicit_path(f)]
-    fragments = [f for f in filters if not is_explicit_path(f)]
+    explicit = [f for f in filters if is_explicit_path(f, root)]
+    fragments = [f for f in filters if not is_explicit_path(f, root)]
     found: dict[Path, TestFile] = {}
     for argument in explicit:
-        target = (root / argument).resolve() if not argument.startswith("/") else Path(argument).resolve()
+        path_part, _, node = argument.partition("::")
+        target = (root / path_part).resolve() if not path_part.startswith("/") else Path(path_part).resolve()
         if target.is_dir():
-            for path in _walk(target):
+            for path in _walk(target, patterns):
                 found[path] = TestFile(path, _relative(path, root))
         elif target.is_file():
-            found[target] = TestFile(target, _relative(target, root))
+            previous = found.get(target)
+            selectors = previous.selectors if previous is not None else ()
+            if node:
+                selectors = (*selectors, node)
+            elif previous is not None:
+                selectors = ()
+            found[target] = TestFile(target, _relative(target, root), selectors)
         else:
             raise DiscoveryError(f"Test file not found: {argument!r}")
     if fragments or not explicit:
-        for path in _walk(root):
-            relative = _relative(path, root)
-            if not fragments or any(fragment in relative for fragment in fragments):
-                found.setdefault(path, TestFile(path, relative))
+        bases = [p for p in patterns.testpaths if p.exists()] if not filters and patterns.testpaths else [root]
+        for base in bases:
+            for path in _walk(base, patterns) if base.is_dir() else [base]:
+                relative = _relative(path, root)
+                if not fragments or any(fragment in relative for fragment in fragments):
+                    found.setdefault(path, TestFile(path, relative))
     return sorted(found.values(), key=lambda f: f.relative)
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import attrs
 
-from rt_testrunner import timeouts
+from rt_testrunner import capture, timeouts
 from rt_testrunner.expect import unawaited_matcher_error
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.state import CURRENT, TestState
@@ -50,6 +50,10 @@ class Outcome:
     setup_error: bool = False
     #: text the test wrote (stdout, stderr, logging) while its output was captured
     captured: str = ""
+    #: the xfail mark that applied: (reason, raises, strict)
+    xfail: tuple[str, Any, bool] | None = None
+    teardown_error: BaseException | None = None
+    capture: capture.Capture | None = None
 
 
 @attrs.define
@@ -141,8 +145,9 @@ class _Raised:
 class Executor:
     """Calls tests and hooks: on the main thread, or in the run's event loop once something awaits."""
 
-    def __init__(self, backend: str = "asyncio") -> None:
+    def __init__(self, backend: str = "asyncio", capture_output: bool = True) -> None:
         self.backend = backend
+        self.capture_output = capture_output
         self.loop_stack = contextlib.ExitStack()
         self._portal: Any = None
         self.alarms = False
@@ -204,11 +209,14 @@ class Executor:
             else:
                 self.in_loop(await_before, result, deadline)
 
-    async def attempt(self, case: TestCase, chain: list[Suite], timeout_ms: int) -> Outcome:
+    async def attempt(self, case: TestCase, chain: list[Suite], timeout_ms: int, captured: bool = False
+                      ) -> Outcome:
         """One attempt: before_each hooks (outer first), the body, after_each hooks (inner first), all within
         the time-out. A fresh :class:`TestState` per attempt, so an earlier attempt leaves nothing behind."""
         state = TestState(test_path=case.path)
         token = CURRENT.set(state)
+        output = capture.Capture() if captured and self.capture_output else None
+        capture_token = capture.CURRENT.set(output)
         outcome = Outcome()
         deadline = time.monotonic() + timeout_ms / 1000
         try:
@@ -246,10 +254,14 @@ class Executor:
             if unawaited is not None and outcome.error is None and not outcome.timed_out:
                 outcome.error = unawaited
         finally:
+            capture.CURRENT.reset(capture_token)
             CURRENT.reset(token)
         outcome.expect_calls = state.expect_calls
         outcome.setup_error = state.setup_error
-        outcome.captured = state.captured
+        outcome.captured = output.report() if output is not None else ""
+        outcome.capture = output
+        outcome.xfail = state.xfail
+        outcome.teardown_error = state.teardown_error
         return outcome
 
     async def hooks(self, suite: Suite, kind: str, deadline_ms: int) -> Outcome | None:

@@ -14,6 +14,7 @@ import attrs
 from rt.events import Location, TestEvent, TestFailure, TestFinished, TestStatus
 from rt.interfaces import Reporter
 
+from rt_testrunner import outcomes
 from rt_testrunner.execute import Outcome
 from rt_testrunner.failures import plain_failure, render_exception
 from rt_testrunner.model import Suite, TestCase
@@ -33,6 +34,13 @@ class Recorder:
         self.counts = {status: 0 for status in TestStatus}
         self.expect_calls = 0
         self.bailed = False
+        self.interrupted = False
+
+    def interrupt(self) -> None:
+        """A test raised KeyboardInterrupt: it failed, and no further test starts (the summary and the
+        reports are still written, as pytest does on Ctrl-C)."""
+        self.interrupted = True
+        self.bailed = True
 
     def emit(self, event: TestEvent) -> None:
         for reporter in self.reporters:
@@ -42,14 +50,50 @@ class Recorder:
         self.counts[event.status] += 1
         self.expect_calls += event.expect_calls
         self.emit(event)
-        if (event.status is TestStatus.FAIL and self.bail is not None
-                and self.counts[TestStatus.FAIL] >= self.bail):
+        if (event.status in (TestStatus.FAIL, TestStatus.ERROR) and self.bail is not None
+                and self.counts[TestStatus.FAIL] + self.counts[TestStatus.ERROR] >= self.bail):
             self.bailed = True
 
     def location(self, location: Location | None) -> Location | None:
         return display_location(location, self.root)
 
-    def judge(self, case: TestCase, outcome: Outcome, timeout_ms: int) -> tuple[TestStatus, TestFailure | None]:
+    def judge(self, case: TestCase, outcome: Outcome, timeout_ms: int
+              ) -> tuple[TestStatus, TestFailure | None, str]:
+        """The status of an attempt, its failure, and the reason of a skip or an expected failure."""
+        status, failure, reason = self._judge(case, outcome, timeout_ms)
+        if failure is not None and outcome.captured:
+            failure = attrs.evolve(failure, details=f"{failure.details}\n{outcome.captured}")
+        return status, failure, reason
+
+    def _judge(self, case: TestCase, outcome: Outcome, timeout_ms: int
+               ) -> tuple[TestStatus, TestFailure | None, str]:
+        error = outcome.error
+        if error is not None and not outcome.timed_out:
+            kind = outcomes.classify(error)
+            if kind is outcomes.Kind.SKIP:
+                return TestStatus.SKIP, None, outcomes.reason(error)
+            if kind is outcomes.Kind.XFAIL:
+                return TestStatus.XFAIL, None, outcomes.reason(error)
+            if kind is outcomes.Kind.FAIL:
+                return TestStatus.FAIL, plain_failure(outcomes.reason(error) or "Failed", "Failed",
+                                                      self.location(case.location)), ""
+            if outcome.setup_error:
+                failure = self.failure(outcome, timeout_ms)
+                return TestStatus.ERROR, attrs.evolve(failure, details=f"error at setup: {failure.details}"), ""
+            if outcome.xfail is not None and kind is outcomes.Kind.OTHER:
+                reason, raises, _ = outcome.xfail
+                if raises is None or isinstance(error, raises):
+                    return TestStatus.XFAIL, None, reason
+        elif outcome.xfail is not None and not outcome.timed_out:
+            reason, _, strict = outcome.xfail
+            if strict:
+                return TestStatus.FAIL, plain_failure(f"[XPASS(strict)] {reason}".rstrip(), "XPassStrict",
+                                                      self.location(case.location)), reason
+            return TestStatus.XPASS, None, reason
+        rt_status, rt_failure = self._judge_rt(case, outcome, timeout_ms)
+        return rt_status, rt_failure, ""
+
+    def _judge_rt(self, case: TestCase, outcome: Outcome, timeout_ms: int) -> tuple[TestStatus, TestFailure | None]:
         failed = outcome.error is not None or outcome.timed_out
         if case.has("todo"):
             if failed:

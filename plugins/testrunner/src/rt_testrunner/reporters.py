@@ -20,7 +20,8 @@ from rt.events import (
 )
 from rt.interfaces import ReporterOptions
 
-_COLORS = {"pass": "\x1b[32m", "fail": "\x1b[31m", "skip": "\x1b[33m", "todo": "\x1b[35m", "dim": "\x1b[2m"}
+_COLORS = {"pass": "\x1b[32m", "fail": "\x1b[31m", "skip": "\x1b[33m", "todo": "\x1b[35m", "dim": "\x1b[2m",
+           "xfail": "\x1b[33m", "xpass": "\x1b[33m", "error": "\x1b[31m"}
 _RESET = "\x1b[0m"
 
 
@@ -79,6 +80,12 @@ def summary_lines(event: RunFinished) -> list[str]:
         lines.append(f" {event.snapshots.passed} snapshots" + (f", {calls}" if calls else ""))
     elif calls:
         lines.append(f" {calls}")
+    if event.xfailed:
+        lines.append(f" {event.xfailed} xfail")
+    if event.xpassed:
+        lines.append(f" {event.xpassed} xpass")
+    if event.interrupted:
+        lines.insert(0, "Interrupted (KeyboardInterrupt in a test)")
     lines.append(f"Ran {plural(event.tests, 'test')} across {plural(event.files, 'file')}. "
                  f"{format_ms(event.duration)}")
     return lines
@@ -115,7 +122,7 @@ class ConsoleReporter:
             suffix += f" (attempt {event.attempt})"
         if event.run > 1:
             suffix += f" (run {event.run})"
-        timing = "" if event.status in (TestStatus.SKIP, TestStatus.TODO) else " " + self._paint(
+        timing = "" if event.status in (TestStatus.SKIP, TestStatus.TODO, TestStatus.XFAIL) else " " + self._paint(
             "dim", format_ms(event.duration))
         return f"{self._paint(status, f'({status})')} {event.name}{suffix}{timing}"
 
@@ -138,7 +145,7 @@ class ConsoleReporter:
             self.stream.flush()
 
     def on_test(self, event: TestFinished) -> None:
-        if event.status is TestStatus.FAIL:
+        if event.status in (TestStatus.FAIL, TestStatus.ERROR):
             self._write_header()
             self.write_failure(event)
         elif not self.agent:
@@ -186,7 +193,7 @@ class DotsReporter(ConsoleReporter):
             super().handle(event)
 
     def on_test(self, event: TestFinished) -> None:
-        if event.status is TestStatus.FAIL:
+        if event.status in (TestStatus.FAIL, TestStatus.ERROR):
             if self.dots:
                 self.stream.write("\n")
                 self.dots = 0

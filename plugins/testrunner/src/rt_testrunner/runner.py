@@ -29,11 +29,13 @@ from rt.events import (
 )
 from rt.interfaces import Reporter
 
-from rt_testrunner import collect, snapshots, timeouts
+from rt_testrunner import capture, collect, outcomes, pyconfig, snapshots, timeouts
 from rt_testrunner.discovery import TestFile
-from rt_testrunner.execute import MAIN_THREAD, Executor
+from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome
 from rt_testrunner.failures import render_exception
 from rt_testrunner.model import Suite, TestCase
+from rt_testrunner.pyconfig import PytestConfig
+from rt_testrunner.pyitems import NO_TIMEOUT_MS, PytestSession, finish_session
 from rt_testrunner.report import Recorder
 from rt_testrunner.schedule import Schedule, split_group
 
@@ -44,6 +46,9 @@ class RunOptions:
 
     root: Path
     timeout_ms: int = 5000
+    #: --timeout was given: it applies to pytest-style tests too (pytest has no time-out by default, so without
+    #: the flag rt gives them none either, unless a ``timeout`` mark asks for one)
+    explicit_timeout: bool = False
     rerun_each: int = 1
     retry: int = 0
     concurrent: bool = False
@@ -54,15 +59,20 @@ class RunOptions:
     name_pattern: re.Pattern[str] | None = None
     only: bool = False
     preload: tuple[str, ...] = ()
+    keyword: str | None = None  # -k expression
+    markexpr: str | None = None  # -m expression
+    capture: bool = True  # -s / --no-capture turns it off
+    pyconfig: PytestConfig | None = None  # the project's pytest configuration (read from root when None)
 
 
 class Runner:
     def __init__(self, options: RunOptions, reporters: Sequence[Reporter], backend: str = "asyncio") -> None:
         self.options = options
-        self.executor = Executor(backend)
+        self.executor = Executor(backend, options.capture)
         self.recorder = Recorder(reporters, options.root, options.bail)
         self.schedule = Schedule(options.name_pattern, options.only, options.todo, options.seed,
-                                 options.concurrent)
+                                 options.concurrent, options.keyword, options.markexpr)
+        self.session = PytestSession(options.pyconfig or pyconfig.load(options.root), options.root, backend)
         self.preload_root = Suite(None)
         self.limiter: Any = None
 
@@ -86,19 +96,30 @@ class Runner:
         emit = self.recorder.emit
         emit(RunStarted([f.relative for f in files], self.options.seed, str(self.options.root),
                         bail=self.options.bail, rerun_each=self.options.rerun_each))
-        with timeouts.installed() as self.executor.alarms:
-            preload_error = self._load_preload()
-            if preload_error is not None:
-                self.counts[TestStatus.FAIL] += 1
-                emit(FileStarted(preload_error[0]))
-                emit(FileFinished(preload_error[0], 0.0, preload_error[1]))
-            else:
-                await self._run_files(files)
+        for test_file in files:
+            self.session.finder.add_test_dir(test_file.path.parent)
+        if self.options.capture:
+            capture.install()
+        self._real_streams = capture.real_streams()
+        try:
+            with timeouts.installed() as self.executor.alarms:
+                preload_error = self._load_preload()
+                if preload_error is not None:
+                    self.counts[TestStatus.ERROR] += 1
+                    emit(FileStarted(preload_error[0]))
+                    emit(FileFinished(preload_error[0], 0.0, preload_error[1]))
+                else:
+                    self.preload_root.hooks["after_all"].append(lambda: finish_session(self.session))
+                    await self._run_files(files)
+        finally:
+            capture.uninstall()
         counts = self.counts
         finished = RunFinished(
             passed=counts[TestStatus.PASS], failed=counts[TestStatus.FAIL], skipped=counts[TestStatus.SKIP],
             todo=counts[TestStatus.TODO], expect_calls=self.recorder.expect_calls, files=len(files),
-            duration=time.perf_counter() - started, seed=self.options.seed, bailed=self.bailed,
+            duration=time.perf_counter() - started, seed=self.options.seed,
+            bailed=self.bailed and not self.recorder.interrupted, xfailed=counts[TestStatus.XFAIL],
+            xpassed=counts[TestStatus.XPASS], errors=counts[TestStatus.ERROR], interrupted=self.recorder.interrupted,
             snapshots=snapshots.counts(),
         )
         emit(finished)
@@ -136,10 +157,18 @@ class Runner:
             if self.bailed:
                 break
             try:
-                root = collect.load_file(test_file)
-            except Exception as exc:  # noqa: BLE001 - a test's error of any kind is a result
+                root = collect.load_file(test_file, self.session, reload=run > 1)
+            except BaseException as exc:  # a test file's error of any kind is a result
+                if isinstance(exc, GeneratorExit):
+                    raise
+                kind = outcomes.classify(exc)
+                if kind is outcomes.Kind.SKIP:  # pytest.skip(allow_module_level=True), importorskip
+                    break
                 error = render_exception(exc, self.options.root)
-                self.counts[TestStatus.FAIL] += 1
+                # a file that failed to load is not a test: an error, as pytest counts a collection error
+                self.counts[TestStatus.ERROR] += 1
+                if isinstance(exc, KeyboardInterrupt) or kind is outcomes.Kind.EXIT:
+                    self.recorder.interrupt()
                 break
             only_mode = self.options.only or any(t.has("only") for t in root.tests())
             await self._run_suite(root, [self.preload_root], test_file, run, only_mode)
@@ -211,7 +240,7 @@ class Runner:
         async def limited(case: TestCase) -> None:
             async with limiter:
                 if not self.bailed:
-                    await self._run_test(case, chain, test_file, run)
+                    await self._run_test(case, chain, test_file, run, grouped=True)
 
         async with anyio.create_task_group() as group_tasks:
             for case in group:
@@ -219,7 +248,12 @@ class Runner:
 
     # -- one test ----------------------------------------------------------------------------------------------
 
-    async def _run_test(self, case: TestCase, chain: list[Suite], test_file: TestFile, run: int) -> None:
+    async def _run_test(self, case: TestCase, chain: list[Suite], test_file: TestFile, run: int,
+                        grouped: bool = False) -> None:
+        """One test, retried as configured. A pytest-style test's output is captured and shown with its
+        failure (pytest's behaviour); an ``rt.test`` test prints as it runs (the spec's), except in a
+        concurrent group, where its output is collected and written in one piece when it ends, so that
+        tests running at the same time do not interleave their lines."""
         if self.bailed:
             return
         recorder = self.recorder
@@ -232,15 +266,31 @@ class Runner:
             return
         retries = case.retry if case.retry is not None else self.options.retry
         timeout_ms = case.timeout or self.options.timeout_ms
+        if case.item is not None and case.timeout is None and not self.options.explicit_timeout:
+            timeout_ms = NO_TIMEOUT_MS
         attempt = 1
         while True:
             recorder.emit(TestStarted(test_file.relative, case.path, attempt, run_label))
             started = time.perf_counter()
-            outcome = await self.executor.attempt(case, chain, timeout_ms)
+            outcome = await self.executor.attempt(case, chain, timeout_ms, case.item is not None or grouped)
             duration = time.perf_counter() - started
-            status, failure = recorder.judge(case, outcome, timeout_ms)
+            status, failure, reason = recorder.judge(case, outcome, timeout_ms)
             if status is not TestStatus.FAIL or attempt > retries:
                 break
             attempt += 1
         recorder.record(TestFinished(test_file.relative, case.path, status, duration, attempt, run_label, failure,
-                                     location, outcome.expect_calls))
+                                     location, outcome.expect_calls, output=outcome.captured, reason=reason))
+        if case.item is None and outcome.capture is not None:
+            out, err = self._real_streams
+            out.write("".join(outcome.capture.out))
+            out.flush()
+            err.write("".join(outcome.capture.err))
+            err.flush()
+        if outcome.teardown_error is not None:
+            # pytest reports a failed teardown as an error of its own, next to the test's result
+            teardown = recorder.failure(Outcome(error=outcome.teardown_error), timeout_ms)
+            recorder.record(TestFinished(test_file.relative, (*case.path[:-1], f"{case.name} [teardown]"),
+                                         TestStatus.ERROR, 0.0, failure=teardown, location=location))
+        if isinstance(outcome.error, KeyboardInterrupt) or (
+                outcome.error is not None and outcomes.classify(outcome.error) is outcomes.Kind.EXIT):
+            recorder.interrupt()

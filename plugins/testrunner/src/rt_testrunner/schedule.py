@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import random
 import re
+from typing import Any
 
 import attrs
 
+from rt_testrunner import expression
 from rt_testrunner.execute import is_async
 from rt_testrunner.model import Suite, TestCase
 
@@ -20,12 +22,38 @@ class Schedule:
     todo: bool = False
     seed: int | None = None
     concurrent: bool = False
+    keyword: str | None = None
+    markexpr: str | None = None
+    _keyword_match: Any = attrs.field(init=False, default=None)
+    _mark_match: Any = attrs.field(init=False, default=None)
+
+    def __attrs_post_init__(self) -> None:
+        if self.keyword:
+            object.__setattr__(self, "_keyword_match", expression.parse(self.keyword))
+        if self.markexpr:
+            object.__setattr__(self, "_mark_match", expression.parse(self.markexpr))
 
     def selected(self, case: TestCase, only_mode: bool) -> bool:
         if only_mode and not case.has("only"):
             return False
         pattern = self.name_pattern
-        return pattern is None or pattern.search(" ".join(case.path)) is not None
+        if pattern is not None and pattern.search(" ".join(case.path)) is None:
+            return False
+        if self._keyword_match is not None:
+            words = [w.lower() for w in self._keywords(case)]
+            if not self._keyword_match(lambda name: any(name.lower() in word for word in words)):
+                return False
+        if self._mark_match is not None:
+            marks = case.item.mark_names() if case.item is not None else set()
+            if not self._mark_match(lambda name: name in marks):
+                return False
+        return True
+
+    @staticmethod
+    def _keywords(case: TestCase) -> set[str]:
+        if case.item is not None:
+            return set(case.item.keywords())
+        return set(case.path)
 
     def will_execute(self, case: TestCase) -> bool:
         if case.has("skip"):

@@ -25,6 +25,10 @@ class TestState:
     setup_error: bool = False
     #: what the test wrote while its output was captured (stdout, stderr, logging), shown with its failure
     captured: str = ""
+    #: the xfail mark that applies to this test: (reason, raises, strict)
+    xfail: tuple[str, Any, bool] | None = None
+    #: an error from tearing the test's fixtures down (pytest counts it as an error next to the test's result)
+    teardown_error: BaseException | None = None
 
 
 CURRENT: contextvars.ContextVar[TestState | None] = contextvars.ContextVar("rt_test_state", default=None)

@@ -1,0 +1,336 @@
+"""pytest's built-in fixtures, provided by rt: tmp_path, tmp_path_factory, tmpdir, capsys, capfd, caplog,
+monkeypatch, recwarn, pytestconfig (``request`` is the fixture machinery's own).
+
+``monkeypatch`` and ``tmpdir`` reuse pytest's public helper classes (imported only when a test asks for them,
+and a suite that uses them has pytest installed); the others are small enough to write here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import sys
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import attrs
+
+from rt_testrunner import capture
+from rt_testrunner.fixtures import FixtureDef, argnames
+
+
+class CaptureResult(NamedTuple):
+    out: Any
+    err: Any
+
+
+class TempPathFactory:
+    """``tmp_path_factory``: numbered folders under one base folder per run."""
+
+    def __init__(self) -> None:
+        self._base: Path | None = None
+        self._counts: dict[str, int] = {}
+
+    def getbasetemp(self) -> Path:
+        if self._base is None:
+            self._base = Path(tempfile.mkdtemp(prefix="rt-test-")).resolve()
+        return self._base
+
+    def mktemp(self, basename: str, numbered: bool = True) -> Path:
+        base = self.getbasetemp()
+        if not numbered:
+            path = base / basename
+            path.mkdir()
+            return path
+        while True:
+            number = self._counts.get(basename, 0)
+            self._counts[basename] = number + 1
+            path = base / f"{basename}{number}"
+            try:
+                path.mkdir()
+                return path
+            except FileExistsError:
+                continue
+
+
+def _tmp_name(request: Any) -> str:
+    name = re.sub(r"[\W]", "_", request.node.name)
+    return name[:30]
+
+
+class CaptureFixture:
+    """``capsys``: what the test wrote since the last ``readouterr()``."""
+
+    def __init__(self, binary: bool = False) -> None:
+        self._capture: capture.Capture | None = None
+        self._own = False
+        self._token: Any = None
+        self._out = 0
+        self._err = 0
+        self._binary = binary
+
+    def _start(self) -> None:
+        self._capture = capture.CURRENT.get()
+        if self._capture is None or not capture.installed():
+            capture.install()
+            self._own = True
+            self._capture = capture.Capture()
+            self._token = capture.CURRENT.set(self._capture)
+        self._out = len("".join(self._capture.out))
+        self._err = len("".join(self._capture.err))
+
+    def _stop(self) -> None:
+        if self._own and self._token is not None:
+            capture.CURRENT.reset(self._token)
+
+    def readouterr(self) -> CaptureResult:
+        assert self._capture is not None
+        out, err = "".join(self._capture.out), "".join(self._capture.err)
+        new_out, new_err = out[self._out:], err[self._err:]
+        self._out, self._err = len(out), len(err)
+        if self._binary:
+            return CaptureResult(new_out.encode(), new_err.encode())
+        return CaptureResult(new_out, new_err)
+
+    @contextlib.contextmanager
+    def disabled(self) -> Iterator[None]:
+        token = capture.CURRENT.set(None)
+        try:
+            yield
+        finally:
+            capture.CURRENT.reset(token)
+
+
+class FdCaptureFixture(CaptureFixture):
+    """``capfd``: like capsys, plus what reaches file descriptors 1 and 2 (subprocesses, C code)."""
+
+    def _start(self) -> None:
+        super()._start()
+        self._files: list[list[Any]] = []
+        self._saved: list[int] = []
+        for fd in (1, 2):
+            sys.__stdout__.flush() if sys.__stdout__ else None
+            temporary = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 - closed in _stop, after the test
+            self._saved.append(os.dup(fd))
+            os.dup2(temporary.fileno(), fd)
+            self._files.append([temporary, 0])
+
+    def _stop(self) -> None:
+        for fd, saved in zip((1, 2), self._saved, strict=True):
+            os.dup2(saved, fd)
+            os.close(saved)
+        for temporary, _ in self._files:
+            temporary.close()
+        super()._stop()
+
+    def readouterr(self) -> CaptureResult:
+        sys_out, sys_err = super().readouterr()
+        texts = []
+        for entry in self._files:
+            temporary, position = entry
+            temporary.seek(position)
+            data = temporary.read()
+            entry[1] = position + len(data)
+            texts.append(data.decode(errors="replace"))
+        return CaptureResult(sys_out + texts[0], sys_err + texts[1])
+
+
+class _CaplogHandler(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(0)
+        self.records: list[logging.LogRecord] = []
+        self.setFormatter(logging.Formatter(capture.LOG_FORMAT))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+class LogCaptureFixture:
+    """``caplog``: the log records of the test, and levels set for its duration."""
+
+    def __init__(self) -> None:
+        self.handler = _CaplogHandler()
+        self._levels: list[tuple[logging.Logger, int]] = []
+        self._handler_level = self.handler.level
+
+    @property
+    def records(self) -> list[logging.LogRecord]:
+        return self.handler.records
+
+    @property
+    def text(self) -> str:
+        return "".join(self.handler.format(r) + "\n" for r in self.records)
+
+    @property
+    def messages(self) -> list[str]:
+        return [r.getMessage() for r in self.records]
+
+    @property
+    def record_tuples(self) -> list[tuple[str, int, str]]:
+        return [(r.name, r.levelno, r.getMessage()) for r in self.records]
+
+    def get_records(self, when: str) -> list[logging.LogRecord]:
+        return self.records if when == "call" else []
+
+    def clear(self) -> None:
+        self.handler.records.clear()
+
+    def set_level(self, level: int | str, logger: str | None = None) -> None:
+        target = logging.getLogger(logger)
+        self._levels.append((target, target.level))
+        target.setLevel(level)
+        self.handler.setLevel(level)
+
+    @contextlib.contextmanager
+    def at_level(self, level: int | str, logger: str | None = None) -> Iterator[None]:
+        target = logging.getLogger(logger)
+        previous, handler_level = target.level, self.handler.level
+        target.setLevel(level)
+        self.handler.setLevel(level)
+        try:
+            yield
+        finally:
+            target.setLevel(previous)
+            self.handler.setLevel(handler_level)
+
+    def _finish(self) -> None:
+        for target, level in reversed(self._levels):
+            target.setLevel(level)
+        logging.getLogger().removeHandler(self.handler)
+
+
+class WarningsRecorder(warnings.catch_warnings):
+    """``recwarn``: every warning the test raised."""
+
+    def __init__(self) -> None:
+        super().__init__(record=True)
+        self._list: list[warnings.WarningMessage] = []
+
+    def __enter__(self) -> Any:
+        recorded = super().__enter__()
+        self._list = recorded if recorded is not None else []
+        warnings.simplefilter("always")
+        return self
+
+    @property
+    def list(self) -> list[warnings.WarningMessage]:
+        return self._list
+
+    def __getitem__(self, index: int) -> warnings.WarningMessage:
+        return self._list[index]
+
+    def __iter__(self) -> Iterator[warnings.WarningMessage]:
+        return iter(self._list)
+
+    def __len__(self) -> int:
+        return len(self._list)
+
+    def pop(self, cls: type[Warning] = Warning) -> warnings.WarningMessage:
+        for index, message in enumerate(self._list):
+            if issubclass(message.category, cls):
+                return self._list.pop(index)
+        raise AssertionError(f"{cls!r} not found in warning list")
+
+    def clear(self) -> None:
+        self._list[:] = []
+
+
+@attrs.define
+class _Factory:
+    factory: TempPathFactory = attrs.Factory(TempPathFactory)
+
+
+_TMP = _Factory()
+
+
+def tmp_path_factory() -> TempPathFactory:
+    return _TMP.factory
+
+
+def tmp_path(request: Any, tmp_path_factory: TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp(_tmp_name(request), numbered=True)
+
+
+def tmpdir(tmp_path: Path) -> Any:
+    from _pytest._py.path import LocalPath
+
+    return LocalPath(tmp_path)  # type: ignore[no-untyped-call]
+
+
+def tmpdir_factory(tmp_path_factory: TempPathFactory) -> Any:
+    return tmp_path_factory
+
+
+def capsys() -> Iterator[CaptureFixture]:
+    fixture = CaptureFixture()
+    fixture._start()
+    yield fixture
+    fixture._stop()
+
+
+def capsysbinary() -> Iterator[CaptureFixture]:
+    fixture = CaptureFixture(binary=True)
+    fixture._start()
+    yield fixture
+    fixture._stop()
+
+
+def capfd() -> Iterator[CaptureFixture]:
+    fixture = FdCaptureFixture()
+    fixture._start()
+    yield fixture
+    fixture._stop()
+
+
+def caplog() -> Iterator[LogCaptureFixture]:
+    fixture = LogCaptureFixture()
+    logging.getLogger().addHandler(fixture.handler)
+    yield fixture
+    fixture._finish()
+
+
+def monkeypatch() -> Iterator[Any]:
+    from _pytest.monkeypatch import MonkeyPatch
+
+    patcher = MonkeyPatch()
+    yield patcher
+    patcher.undo()
+
+
+def recwarn() -> Iterator[WarningsRecorder]:
+    recorder = WarningsRecorder()
+    with recorder:
+        yield recorder
+
+
+def pytestconfig(request: Any) -> Any:
+    return request.config
+
+
+def anyio_backend(request: Any) -> str:
+    return str(request.session.backend)
+
+
+def anyio_backend_name(anyio_backend: Any) -> str:
+    return anyio_backend if isinstance(anyio_backend, str) else str(anyio_backend[0])
+
+
+def anyio_backend_options(anyio_backend: Any) -> dict[str, Any]:
+    return {} if isinstance(anyio_backend, str) else dict(anyio_backend[1])
+
+
+_SCOPES = {"tmp_path_factory": "session", "tmpdir_factory": "session", "pytestconfig": "session",
+           "anyio_backend": "module"}
+_NAMES = ("tmp_path_factory", "tmp_path", "tmpdir", "tmpdir_factory", "capsys", "capsysbinary", "capfd", "caplog",
+          "monkeypatch", "recwarn", "pytestconfig", "anyio_backend", "anyio_backend_name", "anyio_backend_options")
+
+
+def definitions() -> list[FixtureDef]:
+    namespace = globals()
+    return [FixtureDef(name, namespace[name], _SCOPES.get(name, "function"), argnames=argnames(namespace[name]))
+            for name in _NAMES]

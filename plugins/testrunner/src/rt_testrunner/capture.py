@@ -1,0 +1,145 @@
+"""Per-test output capture: ``sys.stdout``/``sys.stderr`` and logging, routed to the running test's buffer.
+
+The streams are replaced once per run by routers that write to the buffer of the test running in the current
+context (a context variable), so tests running concurrently in the event loop each keep their own output,
+and output outside any test goes to the terminal. ``-s``/``--no-capture`` leaves the streams alone.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import io
+import logging
+import sys
+from typing import Any, TextIO
+
+import attrs
+
+LOG_FORMAT = "%(levelname)-8s %(name)s:%(filename)s:%(lineno)d %(message)s"
+
+
+@attrs.define
+class Capture:
+    """What one test wrote."""
+
+    out: list[str] = attrs.Factory(list)
+    err: list[str] = attrs.Factory(list)
+    log: list[str] = attrs.Factory(list)
+
+    def report(self) -> str:
+        """The sections shown under a failure, as pytest titles them."""
+        sections = []
+        for title, parts in (("stdout", self.out), ("stderr", self.err), ("log", self.log)):
+            text = "".join(parts) if title != "log" else "\n".join(parts)
+            if text.strip():
+                sections.append(f"----- Captured {title} -----\n{text.rstrip()}")
+        return "\n".join(sections)
+
+
+CURRENT: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("rt_capture", default=None)
+
+
+class _Router(io.TextIOBase):
+    """Stands in for ``sys.stdout`` or ``sys.stderr``."""
+
+    def __init__(self, real: TextIO, which: str) -> None:
+        self._real = real
+        self._which = which
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        capture = CURRENT.get()
+        if capture is None:
+            return self._real.write(text)
+        (capture.out if self._which == "out" else capture.err).append(text)
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if CURRENT.get() is None:
+            self._real.flush()
+
+    def isatty(self) -> bool:
+        return CURRENT.get() is None and self._real.isatty()
+
+    def fileno(self) -> int:
+        if CURRENT.get() is None:
+            return self._real.fileno()
+        raise io.UnsupportedOperation("fileno: rt test captures this stream (run with -s to turn it off)")
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._real, "encoding", "utf-8") or "utf-8"
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return getattr(self._real, "errors", None)
+
+    @property
+    def buffer(self) -> Any:
+        return _BytesRouter(self)
+
+
+class _BytesRouter(io.RawIOBase):
+    def __init__(self, text: _Router) -> None:
+        self._text = text
+
+    def write(self, data: Any) -> int:
+        self._text.write(bytes(data).decode(self._text.encoding, "replace"))
+        return len(data)
+
+    def writable(self) -> bool:
+        return True
+
+
+class _LogHandler(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        capture = CURRENT.get()
+        if capture is not None:
+            try:
+                capture.log.append(self.format(record))
+            except Exception:  # noqa: BLE001 - a record that cannot be formatted must not fail the test
+                self.handleError(record)
+
+
+_INSTALLED: list[Any] = []
+
+
+def install() -> None:
+    """Route the streams and logging through the per-test buffers (once per process)."""
+    if _INSTALLED:
+        return
+    real_out, real_err = sys.stdout, sys.stderr
+    sys.stdout = _Router(real_out, "out")
+    sys.stderr = _Router(real_err, "err")
+    handler = _LogHandler()
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    logging.getLogger().addHandler(handler)
+    _INSTALLED.extend([real_out, real_err, handler])
+
+
+def uninstall() -> None:
+    if not _INSTALLED:
+        return
+    real_out, real_err, handler = _INSTALLED
+    sys.stdout, sys.stderr = real_out, real_err
+    logging.getLogger().removeHandler(handler)
+    _INSTALLED.clear()
+
+
+def real_streams() -> tuple[TextIO, TextIO]:
+    """The terminal's stdout and stderr, whether or not the routers are in place."""
+    if _INSTALLED:
+        return _INSTALLED[0], _INSTALLED[1]
+    return sys.stdout, sys.stderr
+
+
+def installed() -> bool:
+    return bool(_INSTALLED)

@@ -1,0 +1,449 @@
+"""pytest fixtures, run by rt: definitions read from what ``@pytest.fixture`` records, visibility and
+overriding by name across conftest.py levels, scopes with their caches and finalizers, and ``request``.
+
+Set-up is written as coroutines that only suspend for an async fixture, so one implementation serves sync
+tests (driven on the main thread, where they never suspend) and async ones (awaited in the run's loop).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+SCOPES = ("session", "package", "module", "class", "function")
+NOTSET: Any = object()
+
+
+class FixtureLookupError(LookupError):
+    """A requested fixture that no visible definition provides (pytest's "fixture 'x' not found")."""
+
+
+@attrs.define(eq=False)
+class FixtureDef:
+    name: str
+    func: Callable[..., Any]
+    scope: str = "function"
+    params: tuple[Any, ...] | None = None
+    ids: Any = None
+    autouse: bool = False
+    #: where the definition is visible: "" everywhere, "<dir>/" a conftest's folder and below, "<file>::" one
+    #: module, "<file>::<Class>::" one class
+    baseid: str = ""
+    argnames: tuple[str, ...] = ()
+    #: defined in a class body: called bound to the test's instance
+    method: bool = False
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.func) or inspect.isasyncgenfunction(self.func)
+
+
+def fixture_marker(obj: Any) -> tuple[Callable[..., Any], Any] | None:
+    """``(function, marker)`` when ``obj`` is a pytest fixture: pytest >= 8.4 wraps the function in a
+    ``FixtureFunctionDefinition``; older versions set ``_pytestfixturefunction`` on the function itself."""
+    try:
+        marker = getattr(obj, "_fixture_function_marker", None)
+        if marker is not None:
+            return obj._fixture_function, marker
+        marker = getattr(obj, "_pytestfixturefunction", None)
+    except Exception:  # noqa: BLE001 - an object with a hostile __getattr__ is not a fixture
+        return None
+    if marker is not None and callable(obj):
+        return obj, marker
+    return None
+
+
+def argnames(func: Callable[..., Any], method: bool = False) -> tuple[str, ...]:
+    """The names a function asks for: parameters without defaults, ``self``/``cls`` of a method excluded,
+    and those ``unittest.mock.patch`` decorators fill in."""
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        return ()
+    names = [p.name for p in signature.parameters.values()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty]
+    patchings = getattr(func, "patchings", None)
+    if patchings:
+        names = names[:len(names) - sum(1 for p in patchings if not p.attribute_name and p.new is _mock_default())]
+    if method and names and not isinstance(inspect.unwrap(func), staticmethod):
+        names = names[1:]
+    return tuple(names)
+
+
+def _mock_default() -> Any:
+    import sys
+
+    mock = sys.modules.get("unittest.mock")
+    return getattr(mock, "DEFAULT", NOTSET)
+
+
+def make_def(name: str, obj: Any, baseid: str, method: bool = False) -> FixtureDef | None:
+    found = fixture_marker(obj)
+    if found is None:
+        return None
+    func, marker = found
+    scope = marker.scope if isinstance(marker.scope, str) else "function"
+    params = tuple(marker.params) if marker.params is not None else None
+    return FixtureDef(marker.name or name, func, scope, params, marker.ids, bool(marker.autouse), baseid,
+                      argnames(func, method), method)
+
+
+class Registry:
+    """Every fixture definition of the run, by name, from the least to the most specific."""
+
+    def __init__(self) -> None:
+        self.defs: dict[str, list[FixtureDef]] = {}
+        self.autouse: list[FixtureDef] = []
+
+    def add(self, fixture: FixtureDef) -> None:
+        found = self.defs.setdefault(fixture.name, [])
+        found.append(fixture)
+        found.sort(key=lambda d: len(d.baseid))  # stable: a later definition at the same level wins
+        if fixture.autouse:
+            self.autouse.append(fixture)
+
+    def add_namespace(self, namespace: dict[str, Any], baseid: str, method: bool = False) -> None:
+        for name, value in list(namespace.items()):
+            fixture = make_def(name, value, baseid, method)
+            if fixture is not None:
+                self.add(fixture)
+
+    def visible(self, name: str, key: str) -> list[FixtureDef]:
+        return [d for d in self.defs.get(name, ()) if key.startswith(d.baseid)]
+
+    def resolve(self, name: str, key: str, requester: FixtureDef | None = None) -> FixtureDef:
+        """The closest definition of ``name`` for a test with node key ``key``; a fixture asking for its own
+        name gets the next definition out (overriding by name)."""
+        candidates = self.visible(name, key)
+        if requester is not None and requester.name == name and requester in candidates:
+            candidates = candidates[:candidates.index(requester)]
+        if not candidates:
+            available = sorted(n for n, defs in self.defs.items() if any(key.startswith(d.baseid) for d in defs))
+            raise FixtureLookupError(f"fixture {name!r} not found\n  available fixtures: {', '.join(available)}")
+        return candidates[-1]
+
+    def autouse_for(self, key: str) -> list[str]:
+        names: list[str] = []
+        for fixture in sorted(self.autouse, key=lambda d: (SCOPES.index(d.scope), len(d.baseid))):
+            if key.startswith(fixture.baseid) and fixture.name not in names:
+                names.append(fixture.name)
+        return names
+
+    def closure(self, initial: list[str], key: str, direct: set[str]) -> list[FixtureDef]:
+        """All definitions a test needs (depth first, each once), except the names parametrized directly."""
+        seen: dict[int, FixtureDef] = {}
+        order: list[FixtureDef] = []
+
+        def visit(name: str, requester: FixtureDef | None) -> None:
+            if name in direct or name == "request":
+                return
+            try:
+                fixture = self.resolve(name, key, requester)
+            except FixtureLookupError:
+                return  # reported when the test is set up
+            if id(fixture) in seen:
+                return
+            seen[id(fixture)] = fixture
+            for arg in fixture.argnames:
+                visit(arg, fixture)
+            order.append(fixture)
+
+        for name in initial:
+            visit(name, None)
+        return order
+
+
+@attrs.define
+class _Cached:
+    param_key: Any
+    value: Any = None
+    error: BaseException | None = None
+    finalizers: list[Callable[[], Any]] = attrs.Factory(list)
+
+
+class ScopeState:
+    """Values of fixtures above function scope, kept until their scope ends, and the finalizers to run then."""
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple[int, Any], _Cached] = {}
+        self.by_scope: dict[Any, list[tuple[int, Any]]] = {}
+
+    def finish(self, scope_key: Any) -> Any:
+        """Tear down everything cached for ``scope_key``, last set up first. Returns a coroutine when an
+        async finalizer is among them (the caller awaits it in the loop), else ``None``; the first error is
+        raised after every finalizer ran."""
+        keys = self.by_scope.pop(scope_key, [])
+        finalizers: list[Callable[[], Any]] = []
+        for key in reversed(keys):
+            cached = self.cache.pop(key, None)
+            if cached is not None:
+                finalizers.extend(reversed(cached.finalizers))
+        return run_finalizers(finalizers)
+
+
+def run_finalizers(finalizers: list[Callable[[], Any]]) -> Any:
+    """Call each finalizer (already in teardown order); a coroutine when one of them is async."""
+    if any(getattr(f, "is_async", False) for f in finalizers):
+        return _run_finalizers_async(finalizers)
+    error: BaseException | None = None
+    for finalizer in finalizers:
+        try:
+            finalizer()
+        except BaseException as exc:  # noqa: BLE001 - every finalizer runs; the first error is raised
+            error = error or exc
+    if error is not None:
+        raise error
+    return None
+
+
+async def _run_finalizers_async(finalizers: list[Callable[[], Any]]) -> None:
+    error: BaseException | None = None
+    for finalizer in finalizers:
+        try:
+            result = finalizer()
+            if inspect.isawaitable(result):
+                await result
+        except BaseException as exc:  # noqa: BLE001 - every finalizer runs; the first error is raised
+            error = error or exc
+    if error is not None:
+        raise error
+
+
+class _GeneratorFinalizer:
+    """Resumes a ``yield`` fixture after its scope: it must stop there (a second ``yield`` is an error)."""
+
+    def __init__(self, generator: Any, name: str) -> None:
+        self.generator = generator
+        self.name = name
+        self.is_async = inspect.isasyncgen(generator)
+
+    def __call__(self) -> Any:
+        if self.is_async:
+            return self._async()
+        try:
+            next(self.generator)
+        except StopIteration:
+            return None
+        raise RuntimeError(f"fixture {self.name!r} yielded more than once")
+
+    async def _async(self) -> None:
+        try:
+            await self.generator.__anext__()
+        except StopAsyncIteration:
+            return
+        raise RuntimeError(f"fixture {self.name!r} yielded more than once")
+
+
+def scope_key(scope: str, item: Any) -> Any:
+    if scope == "function":
+        return ("function", id(item))
+    if scope == "class":
+        return ("class", item.file, item.cls.__qualname__ if item.cls is not None else None)
+    if scope == "module":
+        return ("module", item.file)
+    if scope == "package":
+        return ("package", item.package)
+    return ("session",)
+
+
+def param_key(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return ("value", value)
+
+
+class FixtureRequest:
+    """pytest's ``request``: what a fixture or test knows about the test being set up."""
+
+    def __init__(self, item: Any, setup: Setup, fixture: FixtureDef | None = None, param: Any = NOTSET) -> None:
+        self._item = item
+        self._setup = setup
+        self._fixture = fixture
+        if param is not NOTSET:
+            self.param = param
+            self.param_index = item.param_indices.get(fixture.name if fixture else "", 0)
+
+    @property
+    def fixturename(self) -> str | None:
+        return self._fixture.name if self._fixture is not None else None
+
+    @property
+    def scope(self) -> str:
+        return self._fixture.scope if self._fixture is not None else "function"
+
+    @property
+    def node(self) -> Any:
+        return self._item.node
+
+    @property
+    def config(self) -> Any:
+        return self._item.session.config
+
+    @property
+    def function(self) -> Any:
+        return self._item.function
+
+    @property
+    def cls(self) -> Any:
+        return self._item.cls
+
+    @property
+    def instance(self) -> Any:
+        return self._item.instance
+
+    @property
+    def module(self) -> Any:
+        return self._item.module
+
+    @property
+    def path(self) -> Path:
+        return Path(self._item.file)
+
+    @property
+    def fspath(self) -> Any:
+        return self._item.node.fspath
+
+    @property
+    def keywords(self) -> Any:
+        return self._item.node.keywords
+
+    @property
+    def fixturenames(self) -> list[str]:
+        return list(self._item.fixturenames)
+
+    @property
+    def session(self) -> Any:
+        return self._item.session
+
+    def addfinalizer(self, finalizer: Callable[[], Any]) -> None:
+        if self._fixture is None or self._fixture.scope == "function":
+            self._setup.finalizers.append(finalizer)
+        else:
+            self._setup.scoped_finalizer(self._fixture, finalizer)
+
+    def applymarker(self, marker: Any) -> None:
+        self._item.node.add_marker(marker)
+
+    def getfixturevalue(self, name: str) -> Any:
+        coroutine = self._setup.get(name, self._fixture)
+        try:
+            coroutine.send(None)
+        except StopIteration as stop:
+            return stop.value
+        coroutine.close()
+        raise RuntimeError(f"getfixturevalue({name!r}): an async fixture cannot be set up from sync code")
+
+    def raiseerror(self, msg: str | None) -> None:
+        raise FixtureLookupError(msg or "fixture error")
+
+    def __repr__(self) -> str:
+        return f"<FixtureRequest for {self._item.node.nodeid!r}>"
+
+
+class Setup:
+    """Setting up one test: fixture values by name, its function-scope finalizers, the shared scope state."""
+
+    def __init__(self, item: Any, registry: Registry, scopes: ScopeState) -> None:
+        self.item = item
+        self.registry = registry
+        self.scopes = scopes
+        self.values: dict[str, Any] = {}
+        self.finalizers: list[Callable[[], Any]] = []
+        self.request = FixtureRequest(item, self)
+        self._active: dict[tuple[int, Any], _Cached] = {}
+        self._function_values: dict[int, Any] = {}
+
+    def scoped_finalizer(self, fixture: FixtureDef, finalizer: Callable[[], Any]) -> None:
+        key = (id(fixture), scope_key(fixture.scope, self.item))
+        cached = self._active.get(key) or self.scopes.cache.get(key)
+        if cached is None:
+            self.finalizers.append(finalizer)
+        else:
+            cached.finalizers.append(finalizer)
+
+    async def get(self, name: str, requester: FixtureDef | None = None) -> Any:
+        if name == "request":
+            return self.request if requester is None else FixtureRequest(
+                self.item, self, requester, self.item.params.get(requester.name, NOTSET))
+        if requester is None and name in self.values:
+            return self.values[name]
+        if requester is None and name in self.item.direct_params:
+            return self.item.direct_params[name]
+        fixture = self.registry.resolve(name, self.item.key, requester)
+        value = await self.value_of(fixture)
+        if requester is None:
+            self.values[name] = value
+        return value
+
+    async def value_of(self, fixture: FixtureDef) -> Any:
+        param = self.item.params.get(fixture.name, NOTSET)
+        if fixture.scope == "function":
+            if id(fixture) not in self._function_values:
+                self._function_values[id(fixture)] = await self._create(fixture, param, self.finalizers)
+            return self._function_values[id(fixture)]
+        key = (id(fixture), scope_key(fixture.scope, self.item))
+        cached = self.scopes.cache.get(key)
+        pkey = param_key(param)
+        if cached is not None and cached.param_key == pkey:
+            if cached.error is not None:
+                raise cached.error
+            return cached.value
+        if cached is not None:  # another parameter of the same fixture: the old value goes first
+            self.scopes.cache.pop(key)
+            result = run_finalizers(list(reversed(cached.finalizers)))
+            if inspect.isawaitable(result):
+                await result
+        entry = _Cached(pkey)
+        self._active[key] = entry
+        self.scopes.cache[key] = entry
+        self.scopes.by_scope.setdefault(key[1], []).append(key)
+        try:
+            entry.value = await self._create(fixture, param, entry.finalizers)
+        except BaseException as exc:
+            entry.error = exc
+            raise
+        finally:
+            self._active.pop(key, None)
+        return entry.value
+
+    async def _create(self, fixture: FixtureDef, param: Any, finalizers: list[Callable[[], Any]]) -> Any:
+        kwargs = {}
+        for arg in fixture.argnames:
+            kwargs[arg] = await self.get(arg, fixture)
+        func = fixture.func
+        if fixture.method:
+            instance = self.item.instance
+            if instance is None:
+                raise FixtureLookupError(f"fixture {fixture.name!r} is a method and needs a test class instance")
+            func = func.__get__(instance, type(instance))
+        result = func(**kwargs)
+        if inspect.isgenerator(result):
+            value = next(result)
+            finalizers.append(_GeneratorFinalizer(result, fixture.name))
+            return value
+        if inspect.isasyncgen(result):
+            value = await result.__anext__()
+            finalizers.append(_GeneratorFinalizer(result, fixture.name))
+            return value
+        if inspect.iscoroutine(result):
+            return await result
+        return result
+
+    def teardown(self) -> Any:
+        """The test's function-scope finalizers, last first (a coroutine when one is async)."""
+        finalizers, self.finalizers = list(reversed(self.finalizers)), []
+        return run_finalizers(finalizers)
+
+
+def iter_names(values: Iterator[str]) -> list[str]:
+    seen: list[str] = []
+    for value in values:
+        if value not in seen:
+            seen.append(value)
+    return seen

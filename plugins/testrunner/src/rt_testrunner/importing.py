@@ -1,0 +1,137 @@
+"""Importing test files, conftest.py files and the suite's helper modules under their real names.
+
+As pytest's default ("prepend") import mode: the module's name is its dotted path from the first directory
+upward without an ``__init__.py`` (its basedir), which goes first on ``sys.path``. So a test module's classes
+pickle, ``multiprocessing`` can find its functions, and relative imports inside test packages work.
+
+Assertions are rewritten (:mod:`rt_testrunner.rewrite`) in test files, conftest.py files and every module
+imported from the suite's test directories (its helpers), through a finder at the front of ``sys.meta_path``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import types
+from collections.abc import Sequence
+from pathlib import Path
+
+from rt_testrunner.rewrite import _HELPER, _UNSET, UNSET, assert_failed, compile_test_file
+
+
+class ImportMismatchError(ImportError):
+    """Two files that would import under one module name (pytest's "import file mismatch")."""
+
+
+class _RewritingLoader(importlib.machinery.SourceFileLoader):
+    def exec_module(self, module: types.ModuleType) -> None:
+        code = compile_test_file(Path(self.path))
+        module.__dict__[_HELPER] = assert_failed
+        module.__dict__[_UNSET] = UNSET
+        exec(code, module.__dict__)  # noqa: S102 - running the user's test code is the point
+
+
+class RewritingFinder(importlib.abc.MetaPathFinder):
+    """Finds modules as the normal path finder does, and hands the suite's own ones to the rewriting loader."""
+
+    def __init__(self, python_files: Sequence[str]) -> None:
+        self.test_dirs: set[str] = set()
+        self.python_files = tuple(python_files)
+
+    def add_test_dir(self, directory: Path) -> None:
+        self.test_dirs.add(str(directory))
+
+    def wants(self, origin: str) -> bool:
+        if "site-packages" in origin or "dist-packages" in origin:
+            return False
+        name = os.path.basename(origin)
+        if name == "conftest.py" or any(fnmatch.fnmatch(name, pattern) for pattern in self.python_files):
+            return True
+        directory = os.path.dirname(origin)
+        while directory and directory not in self.test_dirs:
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                return False
+            directory = parent
+        return bool(directory)
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None,
+                  ) -> importlib.machinery.ModuleSpec | None:
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or not isinstance(spec.origin, str) or not spec.origin.endswith(".py"):
+            return None
+        if not isinstance(spec.loader, importlib.machinery.SourceFileLoader) or not self.wants(spec.origin):
+            return None
+        spec.loader = _RewritingLoader(fullname, spec.origin)
+        return spec
+
+
+_FINDER: RewritingFinder | None = None
+
+
+def install(python_files: Sequence[str]) -> RewritingFinder:
+    """Put the rewriting finder first on ``sys.meta_path`` (once per process)."""
+    global _FINDER
+    if _FINDER is None:
+        _FINDER = RewritingFinder(python_files)
+        sys.meta_path.insert(0, _FINDER)
+    return _FINDER
+
+
+def module_name(path: Path) -> tuple[str, Path]:
+    """The dotted name of ``path`` and its basedir (the first directory upward that is not a package)."""
+    parts = [path.stem] if path.name != "__init__.py" else []
+    directory = path.parent
+    while (directory / "__init__.py").is_file():
+        parts.insert(0, directory.name)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    return ".".join(parts), directory
+
+
+def importable(path: Path) -> bool:
+    return path.stem.isidentifier()
+
+
+def import_path(path: Path) -> types.ModuleType:
+    """Import ``path`` under its real name (prepend mode); a second file under the same name is an error."""
+    name, basedir = module_name(path)
+    if "." not in name:
+        # a top-level module such as conftest or test_utils in several folders: each file is its own module
+        previous = sys.modules.get(name)
+        if previous is not None and _same_file(previous, path) is False:
+            del sys.modules[name]
+    base = str(basedir)
+    if not sys.path or sys.path[0] != base:
+        if base in sys.path:
+            sys.path.remove(base)
+        sys.path.insert(0, base)
+    importlib.invalidate_caches()
+    module = importlib.import_module(name)
+    if _same_file(module, path) is False:
+        raise ImportMismatchError(
+            f"import file mismatch: module {name!r} was imported from {module.__file__}, not {path}; "
+            "give the test files unique names or make their folders packages (__init__.py)"
+        )
+    return module
+
+
+def forget(path: Path) -> None:
+    """Drop ``path``'s module from ``sys.modules`` so the next import runs it again (``--rerun-each``)."""
+    name, _ = module_name(path)
+    sys.modules.pop(name, None)
+
+
+def _same_file(module: types.ModuleType, path: Path) -> bool | None:
+    origin = getattr(module, "__file__", None)
+    if origin is None:
+        return None
+    try:
+        return os.path.samefile(origin, path)
+    except OSError:
+        return False

@@ -1,0 +1,68 @@
+"""What an exception raised by a test means, without importing pytest: pytest's own outcome exceptions
+(``pytest.skip``/``xfail``/``fail``/``exit``), unittest's ``SkipTest``, and rt's equivalents for marks.
+
+pytest's are recognized by their class (module ``_pytest.outcomes``), so a suite that never imports pytest
+never makes rt import it either.
+"""
+
+from __future__ import annotations
+
+import enum
+
+_PYTEST_OUTCOMES = "_pytest.outcomes"
+
+
+class Kind(enum.Enum):
+    SKIP = "skip"
+    XFAIL = "xfail"
+    FAIL = "fail"  # pytest.fail(): a failure whose message is the whole report
+    EXIT = "exit"  # pytest.exit(): the test fails and the run stops
+    OTHER = "other"
+
+
+class SkipTest(Exception):
+    """Raised by rt for a ``skip``/``skipif`` mark and an empty parameter set."""
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__(reason)
+        self.msg = reason
+
+
+class ExpectedFailure(Exception):
+    """Raised by rt for ``xfail(run=False)``: the test is reported as xfailed without running."""
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__(reason)
+        self.msg = reason
+
+
+def _names(exc: BaseException) -> list[tuple[str, str]]:
+    return [(cls.__module__, cls.__name__) for cls in type(exc).__mro__]
+
+
+def classify(exc: BaseException) -> Kind:
+    if isinstance(exc, SkipTest):
+        return Kind.SKIP
+    if isinstance(exc, ExpectedFailure):
+        return Kind.XFAIL
+    for module, name in _names(exc):
+        if module == _PYTEST_OUTCOMES:
+            if name == "Skipped":
+                return Kind.SKIP
+            if name == "XFailed":
+                return Kind.XFAIL
+            if name == "Failed":
+                return Kind.FAIL
+            if name == "Exit":
+                return Kind.EXIT
+        if module == "unittest.case" and name == "SkipTest":
+            return Kind.SKIP
+    return Kind.OTHER
+
+
+def reason(exc: BaseException) -> str:
+    """The message a skip/xfail/fail carries (pytest keeps it in ``.msg``)."""
+    message = getattr(exc, "msg", None)
+    if isinstance(message, str):
+        return message
+    return str(exc)

@@ -1,0 +1,125 @@
+"""A project's pytest configuration, read as pytest reads it, for the options that shape a run.
+
+pytest looks for its configuration from the invocation directory upward and takes the first of, per
+directory: ``pytest.ini`` / ``.pytest.ini`` (section ``[pytest]``), ``pyproject.toml``
+(``[tool.pytest.ini_options]``, or pytest 9's native ``[tool.pytest]``), ``tox.ini`` (``[pytest]``),
+``setup.cfg`` (``[tool:pytest]``). That file's directory is the rootdir. Options read here: testpaths,
+python_files, python_classes, python_functions, norecursedirs, markers, filterwarnings, xfail_strict,
+usefixtures; anything else in the file is left to pytest.
+"""
+
+from __future__ import annotations
+
+import configparser
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+DEFAULT_PYTHON_FILES = ("test_*.py", "*_test.py")
+DEFAULT_NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}")
+
+
+class ConfigError(Exception):
+    """A pytest configuration file that cannot be read: shown as one line, exit code 2."""
+
+
+@attrs.frozen
+class PytestConfig:
+    rootdir: Path
+    inifile: Path | None = None
+    values: dict[str, Any] = attrs.field(factory=dict)
+
+    def lines(self, name: str) -> list[str]:
+        """A "linelist" option (markers, filterwarnings): one entry per line, or a TOML list."""
+        value = self.values.get(name)
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [line.strip() for line in value.splitlines() if line.strip()]
+        return [str(item) for item in value]
+
+    def args(self, name: str, default: tuple[str, ...] = ()) -> list[str]:
+        """An "args" option (testpaths, python_files ...): whitespace-separated, or a TOML list."""
+        value = self.values.get(name)
+        if value is None:
+            return list(default)
+        if isinstance(value, str):
+            return value.split()
+        return [str(item) for item in value]
+
+    def flag(self, name: str) -> bool:
+        value = self.values.get(name, False)
+        if isinstance(value, str):
+            return value.strip().lower() in ("1", "true", "yes", "on")
+        return bool(value)
+
+    @property
+    def python_files(self) -> list[str]:
+        return self.args("python_files", DEFAULT_PYTHON_FILES)
+
+    @property
+    def python_classes(self) -> list[str]:
+        return self.args("python_classes", ("Test",))
+
+    @property
+    def python_functions(self) -> list[str]:
+        return self.args("python_functions", ("test",))
+
+    @property
+    def norecursedirs(self) -> list[str]:
+        return self.args("norecursedirs", DEFAULT_NORECURSE)
+
+
+def _ini_section(path: Path, section: str) -> dict[str, Any] | None:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {str(exc).splitlines()[0]}") from None
+    if not parser.has_section(section):
+        return None
+    return dict(parser.items(section))
+
+
+def _toml_section(path: Path) -> dict[str, Any] | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    tool = data.get("tool", {}).get("pytest")
+    if not isinstance(tool, dict):
+        return None
+    legacy = tool.get("ini_options")
+    if isinstance(legacy, dict):
+        return legacy
+    return {key: value for key, value in tool.items() if key != "ini_options"}
+
+
+def _read(directory: Path) -> tuple[Path, dict[str, Any]] | None:
+    for name in ("pytest.ini", ".pytest.ini"):
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate, _ini_section(candidate, "pytest") or {}
+    candidate = directory / "pyproject.toml"
+    if candidate.is_file():
+        section = _toml_section(candidate)
+        if section is not None:
+            return candidate, section
+    for name, section_name in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        candidate = directory / name
+        if candidate.is_file():
+            ini = _ini_section(candidate, section_name)
+            if ini is not None:
+                return candidate, ini
+    return None
+
+
+def load(start: Path) -> PytestConfig:
+    """The configuration that pytest run in ``start`` would use; none found: the defaults, rootdir ``start``."""
+    for directory in (start, *start.parents):
+        found = _read(directory)
+        if found is not None:
+            return PytestConfig(directory, found[0], found[1])
+    return PytestConfig(start)

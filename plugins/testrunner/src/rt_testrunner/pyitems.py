@@ -1,0 +1,928 @@
+"""Collecting a pytest suite: test functions, ``Test*`` classes, ``unittest.TestCase`` classes, their marks,
+parametrization (marks, ``pytest_generate_tests``, fixture params) and conftest.py files at every level.
+
+rt reads what pytest's decorators record (``pytestmark`` lists of ``Mark(name, args, kwargs)``, the fixture
+marker, ``ParameterSet``) and never imports pytest itself: a suite that uses those decorators has imported it.
+Each collected item becomes an rt :class:`~rt_testrunner.model.TestCase` whose function sets up the fixtures,
+runs the test and tears down, so the runner schedules, times out and reports it like any other test.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+import os
+import platform
+import re
+import sys
+import types
+import unittest
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+from rt.events import Location
+
+from rt_testrunner import builtin_fixtures, importing
+from rt_testrunner.fixtures import NOTSET, FixtureDef, Registry, ScopeState, Setup, argnames, scope_key
+from rt_testrunner.model import Suite, TestCase
+from rt_testrunner.outcomes import ExpectedFailure, SkipTest
+from rt_testrunner.pyconfig import PytestConfig
+from rt_testrunner.pyconfig_objects import Config, Parser
+from rt_testrunner.state import CURRENT
+
+#: no time-out for pytest tests unless asked (pytest has none; rt's default 5 s would fail slow real tests)
+NO_TIMEOUT_MS = 10**9
+
+
+@attrs.frozen
+class Mark:
+    """A mark added at run time (``request.node.add_marker("slow")``), shaped like pytest's."""
+
+    name: str
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = attrs.field(factory=dict)
+
+
+def _unpack(mark: Any) -> Any:
+    return getattr(mark, "mark", mark)
+
+
+def marks_of(obj: Any, mro: bool = False) -> list[Any]:
+    owners = [c for c in obj.__mro__ if c is not object] if mro and isinstance(obj, type) else [obj]
+    found: list[Any] = []
+    for owner in owners:
+        raw = owner.__dict__.get("pytestmark", []) if mro else getattr(owner, "pytestmark", [])
+        if not isinstance(raw, list | tuple):
+            raw = [raw]
+        found.extend(_unpack(m) for m in raw if hasattr(_unpack(m), "name"))
+    return found
+
+
+@attrs.define
+class CallSpec:
+    """One combination of parameters: values by name, the id parts, marks from ``pytest.param``."""
+
+    params: dict[str, Any] = attrs.Factory(dict)
+    indices: dict[str, int] = attrs.Factory(dict)
+    ids: list[str] = attrs.Factory(list)
+    marks: list[Any] = attrs.Factory(list)
+    indirect: set[str] = attrs.Factory(set)
+
+    @property
+    def id(self) -> str:
+        return "-".join(self.ids)
+
+    def extend(self, names: list[str], values: tuple[Any, ...], index: int, id_: str, marks: list[Any],
+               indirect: set[str]) -> CallSpec:
+        return CallSpec({**self.params, **dict(zip(names, values, strict=False))},
+                        {**self.indices, **{n: index for n in names}}, [*self.ids, id_], [*self.marks, *marks],
+                        self.indirect | (indirect & set(names)))
+
+
+_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _ascii(text: str) -> str:
+    return "".join(_ESCAPES.get(ch, ch) if ch.isascii() else ch.encode("unicode_escape").decode() for ch in text)
+
+
+def value_id(value: Any, argname: str, index: int) -> str:
+    """pytest's automatic id of one parameter value."""
+    if isinstance(value, str):
+        return _ascii(value)
+    if isinstance(value, bytes):
+        return _ascii(value.decode("latin-1"))
+    if value is None or isinstance(value, int | float | complex | bool):
+        return str(value)
+    if isinstance(value, re.Pattern):
+        return _ascii(value.pattern)
+    import enum
+
+    if isinstance(value, enum.Enum):
+        return str(value)
+    if isinstance(getattr(value, "__name__", None), str) and (inspect.isclass(value) or inspect.isfunction(value)):
+        return str(value.__name__)
+    return f"{argname}{index}"
+
+
+def _dedupe(ids: list[str]) -> list[str]:
+    counts: dict[str, int] = {}
+    for id_ in ids:
+        counts[id_] = counts.get(id_, 0) + 1
+    seen: dict[str, int] = {}
+    result = []
+    for id_ in ids:
+        if counts[id_] > 1:
+            number = seen.get(id_, 0)
+            seen[id_] = number + 1
+            suffix = "_" if id_ and id_[-1].isdigit() else ""
+            result.append(f"{id_}{suffix}{number}")
+        else:
+            result.append(id_)
+    return result
+
+
+def expand(callspecs: list[CallSpec], argnames_: Any, argvalues: Any, ids: Any = None, indirect: Any = False,
+           ) -> list[CallSpec]:
+    """The product of ``callspecs`` with one ``parametrize(argnames, argvalues)``."""
+    if isinstance(argnames_, str):
+        names = [n.strip() for n in argnames_.split(",") if n.strip()]
+        single = len(names) == 1
+    else:
+        names = list(argnames_)
+        single = False
+    indirect_names = set(names) if indirect is True else set(indirect or ())
+    rows: list[tuple[tuple[Any, ...], list[Any], str | None]] = []
+    for value in list(argvalues):
+        if hasattr(value, "values") and hasattr(value, "marks") and hasattr(value, "id") and type(
+                value).__name__ == "ParameterSet":
+            rows.append((tuple(value.values), [_unpack(m) for m in value.marks], value.id))
+        elif single:
+            rows.append(((value,), [], None))
+        else:
+            rows.append((tuple(value), [], None))
+    if not rows:
+        skip = Mark("skip", (), {"reason": f"got empty parameter set for ({', '.join(names)})"})
+        return [cs.extend([], (), 0, "NOTSET", [skip], set()) for cs in callspecs]
+    given_ids = list(ids) if ids is not None and not callable(ids) else None
+    made: list[str] = []
+    for index, (values, _, explicit) in enumerate(rows):
+        id_: str | None = explicit
+        if id_ is None and given_ids is not None and index < len(given_ids) and given_ids[index] is not None:
+            id_ = str(given_ids[index])
+        if id_ is None and callable(ids):
+            parts = []
+            for name, value in zip(names, values, strict=False):
+                custom = ids(value)
+                parts.append(str(custom) if custom is not None else value_id(value, name, index))
+            id_ = "-".join(parts)
+        if id_ is None:
+            id_ = "-".join(value_id(v, n, index) for n, v in zip(names, values, strict=False))
+        made.append(id_)
+    made = _dedupe(made)
+    return [cs.extend(names, values, index, made[index], marks, indirect_names)
+            for cs in callspecs for index, (values, marks, _) in enumerate(rows)]
+
+
+class Metafunc:
+    """What ``pytest_generate_tests(metafunc)`` sees."""
+
+    def __init__(self, function: Any, cls: Any, module: Any, fixturenames: list[str], config: Config) -> None:
+        self.function = function
+        self.cls = cls
+        self.module = module
+        self.fixturenames = fixturenames
+        self.config = config
+        self.definition = types.SimpleNamespace(name=function.__name__, get_closest_marker=self._closest,
+                                                iter_markers=self._iter)
+        self.calls: list[tuple[Any, ...]] = []
+
+    def _iter(self, name: str | None = None) -> Iterator[Any]:
+        return (m for m in marks_of(self.function) if name is None or m.name == name)
+
+    def _closest(self, name: str, default: Any = None) -> Any:
+        return next(self._iter(name), default)
+
+    def parametrize(self, argnames: Any, argvalues: Any, indirect: Any = False, ids: Any = None,
+                    scope: Any = None) -> None:
+        self.calls.append((argnames, argvalues, ids, indirect))
+
+
+class Node:
+    """``request.node``: the test as pytest's item API shows it."""
+
+    def __init__(self, item: PyItem) -> None:
+        self._item = item
+        self.name = item.name
+        self.originalname = item.originalname
+        self.nodeid = item.nodeid
+        self.own_markers: list[Any] = list(item.marks)
+        self.user_properties: list[tuple[str, Any]] = []
+        self.stash: dict[Any, Any] = {}
+        self.extra_keyword_matches: set[str] = set()
+        self.callspec = types.SimpleNamespace(params=dict(item.all_params), id=item.param_id,
+                                              indices=dict(item.param_indices))
+
+    @property
+    def keywords(self) -> dict[str, bool]:
+        return dict.fromkeys(self._item.keywords(), True)
+
+    @property
+    def config(self) -> Config:
+        return self._item.session.config
+
+    @property
+    def session(self) -> Any:
+        return self._item.session
+
+    @property
+    def path(self) -> Path:
+        return Path(self._item.file)
+
+    @property
+    def fspath(self) -> Any:
+        return self.path
+
+    @property
+    def module(self) -> Any:
+        return self._item.module
+
+    @property
+    def cls(self) -> Any:
+        return self._item.cls
+
+    @property
+    def function(self) -> Any:
+        return self._item.function
+
+    @property
+    def obj(self) -> Any:
+        return self._item.function
+
+    @property
+    def instance(self) -> Any:
+        return self._item.instance
+
+    @property
+    def fixturenames(self) -> list[str]:
+        return list(self._item.fixturenames)
+
+    @property
+    def funcargs(self) -> dict[str, Any]:
+        setup = self._item.setup
+        return dict(setup.values) if setup is not None else {}
+
+    def iter_markers(self, name: str | None = None) -> Iterator[Any]:
+        return (m for m in self.own_markers if name is None or m.name == name)
+
+    def iter_markers_with_node(self, name: str | None = None) -> Iterator[tuple[Any, Any]]:
+        return ((self, m) for m in self.iter_markers(name))
+
+    def get_closest_marker(self, name: str, default: Any = None) -> Any:
+        return next(self.iter_markers(name), default)
+
+    def add_marker(self, marker: Any, append: bool = True) -> None:
+        mark = Mark(marker) if isinstance(marker, str) else _unpack(marker)
+        if append:
+            self.own_markers.append(mark)
+        else:
+            self.own_markers.insert(0, mark)
+
+    def listchain(self) -> list[Any]:
+        return [self]
+
+    def getparent(self, cls: Any) -> Any:
+        return None
+
+    def add_report_section(self, when: str, key: str, content: str) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"<Function {self.name}>"
+
+
+@attrs.define(eq=False)
+class PyItem:
+    session: PytestSession
+    file: str
+    module: Any
+    cls: Any
+    function: Any
+    name: str
+    originalname: str
+    marks: list[Any]
+    callspec: CallSpec
+    fixturenames: list[str]
+    closure: list[FixtureDef]
+    is_unittest: bool = False
+    instance: Any = None
+    setup: Setup | None = None
+    node: Any = None
+
+    @property
+    def key(self) -> str:
+        if self.cls is not None:
+            return f"{self.file}::{self.cls.__qualname__}::{self.name}"
+        return f"{self.file}::{self.name}"
+
+    @property
+    def nodeid(self) -> str:
+        relative = self.session.relative(self.file)
+        parts = [relative, *([self.cls.__qualname__.replace(".", "::")] if self.cls is not None else []), self.name]
+        return "::".join(parts)
+
+    @property
+    def package(self) -> str | None:
+        directory = os.path.dirname(self.file)
+        return directory if os.path.exists(os.path.join(directory, "__init__.py")) else None
+
+    @property
+    def direct_params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.callspec.params.items() if k not in self.callspec.indirect}
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.callspec.params.items() if k in self.callspec.indirect}
+
+    @property
+    def all_params(self) -> dict[str, Any]:
+        return self.callspec.params
+
+    @property
+    def param_indices(self) -> dict[str, int]:
+        return self.callspec.indices
+
+    @property
+    def param_id(self) -> str:
+        return self.callspec.id
+
+    def keywords(self) -> set[str]:
+        words = {self.name, self.originalname, os.path.basename(self.file)}
+        if self.cls is not None:
+            words.update(c.__name__ for c in self.cls.__mro__ if c is not object)
+        relative = self.session.relative(self.file)
+        words.update(relative.split("/")[:-1])
+        words.update(m.name for m in (self.node.own_markers if self.node is not None else self.marks))
+        words.update(getattr(self.function, "__dict__", {}).keys())
+        return words
+
+    def mark_names(self) -> set[str]:
+        return {m.name for m in (self.node.own_markers if self.node is not None else self.marks)}
+
+
+def _matches(name: str, patterns: list[str]) -> bool:
+    for pattern in patterns:
+        if name.startswith(pattern) or ("*" in pattern or "?" in pattern or "[" in pattern) and fnmatch.fnmatch(
+                name, pattern):
+            return True
+    return False
+
+
+def _has_init(cls: type) -> bool:
+    """pytest does not collect a test class with its own constructor (it could not make the instances)."""
+    return vars_of(cls, "__init__") is not object.__init__ or vars_of(cls, "__new__") is not object.__new__
+
+
+def vars_of(cls: type, name: str) -> Any:
+    for owner in cls.__mro__:
+        if name in owner.__dict__:
+            return owner.__dict__[name]
+    return None
+
+
+def _call_optional(func: Callable[..., Any], arg: Any) -> Any:
+    """xunit set-up functions take their argument only if they declare one (as pytest calls them)."""
+    try:
+        wants = len(inspect.signature(func).parameters) > 0
+    except (TypeError, ValueError):
+        wants = False
+    return func(arg) if wants else func()
+
+
+class PytestSession:
+    """The state of one run's pytest side: configuration, fixture definitions, scopes, loaded conftests."""
+
+    def __init__(self, pyconfig: PytestConfig, root: Path, backend: str = "asyncio") -> None:
+        self.pyconfig = pyconfig
+        self.root = root
+        self.backend = backend
+        self.config = Config(pyconfig, root)
+        self.registry = Registry()
+        for fixture in builtin_fixtures.definitions():
+            self.registry.add(fixture)
+        self.scopes = ScopeState()
+        self.conftests: dict[str, types.ModuleType | None] = {}
+        self.generate_hooks: list[tuple[str, Callable[..., Any]]] = []
+        self.ignored: set[str] = set()
+        self.ignore_globs: list[str] = []
+        self.finder = importing.install(pyconfig.python_files)
+        self.xfail_strict = pyconfig.flag("xfail_strict")
+        self.ini_usefixtures = pyconfig.lines("usefixtures")
+        self.warning_filters = pyconfig.lines("filterwarnings")
+        self.loaded_plugins: set[str] = set()
+        self.shouldstop: bool | str = False
+        self.shouldfail: bool | str = False
+        self.items: list[Any] = []
+
+    def relative(self, file: str) -> str:
+        try:
+            return Path(file).relative_to(self.pyconfig.rootdir).as_posix()
+        except ValueError:
+            return Path(file).as_posix()
+
+    # -- conftest.py ------------------------------------------------------------------------------------------
+
+    def load_conftests(self, directory: Path) -> None:
+        """Every conftest.py from the rootdir (or the file's own folder, outside it) down to ``directory``."""
+        rootdir = self.pyconfig.rootdir
+        chain = [directory, *directory.parents]
+        if rootdir in chain:
+            chain = chain[:chain.index(rootdir) + 1]
+        else:
+            chain = [directory]
+        for folder in reversed(chain):
+            key = str(folder)
+            if key in self.conftests:
+                continue
+            path = folder / "conftest.py"
+            self.conftests[key] = None
+            if path.is_file():
+                self.finder.add_test_dir(folder)
+                module = importing.import_path(path)
+                self.conftests[key] = module
+                self._register_plugin_module(module, f"{folder}{os.sep}")
+
+    def _register_plugin_module(self, module: types.ModuleType, baseid: str) -> None:
+        self.registry.add_namespace(module.__dict__, baseid)
+        for name in ("collect_ignore",):
+            for entry in getattr(module, name, None) or ():
+                self.ignored.add(str((Path(module.__file__ or ".").parent / entry).resolve()))
+        for entry in getattr(module, "collect_ignore_glob", None) or ():
+            self.ignore_globs.append(str(Path(module.__file__ or ".").parent / entry))
+        hook = getattr(module, "pytest_addoption", None)
+        if callable(hook):
+            _call_hook(hook, parser=Parser(self.config), pluginmanager=self.config.pluginmanager)
+        hook = getattr(module, "pytest_configure", None)
+        if callable(hook):
+            _call_hook(hook, config=self.config)
+        hook = getattr(module, "pytest_generate_tests", None)
+        if callable(hook):
+            self.generate_hooks.append((baseid, hook))
+        plugins = getattr(module, "pytest_plugins", None) or ()
+        for plugin in [plugins] if isinstance(plugins, str) else plugins:
+            if plugin in self.loaded_plugins:
+                continue
+            self.loaded_plugins.add(plugin)
+            import importlib
+
+            self._register_plugin_module(importlib.import_module(plugin), "")
+
+    def is_ignored(self, path: Path) -> bool:
+        text = str(path)
+        if any(text == ignored or text.startswith(ignored + os.sep) for ignored in self.ignored):
+            return True
+        return any(fnmatch.fnmatch(text, pattern) for pattern in self.ignore_globs)
+
+    # -- collection -------------------------------------------------------------------------------------------
+
+    def collect(self, module: types.ModuleType, root: Suite, file: str, selectors: tuple[str, ...],
+                registered: set[int]) -> None:
+        """Add the module's pytest-style tests to ``root`` (its rt declarations are already there)."""
+        registry = self.registry
+        module_base = f"{file}::"
+        registry.add_namespace(module.__dict__, module_base)
+        hook = module.__dict__.get("pytest_generate_tests")
+        module_hooks = [(module_base, hook)] if callable(hook) else []
+        self._xunit_module(module, module_base)
+        module_marks = marks_of(module)
+        root.hooks["after_all"].append(lambda: self.scopes.finish(("module", file)))
+        functions = self.pyconfig.python_functions
+        classes = self.pyconfig.python_classes
+        for name, value in list(module.__dict__.items()):
+            if isinstance(value, type):
+                is_unittest = issubclass(value, unittest.TestCase)
+                if not is_unittest and not _matches(name, classes):
+                    continue
+                if not getattr(value, "__test__", True) or (not is_unittest and _has_init(value)):
+                    continue
+                self._collect_class(value, name, module, root, file, module_marks, module_hooks, selectors,
+                                    is_unittest)
+            elif inspect.isfunction(value) and _matches(name, functions) and getattr(value, "__test__", True):
+                if id(value) in registered:
+                    continue
+                if _fixture_like(value):
+                    continue
+                self._collect_function(value, name, None, module, root, file, module_marks, module_hooks,
+                                       selectors)
+
+    def _xunit_module(self, module: types.ModuleType, baseid: str) -> None:
+        setup = _first(module, ("setup_module", "setUpModule"))
+        teardown = _first(module, ("teardown_module", "tearDownModule"))
+        is_unittest = any(isinstance(v, type) and issubclass(v, unittest.TestCase) for v in vars(module).values())
+        if setup is not None or teardown is not None or is_unittest:
+            def module_fixture() -> Iterator[None]:
+                if setup is not None:
+                    _call_optional(setup, module)
+                yield
+                try:
+                    if teardown is not None:
+                        _call_optional(teardown, module)
+                finally:
+                    if is_unittest:
+                        unittest.case.doModuleCleanups()
+
+            self.registry.add(FixtureDef(f"_xunit_setup_module_{module.__name__}", module_fixture, "module",
+                                         autouse=True, baseid=baseid))
+        setup_fn = _first(module, ("setup_function",))
+        teardown_fn = _first(module, ("teardown_function",))
+        if setup_fn is not None or teardown_fn is not None:
+            def function_fixture(request: Any) -> Iterator[None]:
+                if request.cls is not None:
+                    yield
+                    return
+                if setup_fn is not None:
+                    _call_optional(setup_fn, request.function)
+                yield
+                if teardown_fn is not None:
+                    _call_optional(teardown_fn, request.function)
+
+            self.registry.add(FixtureDef(f"_xunit_setup_function_{module.__name__}", function_fixture, "function",
+                                         autouse=True, baseid=baseid, argnames=("request",)))
+
+    def _collect_class(self, cls: type, name: str, module: Any, root: Suite, file: str, module_marks: list[Any],
+                       module_hooks: list[Any], selectors: tuple[str, ...], is_unittest: bool) -> None:
+        base = f"{file}::{cls.__qualname__}::"
+        suite = Suite(name, root)
+        for owner in reversed(cls.__mro__):
+            if owner is not object:
+                self.registry.add_namespace(dict(owner.__dict__), base, method=True)
+        class_marks = marks_of(cls, mro=True)
+        if is_unittest:
+            self._unittest_class_fixture(cls, base)
+            method_names = unittest.TestLoader().getTestCaseNames(cls)
+        else:
+            self._xunit_class(cls, base)
+            seen: set[str] = set()
+            method_names = []
+            for owner in cls.__mro__:
+                for attr, value in owner.__dict__.items():
+                    if attr in seen:
+                        continue
+                    seen.add(attr)
+                    raw = value.__func__ if isinstance(value, staticmethod | classmethod) else value
+                    if (inspect.isfunction(raw) and _matches(attr, self.pyconfig.python_functions)
+                            and getattr(raw, "__test__", True) and not _fixture_like(value)):
+                        method_names.append(attr)
+        hook = cls.__dict__.get("pytest_generate_tests")
+        hooks = [*module_hooks, *([(base, hook)] if hook is not None else [])]
+        for method_name in method_names:
+            function = getattr(cls, method_name)
+            self._collect_function(function, method_name, cls, module, suite, file, [*class_marks, *module_marks],
+                                   hooks, selectors, is_unittest)
+        if suite.children:
+            suite.hooks["after_all"].append(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
+            root.children.append(suite)
+
+    def _xunit_class(self, cls: type, base: str) -> None:
+        setup_class = _first(cls, ("setup_class",))
+        teardown_class = _first(cls, ("teardown_class",))
+        if setup_class is not None or teardown_class is not None:
+            def class_fixture() -> Iterator[None]:
+                if setup_class is not None:
+                    _call_optional(setup_class, cls) if not inspect.ismethod(setup_class) else setup_class()
+                yield
+                if teardown_class is not None:
+                    _call_optional(teardown_class, cls) if not inspect.ismethod(teardown_class) else teardown_class()
+
+            self.registry.add(FixtureDef(f"_xunit_setup_class_{cls.__qualname__}", class_fixture, "class",
+                                         autouse=True, baseid=base))
+        has_method_setup = any(_first(cls, (n,)) is not None for n in ("setup_method", "teardown_method"))
+        if has_method_setup:
+            def method_fixture(request: Any) -> Iterator[None]:
+                instance = request.instance
+                setup = getattr(instance, "setup_method", None)
+                if setup is not None:
+                    _call_optional(setup, request.function)
+                yield
+                teardown = getattr(instance, "teardown_method", None)
+                if teardown is not None:
+                    _call_optional(teardown, request.function)
+
+            self.registry.add(FixtureDef(f"_xunit_setup_method_{cls.__qualname__}", method_fixture, "function",
+                                         autouse=True, baseid=base, argnames=("request",)))
+
+    def _unittest_class_fixture(self, cls: Any, base: str) -> None:
+        def class_fixture() -> Iterator[None]:
+            if getattr(cls, "__unittest_skip__", False):
+                yield
+                return
+            try:
+                cls.setUpClass()
+            except BaseException:
+                cls.doClassCleanups()
+                raise
+            yield
+            try:
+                cls.tearDownClass()
+            finally:
+                cls.doClassCleanups()
+
+        self.registry.add(FixtureDef(f"_unittest_setUpClass_{cls.__qualname__}", class_fixture, "class",
+                                     autouse=True, baseid=base))
+
+    def _collect_function(self, function: Any, name: str, cls: Any, module: Any, suite: Suite, file: str,
+                          outer_marks: list[Any], hooks: list[Any], selectors: tuple[str, ...],
+                          is_unittest: bool = False) -> None:
+        own = marks_of(function)
+        marks = [*own, *outer_marks]
+        key = f"{file}::{cls.__qualname__}::{name}" if cls is not None else f"{file}::{name}"
+        usefixtures = [*self.ini_usefixtures]
+        for mark in marks:
+            if mark.name == "usefixtures":
+                usefixtures.extend(mark.args)
+        requested = [] if is_unittest else list(argnames(function, method=cls is not None))
+        initial = [*self.registry.autouse_for(key), *usefixtures, *requested]
+        callspecs = [CallSpec()]
+        for mark in marks:
+            if mark.name == "parametrize":
+                args = list(mark.args)
+                kwargs = dict(mark.kwargs)
+                names = args[0] if args else kwargs.pop("argnames")
+                values = args[1] if len(args) > 1 else kwargs.pop("argvalues")
+                callspecs = expand(callspecs, names, values, kwargs.get("ids"), kwargs.get("indirect", False))
+        generate = [hook for base, hook in [*self.generate_hooks, *hooks] if key.startswith(base)]
+        if generate:
+            metafunc = Metafunc(function, cls, module, list(initial), self.config)
+            for hook in generate:
+                _call_hook(hook, metafunc=metafunc)
+            for names, values, ids, indirect in metafunc.calls:
+                callspecs = expand(callspecs, names, values, ids, indirect)
+        parametrized = set(callspecs[0].params) if callspecs else set()
+        direct = {n for n in parametrized if n not in callspecs[0].indirect}
+        closure = self.registry.closure(initial, key, direct)
+        for fixture in closure:
+            if fixture.params is not None and fixture.name not in parametrized:
+                callspecs = expand(callspecs, fixture.name, list(fixture.params), fixture.ids, True)
+        fixturenames = list(dict.fromkeys([*initial, *(f.name for f in closure)]))
+        location = _location(function)
+        for callspec in callspecs:
+            item_name = f"{name}[{callspec.id}]" if callspec.ids else name
+            item = PyItem(self, file, module, cls, function, item_name, name, [*callspec.marks, *marks], callspec,
+                          fixturenames, closure, is_unittest)
+            if selectors and not _selected(item, selectors):
+                continue
+            item.node = Node(item)
+            fn = make_runner(item)
+            timeout = _timeout_ms(item.marks)
+            suite.children.append(TestCase(item_name, fn, suite, frozenset(), (), None, timeout, location,
+                                           item=item))
+
+
+def _fixture_like(value: Any) -> bool:
+    return hasattr(value, "_fixture_function_marker") or hasattr(value, "_pytestfixturefunction")
+
+
+def _first(owner: Any, names: tuple[str, ...]) -> Any:
+    for name in names:
+        value = getattr(owner, name, None)
+        if value is not None and callable(value) and not _fixture_like(value):
+            return value
+    return None
+
+
+def _call_hook(hook: Callable[..., Any], **available: Any) -> Any:
+    wanted = argnames(hook)
+    return hook(**{name: available[name] for name in wanted if name in available})
+
+
+def _location(function: Any) -> Location | None:
+    code = getattr(inspect.unwrap(function), "__code__", None)
+    if code is None:
+        return None
+    return Location(code.co_filename, code.co_firstlineno, 1)
+
+
+def _timeout_ms(marks: list[Any]) -> int | None:
+    for mark in marks:
+        if mark.name == "timeout":
+            seconds = mark.args[0] if mark.args else mark.kwargs.get("timeout")
+            if isinstance(seconds, int | float) and seconds > 0:
+                return max(1, round(seconds * 1000))
+    return None
+
+
+def _selected(item: PyItem, selectors: tuple[str, ...]) -> bool:
+    parts = [*([item.cls.__qualname__.replace(".", "::")] if item.cls is not None else []), item.name]
+    own = "::".join(parts)
+    for selector in selectors:
+        if own == selector or own.startswith(selector + "::") or (
+                "[" not in selector and own.split("[")[0] == selector):
+            return True
+    return False
+
+
+# -- running one item -----------------------------------------------------------------------------------------
+
+
+def _evaluate(condition: Any, item: PyItem) -> bool:
+    if isinstance(condition, str):
+        namespace = {"os": os, "sys": sys, "platform": platform, "config": item.session.config}
+        namespace.update(getattr(item.module, "__dict__", {}))
+        return bool(eval(condition, namespace))
+    return bool(condition)
+
+
+def _check_skips(item: PyItem) -> tuple[str, Any, bool] | None:
+    """Raise for skip/skipif marks; the xfail spec ``(reason, raises, strict)`` when one applies."""
+    marks = item.node.own_markers
+    for mark in marks:
+        if mark.name == "skip":
+            raise SkipTest(mark.kwargs.get("reason") or (mark.args[0] if mark.args else "unconditional skip"))
+        if mark.name == "skipif":
+            conditions = mark.args or ((mark.kwargs["condition"],) if "condition" in mark.kwargs else (True,))
+            for condition in conditions:
+                if _evaluate(condition, item):
+                    reason = mark.kwargs.get("reason") or (
+                        f"condition: {condition}" if isinstance(condition, str) else "")
+                    raise SkipTest(reason)
+    for mark in marks:
+        if mark.name == "xfail":
+            conditions = mark.args or ((mark.kwargs["condition"],) if "condition" in mark.kwargs else ())
+            if conditions and not any(_evaluate(c, item) for c in conditions):
+                continue
+            reason = mark.kwargs.get("reason", "")
+            strict = mark.kwargs.get("strict", item.session.xfail_strict)
+            if not mark.kwargs.get("run", True):
+                raise ExpectedFailure(f"[NOTRUN] {reason}".strip())
+            return reason, mark.kwargs.get("raises"), bool(strict)
+    return None
+
+
+def _resolve_category(name: str) -> type[Warning] | None:
+    if not name:
+        return Warning
+    module_name, _, attr = name.rpartition(".")
+    if not module_name:
+        import builtins
+
+        found = getattr(builtins, attr, None)
+    else:
+        if module_name.split(".")[0] == "pytest" and "pytest" not in sys.modules:
+            return None
+        try:
+            import importlib
+
+            found = getattr(importlib.import_module(module_name), attr, None)
+        except ImportError:
+            return None
+    return found if isinstance(found, type) and issubclass(found, Warning) else None
+
+
+def apply_filter(text: str) -> None:
+    """One pytest warning filter ``action:message:category:module:lineno``."""
+    parts = [p.strip() for p in text.split(":", 4)]
+    parts += [""] * (5 - len(parts))
+    action, message, category_name, module, lineno = parts
+    category = _resolve_category(category_name)
+    if category is None:
+        return
+    try:
+        warnings.filterwarnings(action or "default", message, category, module, int(lineno or 0))  # type: ignore[arg-type]
+    except (ValueError, re.error, AssertionError):
+        return
+
+
+def _apply_warning_filters(item: PyItem) -> None:
+    warnings.simplefilter("default")
+    warnings.filterwarnings("always", category=DeprecationWarning)
+    warnings.filterwarnings("always", category=PendingDeprecationWarning)
+    for text in item.session.warning_filters:
+        apply_filter(text)
+    for mark in reversed(item.node.own_markers):
+        if mark.name == "filterwarnings":
+            for text in mark.args:
+                apply_filter(text)
+
+
+class _UnittestResult(unittest.TestResult):
+    """Keeps the exceptions themselves (unittest's own result keeps formatted text only)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.error: BaseException | None = None
+        self.skip_reason: str | None = None
+        self.expected: str | None = None
+        self.unexpected = False
+
+    def _keep(self, err: Any) -> None:
+        if self.error is None and err is not None:
+            exc = err[1] if isinstance(err, tuple) else err
+            if isinstance(exc, BaseException):
+                if isinstance(err, tuple) and err[2] is not None:
+                    exc = exc.with_traceback(err[2])
+                self.error = exc
+
+    def addError(self, test: Any, err: Any) -> None:
+        self._keep(err)
+
+    def addFailure(self, test: Any, err: Any) -> None:
+        self._keep(err)
+
+    def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
+        if err is not None:
+            self._keep(err)
+
+    def addSkip(self, test: Any, reason: str) -> None:
+        self.skip_reason = reason
+
+    def addExpectedFailure(self, test: Any, err: Any) -> None:
+        self.expected = str(err[1]) if isinstance(err, tuple) else ""
+
+    def addUnexpectedSuccess(self, test: Any) -> None:
+        self.unexpected = True
+
+
+def _run_unittest(item: PyItem) -> None:
+    case = item.cls(item.originalname)
+    result = _UnittestResult()
+    case.run(result)
+    if result.error is not None:
+        raise result.error
+    if result.skip_reason is not None:
+        raise SkipTest(result.skip_reason)
+    if result.expected is not None:
+        raise ExpectedFailure(result.expected)
+    if result.unexpected:
+        raise AssertionError("Unexpected success")
+
+
+def make_runner(item: PyItem) -> Callable[[], Any]:
+    """The function rt calls for ``item``: async when the test or one of its fixtures is."""
+    function = item.function
+    needs_loop = inspect.iscoroutinefunction(inspect.unwrap(function)) or any(f.is_async for f in item.closure)
+    if needs_loop:
+        async def run_async() -> None:
+            await run_item(item)
+
+        return run_async
+
+    def run_sync() -> None:
+        coroutine = run_item(item)
+        try:
+            coroutine.send(None)
+        except StopIteration:
+            return
+        coroutine.close()
+        raise RuntimeError(f"{item.nodeid}: an async fixture was requested from a sync test")
+
+    return run_sync
+
+
+async def run_item(item: PyItem) -> None:
+    state = CURRENT.get()
+    item.node = Node(item)
+    xfail = _check_skips(item)
+    if state is not None:
+        state.xfail = xfail
+    with warnings.catch_warnings(record=True):
+        _apply_warning_filters(item)
+        setup = Setup(item, item.session.registry, item.session.scopes)
+        item.setup = setup
+        item.instance = None
+        if item.cls is not None and not item.is_unittest:
+            item.instance = item.cls()
+        try:
+            try:
+                for name in item.fixturenames:
+                    await setup.get(name)
+            except BaseException:
+                if state is not None:
+                    state.setup_error = True
+                raise
+            if item.is_unittest:
+                _run_unittest(item)
+            else:
+                function = item.function
+                if item.instance is not None:
+                    function = getattr(item.instance, item.originalname)
+                wanted = argnames(item.function, method=item.cls is not None)
+                kwargs = {name: setup.values[name] if name in setup.values else item.direct_params.get(name, NOTSET)
+                          for name in wanted}
+                missing = [name for name, value in kwargs.items() if value is NOTSET]
+                for name in missing:
+                    kwargs[name] = await setup.get(name)
+                result = function(**kwargs)
+                if inspect.isawaitable(result):
+                    await result
+        finally:
+            try:
+                result = setup.teardown()
+                if inspect.isawaitable(result):
+                    await result
+            except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
+                if state is not None:
+                    state.teardown_error = exc
+            item.setup = None
+            item.instance = None
+
+
+def finish_session(session: PytestSession) -> Any:
+    """Tear down package and session fixtures at the end of the run."""
+    results = []
+    for key in list(session.scopes.by_scope):
+        if key[0] in ("package", "session"):
+            results.append(session.scopes.finish(key))
+    pending = [r for r in results if inspect.isawaitable(r)]
+    if pending:
+        async def wait() -> None:
+            for awaitable in pending:
+                await awaitable
+
+        return wait()
+    return None
+
+
+__all__ = ["PytestSession", "finish_session", "scope_key"]
