@@ -94,8 +94,8 @@ class JUnitReporter:
         load_errors = sum(1 for suite in self.files.values() if suite.load_error is not None)
         lines = ['<?xml version="1.0" encoding="UTF-8"?>',
                  (f'<testsuites name="rt test" tests="{len(cases) + load_errors}" '
-                  f'assertions="{sum(c.expect_calls for c in cases)}" failures="{event.failed}" '
-                  f'errors="{event.errors}" skipped="{event.skipped + event.todo + event.xfailed}" '
+                  f'assertions="{sum(c.expect_calls for c in cases)}" failures="{event.failed + load_errors}" '
+                  f'errors="{event.errors - load_errors}" skipped="{event.skipped + event.todo + event.xfailed}" '
                   f'time="{_seconds(event.duration)}">')]
         for file, suite in self.files.items():
             self._suite(lines, suite, file, 1, self.durations.get(file, 0.0), top=True)
