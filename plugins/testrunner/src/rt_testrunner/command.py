@@ -310,7 +310,8 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
     finally:
         for reporter in reporters:
             reporter.close()
-    if finished.failed or finished.errors or finished.interrupted or (coverage is not None and coverage.failures):
+    if finished.failed or finished.errors or finished.interrupted or (
+            coverage is not None and coverage.failures):
         return EXIT_FAILED
     if finished.tests == 0 and not invocation.pass_with_no_tests:
         sys.stderr.write("No tests matched the filters (-t / -k / -m / --only) in the selected files.\n")
