@@ -89,3 +89,225 @@ def test_keyboard_interrupt_stops_the_run_with_a_summary_and_reports(tmp_path: P
     assert "test_never_runs" not in result.stderr
     suites = ET.parse(tmp_path / "out.xml").getroot()
     assert suites.get("tests") == "2"
+
+
+SUITE = {
+    "pyproject.toml": """
+        [tool.pytest.ini_options]
+        testpaths = ["tests"]
+        python_files = ["test_*.py", "check_*.py"]
+        markers = ["slow: slow tests"]
+        xfail_strict = true
+    """,
+    "tests/__init__.py": "",
+    "tests/conftest.py": """
+        import pytest
+
+        @pytest.fixture(scope="session")
+        def log():
+            return []
+
+        @pytest.fixture
+        def value():
+            return 1
+
+        @pytest.fixture(params=[10, 20], ids=["ten", "twenty"])
+        def number(request):
+            return request.param
+    """,
+    "tests/helpers.py": """
+        def check(a, b):
+            assert a == b
+    """,
+    "tests/sub/__init__.py": "",
+    "tests/sub/conftest.py": """
+        import pytest
+
+        @pytest.fixture
+        def value(value):  # overrides the outer one, using it
+            return value + 1
+    """,
+    "tests/sub/check_override.py": """
+        from .. import helpers
+
+        def test_override(value):
+            assert value == 2
+
+        def test_helper_asserts_are_rewritten():
+            helpers.check([1, 2, 3], [1, 2, 4])
+    """,
+    "tests/test_suite.py": """
+        import pickle
+        import unittest
+        import pytest
+
+        class Point:
+            def __init__(self, x):
+                self.x = x
+
+        def test_real_module_name():
+            assert __name__ == "tests.test_suite"
+            assert pickle.loads(pickle.dumps(Point(3))).x == 3
+
+        @pytest.fixture(scope="module")
+        def resource(log):
+            log.append("up")
+            yield "res"
+            log.append("down")
+
+        @pytest.fixture(autouse=True)
+        def auto(log):
+            log.append("auto")
+
+        def test_fixtures(resource, value, request, tmp_path, log):
+            assert resource == "res" and value == 1
+            assert request.node.name == "test_fixtures"
+            assert tmp_path.is_dir() and "auto" in log
+
+        def test_fixture_params(number):
+            assert number in (10, 20)
+
+        @pytest.mark.parametrize("a", [1, 2])
+        @pytest.mark.parametrize("b", [pytest.param(3, id="three"), pytest.param(4, marks=pytest.mark.xfail)])
+        def test_stacked(a, b):
+            assert b == 3
+
+        @pytest.fixture
+        def doubled(request):
+            return request.param * 2
+
+        @pytest.mark.parametrize("doubled", [5], indirect=True)
+        def test_indirect(doubled):
+            assert doubled == 10
+
+        @pytest.mark.skip(reason="not today")
+        def test_skipped():
+            raise AssertionError
+
+        @pytest.mark.skipif("sys.platform != 'nonexistent'", reason="string condition")
+        def test_skipif():
+            raise AssertionError
+
+        @pytest.mark.xfail(raises=ZeroDivisionError)
+        def test_xfail():
+            1 / 0
+
+        @pytest.mark.xfail(strict=False)
+        def test_xpass():
+            pass
+
+        @pytest.mark.xfail
+        def test_strict_xpass_fails():
+            pass
+
+        @pytest.mark.slow
+        def test_marked_slow():
+            pass
+
+        def test_imperative_skip():
+            pytest.skip("later")
+
+        def test_broken_fixture(missing_fixture):
+            pass
+
+        def test_fails_with_output():
+            print("printed by the failing test")
+            assert "abc" == "abd"
+
+        def test_capsys(capsys):
+            print("hello")
+            assert capsys.readouterr().out == "hello\\n"
+
+        def test_monkeypatch(monkeypatch):
+            import os
+            monkeypatch.setenv("RT_I15_X", "1")
+            assert os.environ["RT_I15_X"] == "1"
+
+        class TestGroup:
+            def setup_method(self, method):
+                self.ready = True
+
+            def test_method(self):
+                assert self.ready
+
+        class TestWithInit:
+            def __init__(self):
+                pass
+
+            def test_never_collected(self):
+                raise AssertionError
+
+        class Cases(unittest.TestCase):
+            calls = []
+
+            @classmethod
+            def setUpClass(cls):
+                cls.calls.append("class")
+
+            def setUp(self):
+                self.addCleanup(self.calls.append, "cleanup")
+
+            def test_subtests(self):
+                for i in range(3):
+                    with self.subTest(i=i):
+                        self.assertLess(i, 3)
+
+            @unittest.skip("unittest skip")
+            def test_unittest_skip(self):
+                raise AssertionError
+
+            @unittest.expectedFailure
+            def test_expected_failure(self):
+                self.assertEqual(1, 2)
+
+            def test_class_set_up(self):
+                self.assertEqual(self.calls[0], "class")
+    """,
+}
+
+
+def test_a_pytest_suite_runs_with_pytest_outcomes(tmp_path: Path) -> None:
+    project(tmp_path, SUITE)
+    result = run_rt_test(tmp_path, "--reporter=junit", "--reporter-outfile=out.xml")
+    assert result.code == 1, result.output
+    # pytest 9.2 on this project: 3 failed, 14 passed, 4 skipped, 4 xfailed, 1 xpassed, 1 error
+    assert counts(result) == {"pass": 14, "fail": 3, "skip": 4, "xfail": 4, "xpass": 1, "error": 1}, result.output
+    err = result.stderr
+    assert "test_fixture_params[ten]" in err and "test_stacked[three-1]" in err
+    assert "TestGroup > test_method" in err and "test_never_collected" not in err
+    assert "fixture 'missing_fixture' not found" in err
+    assert "printed by the failing test" in err and "printed by" not in result.stdout
+    assert "hello" not in result.stdout
+    assert "[XPASS(strict)]" in err
+    assert "assert a == b" in err  # the helper module's assert was rewritten
+    suites = ET.parse(tmp_path / "out.xml").getroot()
+    assert suites.get("errors") == "1"
+
+
+def test_keyword_and_mark_expressions_and_node_ids(tmp_path: Path) -> None:
+    project(tmp_path, SUITE)
+    result = run_rt_test(tmp_path, "-m", "slow")
+    assert counts(result) == {"pass": 1}, result.output
+    result = run_rt_test(tmp_path, "-k", "stacked and not three")
+    assert counts(result) == {"xfail": 2}, result.output
+    result = run_rt_test(tmp_path, "tests/test_suite.py::TestGroup", "tests/test_suite.py::test_fixture_params")
+    assert counts(result) == {"pass": 3}, result.output
+    result = run_rt_test(tmp_path, "tests/sub")
+    assert counts(result) == {"pass": 1, "fail": 1}, result.output
+
+
+def test_no_capture_flag_lets_output_through(tmp_path: Path) -> None:
+    project(tmp_path, {"test_out.py": "def test_prints():\n    print('straight through')\n"})
+    assert "straight through" not in run_rt_test(tmp_path).stdout
+    assert "straight through" in run_rt_test(tmp_path, "-s").stdout
+
+
+def test_pytest_is_not_imported_unless_the_suite_does(tmp_path: Path) -> None:
+    project(tmp_path, {"test_plain.py": """
+        import sys
+
+        def test_no_pytest():
+            assert "pytest" not in sys.modules and "_pytest" not in sys.modules
+    """})
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 1}, result.output

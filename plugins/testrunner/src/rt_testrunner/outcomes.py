@@ -45,8 +45,12 @@ def classify(exc: BaseException) -> Kind:
         return Kind.SKIP
     if isinstance(exc, ExpectedFailure):
         return Kind.XFAIL
-    for module, name in _names(exc):
-        if module == _PYTEST_OUTCOMES:
+    names = _names(exc)
+    # pytest shows its outcome classes as builtins (``Skipped.__module__ = "builtins"``): recognized by their
+    # common base, OutcomeException, which only pytest's outcomes have
+    is_pytest = any(name == "OutcomeException" for _, name in names)
+    for module, name in names:
+        if module == _PYTEST_OUTCOMES or is_pytest:
             if name == "Skipped":
                 return Kind.SKIP
             if name == "XFailed":
