@@ -6,6 +6,8 @@ Cases (issue 6):
   (a) 5,000 trivial tests in 50 files         target: rt at most 0.35x pytest's wall time
   (b) one trivial test (start-up)             target: rt at most 0.5x pytest's wall time
   (c) 400 async tests each sleeping 50 ms     target: `rt test --concurrent` under 2 s
+  (e) real projects' suites (bench/realsuites.py: toolz, itsdangerous, more-itertools from PyPI sdists)
+                                              target: rt at most 0.33x pytest's wall time, identical outcomes
       (pytest runs them with pytest-asyncio, installed for this run only with `uv run --with`)
   (d) coverage cost (issue 16): 1,000 tests in 20 files calling code in 20 modules, each runner with and
       without coverage: `rt test --coverage` (coverage.py, text table) against `pytest --cov=pkg` (pytest-cov,
@@ -157,6 +159,13 @@ def main() -> int:
     print(f"rt test vs pytest -- {options.repeat} fresh processes per command; {os.cpu_count()} CPUs; "
           "numbers taken while other work may be running on the machine")
     verdicts: list[str] = []
+    if "e" in options.cases:
+        sys.path.insert(0, str(Path(__file__).parent))
+        import realsuites
+
+        print("(e) real suites")
+        status = realsuites.main(["--repeat", str(options.repeat)])
+        verdicts.append(f"(e) real suites: outcomes {'identical' if status == 0 else 'DIFFER'}")
     with tempfile.TemporaryDirectory(prefix="rt-bench-") as tmp:
         root = Path(tmp)
         if "d" in options.cases:

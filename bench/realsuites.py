@@ -1,0 +1,136 @@
+"""Real projects' own test suites under pytest and under `rt test`: outcome counts and wall time, same run.
+
+    uv run python bench/realsuites.py [--repeat 1] [--suites toolz,itsdangerous,more-itertools] [--keep DIR]
+
+Each suite is the project's sdist from PyPI (`pip download --no-deps --no-binary :all: NAME==VERSION`),
+unpacked as a new user would; pytest and `rt test` then run in its folder, with no arguments, in one
+environment (this one plus the suite's own test dependencies, added with `uv run --with`). Printed per suite:
+the outcome counts of each runner (passed, failed, skipped, xfailed, xpassed, errors), whether they are the
+same, and the best wall time of `--repeat` fresh processes with the ratio rt/pytest. Exit status 1 when any
+suite's counts differ. Also run from bench/testrunner.py (case e).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+#: name, version, extra test dependencies, environment (PYTHONPATH for src layouts)
+SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
+    "toolz": ("1.2.0", (), {}),
+    "itsdangerous": ("2.2.0", ("freezegun",), {"PYTHONPATH": "src"}),
+    "more-itertools": ("11.2.1", (), {}),
+}
+SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "PYTEST_ADDOPTS")
+PYTEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "xfailed": "xfailed",
+                "xpassed": "xpassed", "error": "errors", "errors": "errors"}
+RT_WORDS = {"pass": "passed", "fail": "failed", "skip": "skipped", "xfail": "xfailed", "xpass": "xpassed",
+            "error": "errors", "errors": "errors"}
+
+
+def download(name: str, version: str, into: Path) -> Path:
+    """The unpacked sdist folder of ``name==version``."""
+    command = ([sys.executable, "-m", "pip"] if _has_pip() else ["uvx", "pip"])
+    subprocess.run([*command, "download", "--quiet", "--no-deps", "--no-binary", ":all:", f"{name}=={version}",
+                    "-d", str(into)], check=True)
+    archive = next(p for p in into.iterdir() if p.name.endswith((".tar.gz", ".zip"))
+                   and p.name.lower().replace("_", "-").startswith(name.lower()))
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    return next(p for p in into.iterdir() if p.is_dir() and p.name.lower().replace("_", "-").startswith(
+        f"{name.lower()}-{version}"))
+
+
+def _has_pip() -> bool:
+    return subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True, check=False).returncode == 0
+
+
+def interpreter(extra: tuple[str, ...]) -> list[str]:
+    """A Python with this environment plus ``extra``: `uv run --with` (its start-up is in both runners' times)."""
+    if not extra:
+        return [sys.executable]
+    project = str(Path(__file__).resolve().parent.parent)
+    return ["uv", "run", "--project", project, *[a for dep in extra for a in ("--with", dep)], "python"]
+
+
+def pytest_counts(output: str) -> dict[str, int]:
+    line = [ln for ln in output.strip().splitlines() if re.search(r"\d+ (passed|failed|error|skipped)", ln)][-1]
+    found = {}
+    for number, word in re.findall(r"(\d+) (passed|failed|skipped|xfailed|xpassed|errors?)\b", line):
+        found[PYTEST_WORDS[word]] = int(number)
+    return found
+
+
+def rt_counts(output: str) -> dict[str, int]:
+    found = {}
+    for number, word in re.findall(r"^ (\d+) (pass|fail|skip|xfail|xpass|errors?)$", output, re.MULTILINE):
+        if int(number):
+            found[RT_WORDS[word]] = int(number)
+    return found
+
+
+def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=3600)
+    return time.perf_counter() - started, done.stdout + done.stderr
+
+
+def measure(name: str, root: Path, repeat: int) -> tuple[bool, str]:
+    version, extra, variables = SUITES[name]
+    folder = download(name, version, root / name)
+    python = interpreter(extra)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in SCRUBBED}
+    env.update(variables)
+    pytest_cmd = [*python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    rt_cmd = [*python, "-m", "rt", "test"]
+    pytest_times, rt_times = [], []
+    pytest_out = rt_out = ""
+    for _ in range(repeat):
+        elapsed, pytest_out = run(pytest_cmd, folder, env)
+        pytest_times.append(elapsed)
+        elapsed, rt_out = run(rt_cmd, folder, env)
+        rt_times.append(elapsed)
+    expected, got = pytest_counts(pytest_out), rt_counts(rt_out)
+    same = expected == got
+    ratio = min(rt_times) / min(pytest_times)
+    line = (f"{name} {version}: pytest {expected} in {min(pytest_times):.2f}s; rt test {got} in "
+            f"{min(rt_times):.2f}s; {ratio:.2f}x pytest's wall time; outcomes {'SAME' if same else 'DIFFER'}")
+    return same, line
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--suites", default=",".join(SUITES))
+    parser.add_argument("--keep", metavar="DIR", help="download into DIR and keep it (default: a temporary folder)")
+    options = parser.parse_args(argv)
+    names = [n for n in options.suites.split(",") if n]
+    unknown = [n for n in names if n not in SUITES]
+    if unknown:
+        parser.error(f"unknown suite(s): {', '.join(unknown)} (known: {', '.join(SUITES)})")
+    root = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="rt-realsuites-"))
+    all_same = True
+    try:
+        for name in names:
+            if (root / name).exists():
+                shutil.rmtree(root / name)
+            (root / name).mkdir(parents=True)
+            same, line = measure(name, root, options.repeat)
+            all_same = all_same and same
+            print(line, flush=True)
+    finally:
+        if not options.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0 if all_same else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
