@@ -218,6 +218,7 @@ class Server:
             self._task_group.start_soon(self._sweep_idle, self.websocket.idle_timeout)
         if port is not None:
             self._task_group.start_soon(workers.stop_on_signal, self)
+            workers.announce_ready()
 
     async def _supervise(self, count: int) -> None:
         from rt_http.transports import _host_for_url
@@ -226,7 +227,7 @@ class Server:
         port = supervisor.reserve_port()
         scheme = "https" if self.transport_name == "tls" else "http"
         self.url = f"{scheme}://{_host_for_url(self.hostname)}:{port}/"
-        supervisor.start()
+        await supervisor.start()
         self._stopped = anyio.Event()
         self._stopping = False
         self._task_group = anyio.create_task_group()

@@ -15,8 +15,10 @@ between workers needs a broker (``[serve] broker``, docs/scaling.md); without on
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("rt.serve")
 WORKER_ID = "RT_WORKER_ID"
 WORKER_PORT = "RT_WORKER_PORT"
+READY_FD = "RT_WORKER_READY_FD"  # a pipe a worker writes one byte to once it listens
+_READY_TIMEOUT = 60.0  # seconds the supervisor waits for its first workers to listen
 _STOP_TIMEOUT = 15.0  # seconds workers get to close their sockets after SIGTERM, then SIGKILL
 _POLL = 0.1  # seconds between checks that the workers are alive
 _RESTART_PAUSE_FIRST, _RESTART_PAUSE_MAX = 0.5, 10.0
@@ -61,6 +65,30 @@ def worker_port() -> int | None:
     """The port a worker must listen on (its supervisor reserved it), else None."""
     value = os.environ.get(WORKER_PORT)
     return int(value) if value is not None and worker_id() is not None else None
+
+
+def announce_ready() -> None:
+    """In a worker: tell the supervisor this process listens now (``async with server`` there returns)."""
+    fd = os.environ.pop(READY_FD, None)
+    if fd is not None and fd.isdigit():
+        with contextlib.suppress(OSError):  # a restarted worker's supervisor does not wait: nobody reads
+            os.write(int(fd), b"r")
+        with contextlib.suppress(OSError):
+            os.close(int(fd))
+
+
+def _wait_ready(fds: list[int], timeout: float) -> list[bool]:
+    """Block until each pipe has its byte or is closed (the worker died first); True for the ready ones."""
+    ready: dict[int, bool] = {}
+    deadline = time.monotonic() + timeout
+    while len(ready) < len(fds):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        readable, _, _ = select.select([fd for fd in fds if fd not in ready], [], [], left)
+        for fd in readable:
+            ready[fd] = os.read(fd, 1) == b"r"
+    return [ready.get(fd, False) for fd in fds]
 
 
 async def stop_on_signal(server: Server) -> None:
@@ -112,13 +140,28 @@ class Supervisor:
         self.port = int(reservation.getsockname()[1])
         return self.port
 
-    def _spawn(self, worker: _Worker) -> None:
-        environ = {**os.environ, WORKER_ID: str(worker.number), WORKER_PORT: str(self.port)}
-        worker.process = subprocess.Popen(list(sys.orig_argv), env=environ)
+    def _spawn(self, worker: _Worker) -> int:
+        """Start ``worker`` (this very program, run again); the read end of its ready pipe, to close."""
+        read_end, write_end = os.pipe()
+        environ = {
+            **os.environ,
+            WORKER_ID: str(worker.number),
+            WORKER_PORT: str(self.port),
+            READY_FD: str(write_end),
+        }
+        try:
+            worker.process = subprocess.Popen(list(sys.orig_argv), env=environ, pass_fds=(write_end,))
+        except BaseException:
+            os.close(read_end)
+            raise
+        finally:
+            os.close(write_end)
         worker.started = time.monotonic()
         worker.restart_at = None
+        return read_end
 
-    def start(self) -> None:
+    async def start(self) -> None:
+        """Start the workers and return once each listens (so the printed URL answers at once)."""
         from rt import get_kernel
 
         if self.server._broker_spec is None and not get_kernel().config.get("serve.broker"):
@@ -127,8 +170,16 @@ class Supervisor:
                 "set [serve] broker (docs/scaling.md)",
                 self.count,
             )
-        for worker in self._workers:
-            self._spawn(worker)
+        fds = [self._spawn(worker) for worker in self._workers]
+        try:
+            ready = await anyio.to_thread.run_sync(_wait_ready, fds, _READY_TIMEOUT)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        if not all(ready):
+            await self.stop()
+            failed = ", ".join(str(number) for number, ok in enumerate(ready) if not ok)
+            raise RuntimeError(f"worker {failed} exited or hung before listening; see its output above")
 
     async def watch(self) -> None:
         """Restart workers that die; stop them all on SIGTERM/SIGINT to this process."""
@@ -146,7 +197,7 @@ class Supervisor:
             if worker.restart_at is not None:
                 if now >= worker.restart_at:
                     self.restarts += 1
-                    self._spawn(worker)
+                    os.close(self._spawn(worker))
                 continue
             if process is None or process.poll() is None:
                 continue
