@@ -49,7 +49,7 @@ async def test_file_is_encrypted_private_and_written_atomically(file_kernel, tmp
         await rt.secrets.set("svc", "alice", "plaintext-canary")
     blob = (tmp_path / "secrets.bin").read_bytes()
     assert b"plaintext-canary" not in blob and b"alice" not in blob and b"svc" not in blob
-    assert blob.startswith(b"RTSECv1\n")
+    assert blob.startswith(b"RTSECv2\n\x01") and blob[9:12] == bytes([17, 8, 1])  # scrypt N=2**17, r=8, p=1
     assert stat.S_IMODE((tmp_path / "secrets.bin").stat().st_mode) == 0o600
     assert not list(tmp_path.glob(".secrets-*.tmp"))  # the temporary file was renamed into place
 
@@ -57,9 +57,8 @@ async def test_file_is_encrypted_private_and_written_atomically(file_kernel, tmp
 async def test_wrong_passphrase_is_a_clear_error(file_kernel) -> None:
     with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
         await rt.secrets.set("svc", "alice", "tok")
-    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE="wrong")):
-        with pytest.raises(rt.SecretsError) as info:
-            await rt.secrets.get("svc", "alice")
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE="wrong")), pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.get("svc", "alice")
         # a write with the wrong key must not replace the file either
         with pytest.raises(rt.SecretsError):
             await rt.secrets.set("svc", "mallory", "x")
@@ -78,9 +77,8 @@ async def test_modified_file_is_detected(file_kernel, tmp_path) -> None:
     blob = bytearray(path.read_bytes())
     blob[-1] ^= 1
     path.write_bytes(bytes(blob))
-    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
-        with pytest.raises(rt.SecretsError) as info:
-            await rt.secrets.get("svc", "alice")
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)), pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.get("svc", "alice")
     assert info.value.code == "ERR_SECRETS_AUTH_FAILED"
 
 
@@ -88,9 +86,8 @@ async def test_key_file_mode(file_kernel, tmp_path) -> None:
     key = tmp_path / "key"
     key.write_bytes(os.urandom(32))
     key.chmod(0o644)
-    with rt.use_kernel(file_kernel(RT_FILESECRETS_KEY_FILE=str(key))):
-        with pytest.raises(rt.SecretsError) as info:
-            await rt.secrets.set("svc", "alice", "tok")
+    with rt.use_kernel(file_kernel(RT_FILESECRETS_KEY_FILE=str(key))), pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.set("svc", "alice", "tok")
         assert info.value.code == "ERR_SECRETS_ACCESS_DENIED"
         assert "chmod 600" in str(info.value) and "0644" in str(info.value)
     key.chmod(0o600)
@@ -103,29 +100,110 @@ async def test_key_file_mode(file_kernel, tmp_path) -> None:
         assert info.value.code == "ERR_SECRETS_AUTH_FAILED" and "key file" in str(info.value)
 
 
+async def test_the_first_set_creates_the_key_file_private_from_the_start(
+    file_kernel, tmp_path, monkeypatch
+) -> None:
+    """os.open(O_CREAT | O_EXCL, 0o600): even under umask 000 the key is never readable by others, not even
+    between creating the file and writing the key; the missing folder is created 0700."""
+    key = tmp_path / "config" / "rt" / "secrets.key"
+    modes_while_writing: list[int] = []
+    real_write = os.write
+
+    def write(fd: int, data: bytes) -> int:
+        modes_while_writing.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", write)
+    monkeypatch.setattr(os, "chmod", lambda *a, **k: pytest.fail("the mode must be right at creation"))
+    old_umask = os.umask(0)
+    try:
+        with rt.use_kernel(file_kernel(RT_FILESECRETS_KEY_FILE=str(key))):
+            await rt.secrets.set("svc", "alice", "tok")
+    finally:
+        os.umask(old_umask)
+    monkeypatch.undo()
+    assert modes_while_writing == [0o600]
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and len(key.read_bytes()) == 32
+    assert stat.S_IMODE(key.parent.stat().st_mode) == 0o700
+    with rt.use_kernel(file_kernel(RT_FILESECRETS_KEY_FILE=str(key))):
+        assert await rt.secrets.get("svc", "alice") == "tok"
+
+
+async def test_a_missing_key_file_is_not_made_up_when_secrets_exist(file_kernel, tmp_path) -> None:
+    key = tmp_path / "key"
+    with rt.use_kernel(file_kernel(RT_FILESECRETS_KEY_FILE=str(key))):
+        await rt.secrets.set("svc", "alice", "tok")
+    key.unlink()
+    with (
+        rt.use_kernel(file_kernel(RT_FILESECRETS_KEY_FILE=str(key))),
+        pytest.raises(rt.SecretsError, match="Cannot read the key file"),
+    ):
+        await rt.secrets.set("svc", "bob", "tok")
+    assert not key.exists()
+
+
+async def test_a_passphrase_and_a_key_file_together_are_refused(file_kernel, tmp_path) -> None:
+    key = tmp_path / "key"
+    key.write_bytes(os.urandom(32))
+    key.chmod(0o600)
+    with (
+        rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE, RT_FILESECRETS_KEY_FILE=str(key))),
+        pytest.raises(rt.SecretsError, match="two keys: RT_SECRETS_PASSPHRASE and the key file") as info,
+    ):
+        await rt.secrets.get("svc", "alice")
+    assert info.value.code == "ERR_SECRETS_UNAVAILABLE" and "Set only one" in str(info.value)
+    assert PASSPHRASE not in str(info.value)
+
+
+async def test_a_version_1_file_is_read_and_upgraded_to_the_current_scrypt_cost(
+    file_kernel, tmp_path
+) -> None:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
+    salt, nonce = os.urandom(16), os.urandom(12)
+    head = b"RTSECv1\n\x01" + salt + nonce  # written by rt-filesecrets before this change: n=2**15
+    key = Scrypt(salt=salt, length=32, n=2**15, r=8, p=1).derive(PASSPHRASE.encode())
+    path = tmp_path / "secrets.bin"
+    path.write_bytes(head + AESGCM(key).encrypt(nonce, b'{"svc":{"alice":"old"}}', head))
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
+        assert await rt.secrets.get("svc", "alice") == "old"
+        await rt.secrets.set("svc", "bob", "new")
+    assert path.read_bytes()[:12] == b"RTSECv2\n\x01" + bytes([17, 8, 1])
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)):
+        assert (await rt.secrets.get("svc", "alice"), await rt.secrets.get("svc", "bob")) == ("old", "new")
+    blob = bytearray(path.read_bytes())
+    blob[9] = 15  # an attacker lowering the cost in the header: authenticated, so it fails like a wrong key
+    path.write_bytes(bytes(blob))
+    with rt.use_kernel(file_kernel(RT_SECRETS_PASSPHRASE=PASSPHRASE)), pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.get("svc", "alice")
+    assert info.value.code == "ERR_SECRETS_AUTH_FAILED"
+
+
 async def test_short_key_file_is_refused(file_kernel, tmp_path) -> None:
     key = tmp_path / "key"
     key.write_bytes(b"short")
     key.chmod(0o600)
-    with rt.use_kernel(file_kernel(RT_FILESECRETS_KEY_FILE=str(key))):
-        with pytest.raises(rt.SecretsError, match="at least 32 random bytes"):
-            await rt.secrets.set("svc", "alice", "tok")
+    with (
+        rt.use_kernel(file_kernel(RT_FILESECRETS_KEY_FILE=str(key))),
+        pytest.raises(rt.SecretsError, match="at least 32 random bytes"),
+    ):
+        await rt.secrets.set("svc", "alice", "tok")
 
 
 async def test_no_key_says_what_to_set(file_kernel) -> None:
-    with rt.use_kernel(file_kernel()):
-        with pytest.raises(rt.SecretsError) as info:
-            await rt.secrets.get("svc", "alice")
+    with rt.use_kernel(file_kernel()), pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.get("svc", "alice")
     assert info.value.code == "ERR_SECRETS_UNAVAILABLE"
     assert "RT_SECRETS_PASSPHRASE" in str(info.value) and "key_file" in str(info.value)
 
 
 async def test_passphrase_in_a_config_file_is_refused(rt_make_kernel, tmp_path) -> None:
-    kernel = rt_make_kernel(f'[secrets]\nbackend = "file"\n[filesecrets]\npath = "{tmp_path}/s.bin"\n'
-                            'passphrase = "in-the-file"\n')
-    with rt.use_kernel(kernel):
-        with pytest.raises(rt.SecretsError) as info:
-            await rt.secrets.get("svc", "alice")
+    kernel = rt_make_kernel(
+        f'[secrets]\nbackend = "file"\n[filesecrets]\npath = "{tmp_path}/s.bin"\npassphrase = "in-the-file"\n'
+    )
+    with rt.use_kernel(kernel), pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.get("svc", "alice")
     assert "RT_SECRETS_PASSPHRASE" in str(info.value) and "in-the-file" not in str(info.value)
 
 
@@ -168,12 +246,22 @@ WRITER = textwrap.dedent("""
 def test_two_processes_writing_at_once_lose_nothing(tmp_path) -> None:
     count = 40
     environ = {k: v for k, v in os.environ.items() if not k.startswith("RT_")}
-    environ.update(RT_SECRETS_BACKEND="file", RT_FILESECRETS_PATH=str(tmp_path / "secrets.bin"),
-                   RT_SECRETS_PASSPHRASE=PASSPHRASE)
+    environ.update(
+        RT_SECRETS_BACKEND="file",
+        RT_FILESECRETS_PATH=str(tmp_path / "secrets.bin"),
+        RT_SECRETS_PASSPHRASE=PASSPHRASE,
+    )
     script = tmp_path / "writer.py"
     script.write_text(WRITER, encoding="utf-8")
-    writers = [subprocess.Popen([sys.executable, str(script), prefix, str(count)], env=environ, cwd=tmp_path,
-                                stderr=subprocess.PIPE) for prefix in ("a", "b")]
+    writers = [
+        subprocess.Popen(
+            [sys.executable, str(script), prefix, str(count)],
+            env=environ,
+            cwd=tmp_path,
+            stderr=subprocess.PIPE,
+        )
+        for prefix in ("a", "b")
+    ]
     for writer in writers:
         _, err = writer.communicate(timeout=120)
         assert writer.returncode == 0, err.decode()
@@ -200,14 +288,16 @@ def test_passphrase_is_redacted_from_configuration_dumps(rt_make_kernel):
     assert kernel.config.as_dict()["filesecrets.passphrase"] == "<redacted>"
 
 
-
 async def test_unusable_directory_is_a_secrets_error(rt_make_kernel, tmp_path) -> None:
     not_a_directory = tmp_path / "plain-file"
     not_a_directory.write_text("")
-    env = {"RT_SECRETS_BACKEND": "file", "RT_FILESECRETS_PATH": str(not_a_directory / "secrets.bin"),
-           "RT_SECRETS_PASSPHRASE": PASSPHRASE}
-    with rt.use_kernel(rt_make_kernel(environ=env)):
-        with pytest.raises(rt.SecretsError) as info:  # not a bare OSError from deep inside
-            await rt.secrets.set("svc", "alice", "canary-value-123")
+    env = {
+        "RT_SECRETS_BACKEND": "file",
+        "RT_FILESECRETS_PATH": str(not_a_directory / "secrets.bin"),
+        "RT_SECRETS_PASSPHRASE": PASSPHRASE,
+    }
+    # not a bare OSError from deep inside
+    with rt.use_kernel(rt_make_kernel(environ=env)), pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.set("svc", "alice", "canary-value-123")
     assert info.value.code == "ERR_SECRETS_PLATFORM_ERROR"
     assert "Cannot write" in str(info.value) and "canary-value-123" not in str(info.value)

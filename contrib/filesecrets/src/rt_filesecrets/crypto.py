@@ -1,14 +1,24 @@
 """The encrypted file's format: a small header, then AES-256-GCM over the JSON of all secrets.
 
-Layout: ``MAGIC`` (8 bytes) | mode (1 byte: 1 passphrase, 2 key file) | salt (16) | nonce (12) | ciphertext.
-The header is authenticated as associated data, so a changed mode or salt fails like a wrong key.
-A passphrase is stretched with scrypt (n=2**15, r=8, p=1: ~32 MiB and tens of ms, once per process); a key
-file already holds random key material, so HKDF-SHA256 suffices. Both use the file's salt.
+Layout (version 2, written since scrypt's cost moved to current recommendations)::
+
+    MAGIC_V2 (8) | mode (1: 1 passphrase, 2 key file) | log2(N) (1) | r (1) | p (1) | salt (16) | nonce (12)
+    | ciphertext
+
+Version 1 files (``MAGIC_V1``, no cost bytes, scrypt n=2**15 r=8 p=1) are still read, and rewritten as
+version 2 on the next change. The header is authenticated as associated data, so a changed mode, cost or
+salt fails like a wrong key (an attacker cannot lower the cost of a file to speed up guessing).
+
+Why these scrypt parameters: n=2**17, r=8, p=1 is OWASP's current minimum for scrypt (Password Storage Cheat
+Sheet): 128 MiB of memory and about 0.3 s of one core (0.7 s measured on a loaded 2-core machine), paid once
+per process per file, since the derived key is cached. The cost is what a passphrase guesser pays per guess.
+A key file already holds random key material, so HKDF-SHA256 suffices there. Both use the file's salt.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Final
 
 import attrs
 from cryptography.exceptions import InvalidTag
@@ -17,13 +27,33 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
-MAGIC = b"RTSECv1\n"
-MODE_PASSPHRASE = 1
-MODE_KEY_FILE = 2
-SALT_BYTES = 16
-NONCE_BYTES = 12
-HEADER_BYTES = len(MAGIC) + 1 + SALT_BYTES + NONCE_BYTES
-SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
+MAGIC_V1: Final = b"RTSECv1\n"
+MAGIC_V2: Final = b"RTSECv2\n"
+MAGIC: Final = MAGIC_V2
+MODE_PASSPHRASE: Final = 1
+MODE_KEY_FILE: Final = 2
+SALT_BYTES: Final = 16
+NONCE_BYTES: Final = 12
+TAG_BYTES: Final = 16
+
+
+@attrs.frozen
+class ScryptCost:
+    """scrypt's parameters: N = 2**log2_n (CPU and memory), r (block size), p (parallelism)."""
+
+    log2_n: int
+    r: int
+    p: int
+
+    @property
+    def memory_bytes(self) -> int:
+        return int(128 * self.r * 2**self.log2_n)
+
+
+SCRYPT_COST: Final = ScryptCost(17, 8, 1)  # OWASP's minimum for scrypt: 128 MiB
+V1_SCRYPT_COST: Final = ScryptCost(15, 8, 1)  # what version 1 files used
+# Refused when reading: a file asking for more would make every process that opens it allocate gigabytes.
+MAX_LOG2_N: Final = 20
 
 
 class WrongKeyError(Exception):
@@ -39,25 +69,48 @@ class Header:
     mode: int
     salt: bytes = attrs.field(repr=False)
     nonce: bytes = attrs.field(repr=False)
+    cost: ScryptCost = SCRYPT_COST
+    version: int = 2
 
     def to_bytes(self) -> bytes:
-        return MAGIC + bytes([self.mode]) + self.salt + self.nonce
+        if self.version == 1:
+            return MAGIC_V1 + bytes([self.mode]) + self.salt + self.nonce
+        cost = bytes([self.cost.log2_n, self.cost.r, self.cost.p])
+        return MAGIC_V2 + bytes([self.mode]) + cost + self.salt + self.nonce
+
+    @property
+    def size(self) -> int:
+        return len(self.to_bytes())
 
 
 def parse_header(blob: bytes) -> Header:
-    if len(blob) < HEADER_BYTES + 16 or not blob.startswith(MAGIC):
+    if blob.startswith(MAGIC_V1):
+        version, cost_bytes = 1, 0
+    elif blob.startswith(MAGIC_V2):
+        version, cost_bytes = 2, 3
+    else:
         raise FormatError("not an rt-filesecrets file (bad header)")
-    mode = blob[len(MAGIC)]
+    start = len(MAGIC_V2)
+    header_bytes = start + 1 + cost_bytes + SALT_BYTES + NONCE_BYTES
+    if len(blob) < header_bytes + TAG_BYTES:
+        raise FormatError("not an rt-filesecrets file (truncated)")
+    mode = blob[start]
     if mode not in (MODE_PASSPHRASE, MODE_KEY_FILE):
         raise FormatError(f"unknown key mode {mode}")
-    start = len(MAGIC) + 1
-    return Header(mode, blob[start:start + SALT_BYTES], blob[start + SALT_BYTES:HEADER_BYTES])
+    cost = V1_SCRYPT_COST
+    if version == 2:
+        cost = ScryptCost(blob[start + 1], blob[start + 2], blob[start + 3])
+        if not (10 <= cost.log2_n <= MAX_LOG2_N and 1 <= cost.r <= 32 and 1 <= cost.p <= 16):
+            raise FormatError(f"unsupported scrypt cost (log2 N {cost.log2_n}, r {cost.r}, p {cost.p})")
+    salt_at = start + 1 + cost_bytes
+    return Header(mode, blob[salt_at : salt_at + SALT_BYTES], blob[salt_at + SALT_BYTES : header_bytes], cost,
+                  version)  # fmt: skip
 
 
-def derive_key(mode: int, material: bytes, salt: bytes) -> bytes:
-    """A 32-byte AES key from a passphrase (scrypt) or key-file bytes (HKDF)."""
+def derive_key(mode: int, material: bytes, salt: bytes, cost: ScryptCost = SCRYPT_COST) -> bytes:
+    """A 32-byte AES key from a passphrase (scrypt at ``cost``) or key-file bytes (HKDF)."""
     if mode == MODE_PASSPHRASE:
-        return Scrypt(salt=salt, length=32, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P).derive(material)
+        return Scrypt(salt=salt, length=32, n=2**cost.log2_n, r=cost.r, p=cost.p).derive(material)
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=salt, info=b"rt-filesecrets v1").derive(material)
 
 
@@ -65,15 +118,17 @@ def new_salt() -> bytes:
     return os.urandom(SALT_BYTES)
 
 
-def seal(mode: int, salt: bytes, key: bytes, plaintext: bytes) -> bytes:
-    header = Header(mode, salt, os.urandom(NONCE_BYTES))
+def seal(mode: int, salt: bytes, key: bytes, plaintext: bytes, cost: ScryptCost = SCRYPT_COST) -> bytes:
+    """A version 2 file; ``key`` must have been derived with ``cost`` (for a passphrase)."""
+    header = Header(mode, salt, os.urandom(NONCE_BYTES), cost)
     head = header.to_bytes()
     return head + AESGCM(key).encrypt(header.nonce, plaintext, head)
 
 
 def open_sealed(blob: bytes, key: bytes) -> bytes:
     header = parse_header(blob)
+    size = header.size
     try:
-        return AESGCM(key).decrypt(header.nonce, blob[HEADER_BYTES:], blob[:HEADER_BYTES])
+        return AESGCM(key).decrypt(header.nonce, blob[size:], blob[:size])
     except InvalidTag:
         raise WrongKeyError from None

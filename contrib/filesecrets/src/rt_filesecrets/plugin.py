@@ -26,12 +26,35 @@ def default_path() -> str:
 
 @hookimpl
 def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None:
-    register(ConfigOption("filesecrets", "path", str, "",
-                          help="the encrypted secrets file (default: the user data dir, rt/secrets.bin)"))
-    register(ConfigOption("filesecrets", "key_file", str, "",
-                          help="a file (mode 0600) of at least 32 random bytes used as the key"))
-    register(ConfigOption("filesecrets", "passphrase", str, "", env="RT_SECRETS_PASSPHRASE", secret=True,
-                          help="the passphrase, from the environment only (never a file)"))
+    register(
+        ConfigOption(
+            "filesecrets",
+            "path",
+            str,
+            "",
+            help="the encrypted secrets file (default: the user data dir, rt/secrets.bin)",
+        )
+    )
+    register(
+        ConfigOption(
+            "filesecrets",
+            "key_file",
+            str,
+            "",
+            help="a file (mode 0600) of at least 32 random bytes used as the key",
+        )
+    )
+    register(
+        ConfigOption(
+            "filesecrets",
+            "passphrase",
+            str,
+            "",
+            env="RT_SECRETS_PASSPHRASE",
+            secret=True,
+            help="the passphrase, from the environment only (never a file)",
+        )
+    )
 
 
 def _file_backend(config: Config) -> SecretBackend:
