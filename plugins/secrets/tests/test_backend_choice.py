@@ -114,20 +114,39 @@ def test_platform_limits_are_documented_values() -> None:
     from rt_secrets import limits
     from rt_secrets.backends.keyring_backend import KeyringBackend
 
-    assert KeyringBackend(platform="win32").max_value_bytes == 2048
-    assert KeyringBackend(platform="darwin").max_value_bytes == 4096
-    assert KeyringBackend(platform="linux").max_value_bytes == 4096
-    assert limits.utf16_units("a🔑") == 3
+    # the Secret Service takes large values (the reference stores 1 MiB there too); the Keychain 64 KiB
+    assert KeyringBackend(platform="linux").max_value_bytes == 1024 * 1024
+    assert KeyringBackend(platform="darwin").max_value_bytes == 64 * 1024
+    # Windows: the exact check is the 2560-byte UTF-16 blob (below); no fitting value has more UTF-8 bytes
+    assert KeyringBackend(platform="win32").max_value_bytes == 3 * 1280
+    assert limits.utf16_units("a🔑") == 3 and limits.windows_blob_bytes("a🔑") == 6
 
 
-def test_windows_utf16_limit_is_checked_before_the_os() -> None:
-    """On Windows the blob is UTF-16: 1281 ASCII characters fit in 2048 UTF-8 bytes but not in the blob."""
+@pytest.mark.parametrize(
+    ("value", "fits"),
+    [("x" * 1280, True), ("x" * 1281, False), ("秘" * 1280, True), ("秘" * 1281, False), ("🔑" * 640, True),
+     ("🔑" * 641, False)],
+)  # fmt: skip
+def test_windows_blob_limit_is_checked_exactly_before_the_os(value: str, fits: bool) -> None:
+    """Credential Manager keeps the value as UTF-16 in a blob of at most 2560 bytes: 1280 CJK characters (3840
+    UTF-8 bytes) fit, which the earlier 2048-UTF-8-byte rule refused; the error names the limit."""
     from rt_secrets.backends.keyring_backend import KeyringBackend
 
-    backend = KeyringBackend(object(), platform="win32")  # an object with no methods: reaching it would fail
+    stored: list[int] = []
+
+    class Impl:  # stands in for keyring's Windows backend
+        def set_password(self, service: str, name: str, value: str) -> None:
+            stored.append(len(value))
+
+    backend = KeyringBackend(Impl(), platform="win32")  # type: ignore[arg-type]
+    if fits:
+        backend.set("svc", "n", value)
+        assert stored == [len(value)]
+        return
     with pytest.raises(SecretBackendError) as info:
-        backend.set("svc", "n", "x" * 1281)
-    assert info.value.code == "ERR_SECRETS_VALUE_TOO_LONG"
+        backend.set("svc", "n", value)
+    assert info.value.code == "ERR_SECRETS_VALUE_TOO_LONG" and not stored
+    assert "at most 2560 bytes" in str(info.value) and "Windows Credential Manager" in str(info.value)
 
 
 async def test_backend_value_too_long_is_a_value_error_too(rt_kernel, rt_register) -> None:

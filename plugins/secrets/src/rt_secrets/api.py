@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
@@ -29,9 +28,8 @@ from rt_secrets.errors import (
 if TYPE_CHECKING:
     from rt.kernel import Kernel
 
-T = TypeVar("T")
 
-DEFAULT_MAX_THREADS = 4
+DEFAULT_MAX_THREADS = 8
 
 # One limiter per event loop: an anyio limiter belongs to the loop that first uses it, and tests run both
 # asyncio and trio in one process.
@@ -95,24 +93,36 @@ def current_backend(kernel: Kernel | None = None) -> SecretBackend:
             errors.UNKNOWN_BACKEND,
         )
     try:
-        backend = entry.value(kernel.config)
+        created: SecretBackend = entry.value(kernel.config)
     except SecretBackendError as exc:
         raise SecretsError(str(exc), exc.code) from None
-    per_kernel[name] = backend
-    return backend
+    per_kernel[name] = created
+    return created
 
 
-async def _run(func: Callable[..., T], *args: Any) -> T:
-    """Run a blocking backend call on a worker thread, bounded by the per-loop limiter."""
+async def _run(backend: SecretBackend, method: str, *args: Any) -> Any:
+    """Run a blocking backend call on a worker thread, bounded by the per-loop limiter.
+
+    Whatever the backend raises becomes a :class:`SecretsError` made here (an unexpected exception class is
+    named, never its message, which could quote the value); :func:`_scrubbed` then drops its traceback and
+    chain on the way out (in the public methods of :class:`Secrets`)."""
     try:
         limiter = _limiter.get()
     except LookupError:
         limiter = anyio.CapacityLimiter(_max_threads())
         _limiter.set(limiter)
+    func = getattr(backend, method)
     try:
-        return await anyio.to_thread.run_sync(functools.partial(func, *args), limiter=limiter)
+        result = await anyio.to_thread.run_sync(functools.partial(func, *args), limiter=limiter)
+        return result
     except SecretBackendError as exc:
         raise _secrets_error(exc) from None
+    except Exception as exc:  # noqa: BLE001 - a backend's bug: named, never quoted
+        raise SecretsError(
+            f"The {backend.name!r} secrets backend failed: {type(exc).__module__}.{type(exc).__qualname__} "
+            "(its message is not shown: it could contain the value).",
+            errors.PLATFORM_ERROR,
+        ) from None
 
 
 def _secrets_error(exc: SecretBackendError) -> SecretsError:
@@ -120,6 +130,26 @@ def _secrets_error(exc: SecretBackendError) -> SecretsError:
     if exc.code == errors.VALUE_TOO_LONG:
         return SecretValueTooLongError(str(exc))
     return SecretsError(str(exc), exc.code)
+
+
+def _scrubbed(exc: BaseException) -> BaseException:
+    """``exc`` without a traceback below this module's entry point and without a chain, for every exception
+    of an exception group too.
+
+    Why: a traceback keeps every frame it passed through, with its local variables: ``value`` in
+    ``Secrets.set``, the ``functools.partial`` holding it in anyio's thread call, the backend's ``set``
+    frames and the raw D-Bus error's own frames in ``__context__``. Error reporters that capture locals
+    (Sentry, rich tracebacks, ``traceback.TracebackException(capture_locals=True)``) would record the secret.
+    What is left is the message, made here without the value, and the caller's own frames.
+    """
+    exc.__traceback__ = None
+    exc.__context__ = None
+    exc.__cause__ = None
+    exc.__suppress_context__ = False
+    if isinstance(exc, BaseExceptionGroup):
+        for member in exc.exceptions:
+            _scrubbed(member)
+    return exc
 
 
 def _max_threads() -> int:
@@ -130,36 +160,69 @@ def _max_threads() -> int:
 
 
 class Secrets:
-    """The object behind ``rt.secrets``. Every method takes keyword or positional arguments."""
+    """The object behind ``rt.secrets``. Every method takes keyword or positional arguments.
+
+    Each public method hands its work to a ``_get``/``_set``/``_delete`` coroutine and clears its own locals
+    when that fails, so no frame left in a traceback holds a value (see :func:`_scrubbed`).
+    """
 
     async def get(self, service: str | None = None, name: str | None = None) -> str | None:
         """The stored value of (service, name), or ``None`` when there is none."""
-        _check_pair(service, name)
-        backend = current_backend()
-        return await _run(backend.get, service, name)
+        try:
+            return await _get(service, name)
+        except BaseException as exc:  # noqa: BLE001 - re-raised, scrubbed
+            raise _scrubbed(exc)  # the chain is dropped on purpose: _scrubbed
 
     async def set(
         self, service: str | None = None, name: str | None = None, value: str | None = None
     ) -> None:
         """Store ``value`` for (service, name), replacing any previous one; an empty value deletes."""
-        _check_pair(service, name)
-        _check_value(value)
-        service, name, value = cast(str, service), cast(str, name), cast(str, value)
-        backend = current_backend()
-        if value == "":
-            await _run(backend.delete, service, name)
-            return
-        _check_length(backend, value)
-        await _run(backend.set, service, name, value)
+        box = [value]
+        value = None  # from here on only the list holds it, and it is emptied whatever happens
+        try:
+            await _set(service, name, box)
+        except BaseException as exc:  # noqa: BLE001 - re-raised, scrubbed
+            box.clear()
+            raise _scrubbed(exc)  # the chain is dropped on purpose: _scrubbed
+        finally:
+            box.clear()
 
     async def delete(self, service: str | None = None, name: str | None = None) -> bool:
         """Remove (service, name); ``True`` if something was deleted, ``False`` if there was nothing."""
-        _check_pair(service, name)
-        backend = current_backend()
-        return bool(await _run(backend.delete, service, name))
+        try:
+            return await _delete(service, name)
+        except BaseException as exc:  # noqa: BLE001 - re-raised, scrubbed
+            raise _scrubbed(exc)  # the chain is dropped on purpose: _scrubbed
 
     def __repr__(self) -> str:
         return "<rt.secrets>"
+
+
+async def _get(service: str | None, name: str | None) -> str | None:
+    _check_pair(service, name)
+    backend = current_backend()
+    found: str | None = await _run(backend, "get", service, name)
+    return found
+
+
+async def _set(service: str | None, name: str | None, box: list[str | None]) -> None:
+    """``Secrets.set`` with the value in ``box``: its frames (and those below) are dropped from a failure's
+    traceback, and ``Secrets.set``'s own frame keeps only the emptied list."""
+    _check_pair(service, name)
+    _check_value(box[0])
+    service, name = cast(str, service), cast(str, name)
+    backend = current_backend()
+    if box[0] == "":
+        await _run(backend, "delete", service, name)
+        return
+    _check_length(backend, cast(str, box[0]))
+    await _run(backend, "set", service, name, box[0])
+
+
+async def _delete(service: str | None, name: str | None) -> bool:
+    _check_pair(service, name)
+    backend = current_backend()
+    return bool(await _run(backend, "delete", service, name))
 
 
 secrets = Secrets()

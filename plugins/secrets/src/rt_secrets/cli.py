@@ -51,7 +51,7 @@ def _read_value(stdin: TextIO, prompt: str) -> str:
     # One trailing newline is what `echo` and here-strings add; it is not part of the secret.
     if text.endswith("\r\n"):
         return text[:-2]
-    return text[:-1] if text.endswith("\n") else text
+    return text.removesuffix("\n")
 
 
 async def _perform(action: str, service: str, name: str, value: str | None) -> str | bool | None:

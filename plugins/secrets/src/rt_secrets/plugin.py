@@ -31,7 +31,12 @@ def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None
         help="where rt.secrets keeps credentials: keyring (OS store), memory (tests), file (rt-filesecrets)",
     ))
     register(ConfigOption(
-        "secrets", "max_threads", int, 4,
+        "secrets", "schema", str, "keyring", choices=("keyring", "reference"),
+        help="the Secret Service item schema the keyring backend writes on Linux: keyring (the keyring "
+             "package's) or reference (the reference runtime's); reads find items under either",
+    ))
+    register(ConfigOption(
+        "secrets", "max_threads", int, 8,
         help="worker threads rt.secrets uses at once for OS calls (per event loop)",
     ))
 
@@ -39,7 +44,7 @@ def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None
 def _keyring_backend(config: Config) -> SecretBackend:
     from rt_secrets.backends.keyring_backend import KeyringBackend
 
-    return KeyringBackend()
+    return KeyringBackend(schema=config.get("secrets.schema") or "keyring")
 
 
 def _memory_backend(config: Config) -> SecretBackend:

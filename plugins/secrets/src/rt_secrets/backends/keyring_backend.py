@@ -17,7 +17,7 @@ from rt.interfaces import SecretBackendError
 
 from rt_secrets import limits
 from rt_secrets.backends.keyring_errors import translate
-from rt_secrets.backends.secret_service import SecretServiceStore
+from rt_secrets.backends.secret_service import SCHEMAS, SecretServiceStore
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend as KeyringImpl
@@ -32,21 +32,32 @@ class KeyringBackend:
 
     name = "keyring"
 
-    # gnome-keyring-daemon aborts (GLib assertion in invoke_get_property_in_idle_cb, seen on Debian 12)
-    # when clients open, use and close D-Bus connections in quick succession, which is what keyring's
-    # SecretService backend does per call. So rt talks to the Secret Service over one reused connection
-    # (SecretServiceStore), and serializes the calls process-wide: the daemon handles one request at a time
-    # anyway, and the event loop still never waits on them.
-    _secret_service_lock = threading.Lock()
+    # gnome-keyring-daemon aborts (GLib assertion in invoke_get_property_in_idle_cb, seen on Debian 12) when
+    # clients open, use and close D-Bus connections in quick succession, which is what keyring's SecretService
+    # backend does per call. So rt talks to the Secret Service over a small pool of reused connections
+    # (SecretServiceStore), one process-wide: it is thread-safe, and the event loop never waits on it.
     _secret_service_store: SecretServiceStore | None = None
+    _store_lock = threading.Lock()
 
-    def __init__(self, keyring_impl: KeyringImpl | None = None, *, platform: str = sys.platform) -> None:
+    def __init__(
+        self,
+        keyring_impl: KeyringImpl | None = None,
+        *,
+        platform: str = sys.platform,
+        schema: str = "keyring",
+    ) -> None:
+        if schema not in SCHEMAS:
+            raise SecretBackendError(
+                f"Unknown [secrets] schema {schema!r}: use 'keyring' or 'reference'.",
+                "ERR_SECRETS_PLATFORM_ERROR",
+            )
         self._impl = keyring_impl
         self.platform = platform
+        self.schema = schema
         self.max_value_bytes: int | None = limits.platform_max_value_bytes(platform)
 
     def __repr__(self) -> str:
-        return f"<KeyringBackend {type(self._impl).__module__ if self._impl else 'default'}>"
+        return f"<KeyringBackend {type(self._impl).__module__ if self._impl else 'default'} schema={self.schema}>"
 
     def _keyring(self) -> KeyringImpl:
         if self._impl is None:
@@ -66,27 +77,27 @@ class KeyringBackend:
     def _is_secret_service(self) -> bool:
         return type(self._keyring()).__module__ == "keyring.backends.SecretService"
 
-    def _serialized(self) -> threading.Lock | _NoLock:
-        return self._secret_service_lock if self._is_secret_service() else _NO_LOCK
+    @classmethod
+    def _store(cls) -> SecretServiceStore:
+        with cls._store_lock:
+            if cls._secret_service_store is None:
+                cls._secret_service_store = SecretServiceStore()
+            return cls._secret_service_store
 
     def _invoke(self, method: str, *args: Any) -> Any:
-        """keyring's ``method`` (get_password, ...), through the reused connection for the Secret Service.
-        The caller holds :meth:`_serialized`."""
+        """keyring's ``method`` (get_password, ...); through the pooled connections and with the configured
+        schema for the Secret Service."""
         impl = self._keyring()
         if self._is_secret_service():
-            store = KeyringBackend._secret_service_store
-            if store is None:
-                store = KeyringBackend._secret_service_store = SecretServiceStore()
-            return getattr(store, method)(impl, *args)
+            return getattr(self._store(), method)(impl, *args, schema=self.schema)
         return getattr(impl, method)(*args)
 
     def _call(self, operation: str, method: str, *args: Any) -> Any:
         try:
-            with self._serialized():
-                return self._invoke(method, *args)
+            return self._invoke(method, *args)
         except SecretBackendError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - every keyring failure is translated
             # `from None`: the raw D-Bus / OS error is replaced by one that says what to do.
             raise translate(exc, operation) from None
 
@@ -95,20 +106,22 @@ class KeyringBackend:
         return value
 
     def set(self, service: str, name: str, value: str) -> None:
-        if self.platform.startswith("win") and limits.utf16_units(value) > limits.WINDOWS_MAX_UTF16_UNITS:
-            raise SecretBackendError(
-                f"The value is {limits.utf16_units(value)} UTF-16 code units long; Windows Credential "
-                f"Manager stores at most {limits.WINDOWS_MAX_UTF16_UNITS}.",
-                "ERR_SECRETS_VALUE_TOO_LONG",
-            )
+        if self.platform.startswith("win"):
+            blob = limits.windows_blob_bytes(value)
+            if blob > limits.WINDOWS_MAX_BLOB_BYTES:
+                raise SecretBackendError(
+                    f"The value takes {blob} bytes as UTF-16, the form Windows Credential Manager keeps; a "
+                    f"credential blob holds at most {limits.WINDOWS_MAX_BLOB_BYTES} bytes "
+                    "(CRED_MAX_CREDENTIAL_BLOB_SIZE).",
+                    "ERR_SECRETS_VALUE_TOO_LONG",
+                )
         self._call("store", "set_password", service, name, value)
 
     def delete(self, service: str, name: str) -> bool:
         from keyring.errors import PasswordDeleteError
 
         try:
-            with self._serialized():
-                self._invoke("delete_password", service, name)
+            self._invoke("delete_password", service, name)
         except PasswordDeleteError:
             # keyring reports "not found" with this error on every platform, but macOS also uses it for
             # real failures: tell them apart by reading the pair back.
@@ -118,19 +131,6 @@ class KeyringBackend:
                 "Cannot delete the secret in the OS credential store: the store refused the deletion.",
                 "ERR_SECRETS_ACCESS_DENIED",
             ) from None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - every keyring failure is translated
             raise translate(exc, "delete") from None
         return True
-
-
-class _NoLock:
-    """A context manager that does nothing: stores that are safe to call from several threads at once."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None
-
-
-_NO_LOCK = _NoLock()

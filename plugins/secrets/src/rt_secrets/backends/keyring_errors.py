@@ -19,7 +19,7 @@ from rt_secrets import errors as codes
 START_SECRET_SERVICE = (
     "start one: on a desktop, log in to a session that runs gnome-keyring or KWallet; headless, run your "
     "command under `dbus-run-session -- sh -c 'echo -n PASSWORD | gnome-keyring-daemon --unlock "
-    "--components=secrets; YOUR_COMMAND'` (Debian packages: dbus, gnome-keyring)"
+    "--components=secrets >/dev/null; YOUR_COMMAND'` (Debian packages: dbus, gnome-keyring)"
 )
 
 # macOS Security framework OSStatus values (keyring.backends.macOS.api.error)
@@ -29,8 +29,8 @@ _MAC_STATUS = {
     -67030: (codes.AUTH_FAILED, "the Keychain could not authenticate this program"),
     -25308: (
         codes.INTERACTION_NOT_ALLOWED,
-        "the Keychain needs to show a prompt but user interaction is not allowed (ssh session or daemon); "
-        "unlock it first with `security unlock-keychain`",
+        ("the Keychain needs to show a prompt but user interaction is not allowed (ssh session or daemon); "
+        "unlock it first with `security unlock-keychain`"),
     ),
 }
 
@@ -39,8 +39,8 @@ _WINDOWS_ERROR = {
     5: (codes.ACCESS_DENIED, "Windows Credential Manager denied access"),
     1312: (
         codes.UNAVAILABLE,
-        "Windows Credential Manager has no logon session for this user (a service account or a "
-        "non-interactive logon); run as an interactive user",
+        ("Windows Credential Manager has no logon session for this user (a service account or a "
+        "non-interactive logon); run as an interactive user"),
     ),
     1783: (codes.PLATFORM_ERROR, "Windows Credential Manager rejected the value (too long?)"),
 }

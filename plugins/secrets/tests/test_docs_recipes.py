@@ -1,0 +1,46 @@
+"""docs/secrets.md's recipes run as written: the headless one captures only the secret."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DOC = Path(__file__).resolve().parents[3] / "docs" / "secrets.md"
+
+
+def headless_recipe() -> str:
+    lines = [
+        line for line in DOC.read_text(encoding="utf-8").splitlines() if line.startswith("dbus-run-session")
+    ]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux Secret Service only")
+def test_the_headless_recipe_captures_the_secret_and_nothing_else(tmp_path: Path) -> None:
+    for tool in ("dbus-run-session", "gnome-keyring-daemon"):
+        if shutil.which(tool) is None:
+            pytest.fail(
+                f"{tool} is missing: install the Debian packages dbus and gnome-keyring", pytrace=False
+            )
+    recipe = headless_recipe()
+    get = "rt secrets get -s my-cli -n alice"
+    assert recipe.endswith(f"; {get}'")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DBUS_", "XDG_", "RT_", "DISPLAY"))}
+    env.update(HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data"), XDG_CONFIG_HOME=str(tmp_path / "config"),
+               XDG_RUNTIME_DIR=str(tmp_path / "run"), KEYRING_PASSWORD="doc-recipe-password",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")  # fmt: skip
+    (tmp_path / "run").mkdir(mode=0o700)
+    store = recipe.replace(get, "printf %s doc-recipe-token | rt secrets set -s my-cli -n alice")
+    stored = subprocess.run(["sh", "-c", store], env=env, capture_output=True, timeout=120, check=False)
+    assert stored.returncode == 0, stored.stderr.decode(errors="replace")
+    # exactly as the doc says, inside $(...): only the token comes out
+    captured = subprocess.run(["sh", "-c", f'TOKEN=$({recipe}); printf "[%s]" "$TOKEN"'], env=env,
+                              capture_output=True, timeout=120, check=False)  # fmt: skip
+    assert captured.returncode == 0, captured.stderr.decode(errors="replace")
+    assert captured.stdout == b"[doc-recipe-token]"
