@@ -98,8 +98,10 @@ class RedisServer:
         """Send one command, return the raw reply (enough for PING and PUBSUB NUMSUB)."""
         import hiredis
 
+        from rt_redis.broker import pack
+
         with socket.create_connection(("127.0.0.1", self.port), timeout=5) as connection:
-            connection.sendall(hiredis.pack_command(args))
+            connection.sendall(pack(*args))
             reader = hiredis.Reader()
             raw = b""
             while True:
