@@ -580,3 +580,24 @@ def test_rt_inspect_script_is_rt_run_inspect(tmp_path: Path, programs: list[Prog
     assert program.stdout == "['--inspect']\n"  # flags after the script are the script's
     assert "Listening:" in program.stderr
     assert script.exists()
+
+
+def test_malformed_and_oversized_messages(tmp_path: Path, programs: list[Program]) -> None:
+    from websockets.exceptions import ConnectionClosed
+
+    script = _script(tmp_path, "print('ran')\n")
+    program, client = _start(programs, script, "--inspect-wait=127.0.0.1:0")
+    client.ws.send("{not json")
+    reply = json.loads(client.ws.recv(timeout=10))
+    assert reply["error"]["code"] == -32700 and reply["id"] is None
+    client.ws.send(json.dumps(["a list"]))
+    assert json.loads(client.ws.recv(timeout=10))["error"]["code"] == -32600
+    assert client.call("Runtime.evaluate", expression="1 + 1")["result"]["value"] == 2  # the session goes on
+    client.ws.send("x" * (2 * 1024 * 1024))  # over the 1 MiB limit: the connection is closed, 1009
+    with pytest.raises(ConnectionClosed) as closed:
+        client.ws.recv(timeout=10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
+    # the program waits for a client still; a new one can attach
+    client = Client(program.url())
+    client.handshake()
+    assert program.wait() == 0 and program.stdout == "ran\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 from rt_debug.inspector.address import InspectAddress, InspectValueError, parse_inspect_value
@@ -116,6 +117,8 @@ def test_http_answers() -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser()
     add_inspect_options(parser)
+    parser.add_argument("--workers", type=int)
+    parser.add_argument("--quiet", action="store_true")
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     return parser
@@ -129,6 +132,8 @@ def _parser() -> argparse.ArgumentParser:
         (["--inspect-brk", "app.py", "--inspect"], "brk", "app.py", ["--inspect"]),
         (["--inspect-wait=h:1/p", "app.py"], "wait", "app.py", []),
         (["app.py"], None, "app.py", []),
+        (["--workers", "2", "--inspect", "app.py"], "inspect", "app.py", []),
+        (["--quiet", "--inspect-wait", "app.py"], "wait", "app.py", []),
     ],
 )
 def test_a_bare_flag_never_takes_the_script_for_its_value(
@@ -166,3 +171,41 @@ def test_a_broken_repr_does_not_break_a_preview() -> None:
 
     remote = RemoteObjects().wrap(Broken(), with_preview=True)
     assert remote["description"].startswith("<Broken") and remote["preview"]["properties"] == []
+
+
+def test_with_a_breakpoint_in_one_file_only_that_files_frames_are_traced(tmp_path: Path) -> None:
+    import importlib.util
+    import sys
+
+    from rt_debug.inspector.scripts import Scripts
+    from rt_debug.inspector.tracer import Breakpoint, Tracer
+
+    probe = "import sys\n\ndef frame_trace():\n    return sys._getframe().f_trace\n\ndef idle():\n    pass\n"
+    modules = {}
+    for name in ("traced_file_for_tracer", "untraced_file_for_tracer"):
+        path = tmp_path / f"{name}.py"
+        path.write_text(probe, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[name])
+    events: list[tuple[str, dict[str, object]]] = []
+    tracer = Tracer(RemoteObjects(), Scripts(lambda params: None), lambda m, p: events.append((m, p)))
+    tracer.attached = True
+    traced = str(tmp_path / "traced_file_for_tracer.py")
+    tracer.add_breakpoint(Breakpoint("bp", traced, 7, condition="False"))  # in idle(): never stops
+    saved = sys.gettrace()
+    try:
+        tracer.sync(None)
+        in_traced = modules["traced_file_for_tracer"].frame_trace()
+        in_other = modules["untraced_file_for_tracer"].frame_trace()
+        tracer.remove_breakpoint("bp")
+        tracer.sync(None)
+        after = modules["traced_file_for_tracer"].frame_trace()
+        installed = sys.gettrace()
+    finally:
+        sys.settrace(saved)
+    assert in_traced is not None  # the file with a breakpoint gets line events
+    assert in_other is None  # any other file's frames run without a local trace function
+    assert after is None and installed is None  # no breakpoint left: no trace function at all
+    assert events == []

@@ -55,8 +55,10 @@ def host_allowed(host_header: str | None, bound_host: str) -> bool:
 
 def origin_allowed(origin: str | None) -> bool:
     """True for no Origin (a non-browser client), or a page served from a loopback host."""
-    if origin is None or origin in ("null",):
-        return origin is None
+    if origin is None:
+        return True
+    if origin == "null":  # a sandboxed frame or a file:// page: not a page of this machine's servers
+        return False
     try:
         host = urlsplit(origin).hostname
     except ValueError:

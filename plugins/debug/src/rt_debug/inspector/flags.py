@@ -16,8 +16,13 @@ from rt_debug.inspector.address import InspectAddress, Mode, parse_inspect_value
 FLAGS: dict[str, Mode] = {"--inspect": "inspect", "--inspect-brk": "brk", "--inspect-wait": "wait"}
 
 
-def _with_explicit_values(args: Sequence[str]) -> list[str]:
-    """A bare flag before the script becomes ``flag=``; everything from the script on is left alone."""
+def _with_explicit_values(
+    args: Sequence[str], takes_value: frozenset[str] = frozenset({"--backend"})
+) -> list[str]:
+    """A bare flag before the script becomes ``flag=``; everything from the script on is left alone.
+
+    ``takes_value`` are the options whose next word is their value (``--backend trio``), not the script.
+    """
     result: list[str] = []
     index = 0
     while index < len(args):
@@ -28,7 +33,7 @@ def _with_explicit_values(args: Sequence[str]) -> list[str]:
             return result + list(args[index:])
         else:
             result.append(arg)
-            if arg == "--backend" and index + 1 < len(args):  # its value is not the script
+            if arg in takes_value and index + 1 < len(args):  # its value is not the script
                 index += 1
                 result.append(args[index])
         index += 1
@@ -64,7 +69,12 @@ def add_inspect_options(parser: argparse.ArgumentParser) -> None:
     original = parser.parse_known_args
 
     def parse_known_args(args: Sequence[str] | None = None, namespace: Any = None) -> Any:
-        return original(None if args is None else _with_explicit_values(list(args)), namespace)
+        takes_value = frozenset(
+            option
+            for option, action in parser._option_string_actions.items()
+            if action.nargs in (None, 1) and option not in FLAGS
+        )
+        return original(None if args is None else _with_explicit_values(list(args), takes_value), namespace)
 
     parser.parse_known_args = parse_known_args  # type: ignore[method-assign, assignment]
 

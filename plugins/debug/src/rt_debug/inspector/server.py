@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from rt_debug.inspector.address import InspectAddress
 from rt_debug.inspector.console import Console
 from rt_debug.inspector.endpoints import answer, version_info, ws_url
-from rt_debug.inspector.session import Session
+from rt_debug.inspector.session import MAX_MESSAGE, Session
 
 if TYPE_CHECKING:
     from rt.kernel import Kernel
@@ -89,7 +89,7 @@ class Inspector:
                     "open": self._open,
                     "close": self._close,
                     "idle_timeout": 0,
-                    "max_payload_length": 16 * 1024 * 1024,
+                    "max_payload_length": MAX_MESSAGE,
                 },
                 hostname=self.address.host,
                 port=self.address.port,

@@ -135,13 +135,36 @@ class Tracer:
             return True
         return self._all_user and self._is_user(code)
 
+    def _refresh(self) -> None:
+        """Recompute the flags the trace functions read on every event (cheaper than working them out there)."""
+        self._all_user = self._trace_all_user()
+        self._quiet = self.active and not (self.step or self.pause_requested or self.break_at_start)
+        self._traced_files = frozenset(self._by_file) if self.active else frozenset()
+
+    _all_user = False
+    _quiet = True
+    _traced_files: frozenset[str] = frozenset()
+
+    # The two trace functions run for every call (global) and every line of a traced frame (local): their
+    # common case (a file without breakpoints; a line without one) is kept to a lookup or two.
+
     def _global(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        if self._wants(frame):
+        if frame.f_code.co_filename in self._traced_files:
+            return self._local
+        if (self._all_user or self.step is not None) and self._wants(frame):
             return self._local
         return None
 
     def _local(self, frame: types.FrameType, event: str, arg: Any) -> Any:
-        if threading.current_thread() is not self.main_thread or self.paused:
+        if event == "line" and self._quiet:
+            lines = self._by_file.get(frame.f_code.co_filename)
+            if lines is None:
+                if not self._wants(frame):
+                    frame.f_trace = None  # this frame is done with: no more line events for it
+                    return None
+            elif frame.f_lineno not in lines:
+                return self._local
+        if self.paused:  # code the client evaluates while paused does not pause again
             return None
         if event == "line":
             self._on_line(frame)
@@ -160,7 +183,7 @@ class Tracer:
         ``frame`` and its callers, already running, get the local trace function when they need it: a new
         breakpoint in a loop that is running now must stop it.
         """
-        self._all_user = self._trace_all_user()
+        self._refresh()
         if not self._needs_tracing():
             sys.settrace(None)
             return
@@ -171,8 +194,6 @@ class Tracer:
                 current.f_trace = self._local
                 current.f_trace_lines = True
             current = current.f_back
-
-    _all_user = False
 
     def install_poke(self) -> None:
         """On the main thread, at start: the signal handler through which the inspector thread pokes it."""
@@ -199,7 +220,7 @@ class Tracer:
             if bp.filename is not None:
                 by_file.setdefault(bp.filename, {}).setdefault(bp.line, []).append(bp)
         self._by_file = by_file
-        self._all_user = self._trace_all_user()
+        self._refresh()
 
     def add_breakpoint(self, bp: Breakpoint) -> None:
         with self.lock:
@@ -291,7 +312,7 @@ class Tracer:
             caller.f_trace_lines = True
         else:  # returned into a library (an event loop, a callback): stop at the next line of the program
             self.step = Step("into", None)
-        self._all_user = self._trace_all_user()
+        self._refresh()
 
     def _on_exception(
         self, frame: types.FrameType, arg: tuple[type[BaseException], BaseException, Any]
@@ -423,11 +444,11 @@ class Tracer:
         """Called on the main thread by a command run while paused: leave the pause, maybe stepping."""
         self.step = step
         self._resume = True
-        self._all_user = self._trace_all_user()
+        self._refresh()
 
     def request_pause(self) -> None:
         self.pause_requested = True
-        self._all_user = True
+        self._refresh()
         self.poke()
 
     def detach(self) -> None:
