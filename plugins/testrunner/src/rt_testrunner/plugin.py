@@ -89,7 +89,7 @@ BUILTIN_REPORTERS = {
     "console": BuiltinReporter("rt_testrunner.reporters:ConsoleReporter", _console_on),
     "agent": BuiltinReporter("rt_testrunner.reporters:AgentReporter", _agent_on),
     "dots": BuiltinReporter("rt_testrunner.reporters:DotsReporter", lambda ctx: "dots" in ctx.selected),
-    "junit": BuiltinReporter("rt_testrunner.ci_reporters:JUnitReporter", lambda ctx: "junit" in ctx.selected),
+    "junit": BuiltinReporter("rt_testrunner.junit:JUnitReporter", lambda ctx: "junit" in ctx.selected),
     "github": BuiltinReporter("rt_testrunner.ci_reporters:GitHubReporter", _github_on),
 }
 

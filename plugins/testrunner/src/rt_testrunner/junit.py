@@ -1,0 +1,246 @@
+"""The JUnit XML reporter: ``rt test --reporter=junit --reporter-outfile PATH`` (REFERENCE.md "JUnit").
+
+``<testsuites>`` holds a ``<testsuite>`` per file; each ``describe`` is a ``<testsuite>`` nested where it is
+declared, so the file reads in source order whatever order the tests ran in (``--randomize``, concurrency).
+Every suite carries ``file``, ``line`` and ``hostname``; every ``<testcase>`` its ``file``, ``line`` and
+``assertions``. A retried test appears once, with its last result. pytest's outcomes map the way pytest's own
+junitxml does: a set-up error is ``<error>``, an expected failure a ``<skipped type="pytest.xfail">``, an
+unexpected pass (non-strict) a pass; a file that failed to load is an ``<error>`` (it is not a test).
+Captured output goes to ``<system-out>``. The file is written once, at the end, through a temporary file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+from pathlib import Path
+
+import attrs
+from rt.events import FileFinished, FileStarted, RunFinished, TestEvent, TestFailure, TestFinished
+from rt.interfaces import ReporterOptions
+
+from rt_testrunner.reporters import ReportWriteError
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: characters XML 1.0 cannot carry at all, even escaped (test output may contain any of them)
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_SKIPPED = ("skip", "todo", "xfail")
+
+
+def _clean(value: object) -> str:
+    return _XML_INVALID.sub("\ufffd", _ANSI.sub("", str(value)))
+
+
+def _attr(value: object) -> str:
+    text = (
+        _clean(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
+    return '"' + text.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;") + '"'
+
+
+def _text(value: str) -> str:
+    return _clean(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.6f}"
+
+
+def whole_message(failure: TestFailure) -> str:
+    """The failure's whole message: every line of it (a diff, a multi-line exception text), without the
+    traceback lines that follow it in ``details``."""
+    details = failure.details or failure.message
+    lines: list[str] = []
+    for line in details.splitlines():
+        if line.startswith(("    at ", "      at ")):
+            break
+        lines.append(line)
+    return "\n".join(lines).rstrip() or failure.message
+
+
+@attrs.define
+class _Suite:
+    """A ``<testsuite>``: a file, or a describe inside one."""
+
+    name: str
+    file: str
+    children: dict[str, _Suite] = attrs.Factory(dict)
+    cases: list[TestFinished] = attrs.Factory(list)
+    load_error: TestFailure | None = None
+    duration: float | None = None  # a file's own duration; describes add up their tests
+
+    def all_cases(self) -> list[TestFinished]:
+        found = list(self.cases)
+        for child in self.children.values():
+            found.extend(child.all_cases())
+        return found
+
+    @property
+    def line(self) -> int:
+        lines = [c.location.line for c in self.all_cases() if c.location is not None and c.location.line]
+        return min(lines, default=0)
+
+    def ordered(self) -> list[TestFinished | _Suite]:
+        """Tests and describes in source order (by line; the order they were seen breaks ties)."""
+        entries: list[TestFinished | _Suite] = [*self.cases, *self.children.values()]
+
+        def line(entry: TestFinished | _Suite) -> int:
+            if isinstance(entry, _Suite):
+                return entry.line
+            return entry.location.line if entry.location is not None else 0
+
+        return sorted(entries, key=line)
+
+
+def _status(case: TestFinished) -> str:
+    return str(case.status.value)
+
+
+class JUnitReporter:
+    def __init__(self, options: ReporterOptions) -> None:
+        if not options.outfile:
+            raise ValueError("the junit reporter needs --reporter-outfile <path>")
+        self.outfile = Path(options.outfile)
+        self.files: dict[str, _Suite] = {}
+        self.hostname = socket.gethostname()
+
+    def handle(self, event: TestEvent) -> None:
+        if isinstance(event, FileStarted):
+            self.files.setdefault(event.file, _Suite(event.file, event.file))
+        elif isinstance(event, TestFinished):
+            suite = self.files.setdefault(event.file, _Suite(event.file, event.file))
+            for describe in event.path[:-1]:
+                suite = suite.children.setdefault(describe, _Suite(describe, event.file))
+            suite.cases.append(event)
+        elif isinstance(event, FileFinished):
+            suite = self.files.setdefault(event.file, _Suite(event.file, event.file))
+            suite.duration = event.duration
+            suite.load_error = event.error
+        elif isinstance(event, RunFinished):
+            self.write(event)
+
+    # -- rendering -------------------------------------------------------------------------------------------
+
+    def render(self, event: RunFinished) -> str:
+        counts = _Counts.of(list(self.files.values()))
+        lines = [
+            '<?xml version="1.0" encoding="UTF-8"?>',
+            f'<testsuites name="rt test"{counts.attributes()} time="{_seconds(event.duration)}">',
+        ]
+        for suite in self.files.values():
+            self._suite(lines, suite, 1, top=True)
+        lines.append("</testsuites>")
+        return "\n".join(lines) + "\n"
+
+    def _suite(self, lines: list[str], suite: _Suite, depth: int, top: bool) -> None:
+        pad = "  " * depth
+        counts = _Counts.of([suite])
+        time = suite.duration if suite.duration is not None else sum(c.duration for c in suite.all_cases())
+        line = "" if top else f' line="{suite.line}"'
+        lines.append(
+            f"{pad}<testsuite name={_attr(suite.name)} file={_attr(suite.file)}{line}{counts.attributes()} "
+            f'time="{_seconds(time)}" hostname={_attr(self.hostname)}>'
+        )
+        if suite.load_error is not None:
+            error = suite.load_error
+            lines.append(
+                f'{pad}  <testcase name="(file failed to load)" classname={_attr(suite.file)} time="0" '
+                f'file={_attr(suite.file)} line="{error.location.line if error.location else 0}" '
+                'assertions="0">'
+            )
+            lines.append(
+                f"{pad}    <error type={_attr(error.kind)} message={_attr(whole_message(error))}>"
+                f"{_text(error.details or error.message)}</error>"
+            )
+            lines.append(f"{pad}  </testcase>")
+        for entry in suite.ordered():
+            if isinstance(entry, _Suite):
+                self._suite(lines, entry, depth + 1, top=False)
+            else:
+                self._case(lines, entry, depth + 1)
+        lines.append(f"{pad}</testsuite>")
+
+    def _case(self, lines: list[str], case: TestFinished, depth: int) -> None:
+        pad = "  " * depth
+        classname = " > ".join(case.path[:-1]) or case.file
+        line = case.location.line if case.location is not None else 0
+        opening = (
+            f"{pad}<testcase name={_attr(case.path[-1])} classname={_attr(classname)} "
+            f'time="{_seconds(case.duration)}" file={_attr(case.file)} line="{line}" '
+            f'assertions="{case.expect_calls}"'
+        )
+        status = _status(case)
+        output: str = getattr(case, "output", "")
+        reason: str = getattr(case, "reason", "")
+        body: list[str] = []
+        if status == "skip":
+            body.append(f"<skipped message={_attr(reason)} />" if reason else "<skipped />")
+        elif status == "todo":
+            body.append('<skipped message="TODO" />')
+        elif status == "xfail":
+            body.append(f'<skipped type="pytest.xfail" message={_attr(reason or "expected failure")} />')
+        elif status in ("fail", "error"):
+            tag = "error" if status == "error" else "failure"
+            failure = case.failure
+            kind = failure.kind if failure is not None else "Error"
+            message = whole_message(failure) if failure is not None else ""
+            details = (failure.details or failure.message) if failure is not None else ""
+            if case.attempt > 1:
+                details += f"\n(attempt {case.attempt}: the last of {case.attempt} attempts)"
+            body.append(f"<{tag} type={_attr(kind)} message={_attr(message)}>{_text(details)}</{tag}>")
+        if output:
+            body.append(f"<system-out>{_text(output)}</system-out>")
+        if not body:
+            lines.append(opening + " />")
+            return
+        lines.append(opening + ">")
+        lines.extend(f"{pad}  {element}" for element in body)
+        lines.append(f"{pad}</testcase>")
+
+    def write(self, event: RunFinished) -> None:
+        """Write the whole report at once (through a temporary file, so a reader never sees half of it)."""
+        partial = self.outfile.with_name(f".{self.outfile.name}.{os.getpid()}.tmp")
+        try:
+            self.outfile.parent.mkdir(parents=True, exist_ok=True)
+            partial.write_text(self.render(event), encoding="utf-8")
+            os.replace(partial, self.outfile)
+        except OSError as exc:
+            raise ReportWriteError(
+                f"cannot write the JUnit report to {str(self.outfile)!r}: {exc.strerror or exc}"
+            ) from None
+        finally:
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        pass
+
+
+@attrs.frozen
+class _Counts:
+    tests: int
+    assertions: int
+    failures: int
+    errors: int
+    skipped: int
+
+    @classmethod
+    def of(cls, suites: list[_Suite]) -> _Counts:
+        cases = [case for suite in suites for case in suite.all_cases()]
+        load_errors = sum(1 for suite in suites if suite.load_error is not None)
+        statuses = [_status(c) for c in cases]
+        return cls(
+            len(cases) + load_errors,
+            sum(c.expect_calls for c in cases),
+            statuses.count("fail"),
+            statuses.count("error") + load_errors,
+            sum(statuses.count(s) for s in _SKIPPED),
+        )
+
+    def attributes(self) -> str:
+        return (
+            f' tests="{self.tests}" assertions="{self.assertions}" failures="{self.failures}" '
+            f'errors="{self.errors}" skipped="{self.skipped}"'
+        )
