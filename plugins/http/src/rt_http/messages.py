@@ -177,7 +177,7 @@ class Response:
             raise ValueError(f"Response status must be an int from 200 to 599, got {status!r}")
         self.status = status
         self.status_text = status_text if status_text is not None else _reason(status)
-        self.headers = Headers(headers)
+        self.headers = Headers(headers) if headers is not None else Headers._trusted([])
         self.url = ""  # set by rt.fetch: the final URL, after redirects
         self.redirected = False  # set by rt.fetch: whether a redirect was followed
         self._stream: AsyncIterable[bytes] | Iterable[bytes] | None = None
@@ -185,8 +185,8 @@ class Response:
             self._body = b""
         elif isinstance(body, str):
             self._body = body.encode("utf-8")
-            if not self.headers.has("content-type"):
-                self.headers.set("content-type", "text/plain;charset=utf-8")
+            if headers is None or not self.headers.has("content-type"):
+                self.headers._items.append(("content-type", "text/plain;charset=utf-8"))
         elif isinstance(body, (bytes, bytearray, memoryview)):
             self._body = bytes(body)
         elif isinstance(body, (AsyncIterable, Iterable)):
@@ -241,11 +241,11 @@ class Response:
         return f"<Response {self.status} {self.status_text}>"
 
 
+_REASONS = {status.value: status.phrase for status in HTTPStatus}
+
+
 def _reason(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return ""
+    return _REASONS.get(status, "")
 
 
 def coerce_headers(init: HeadersInit | Mapping[str, str]) -> Headers:

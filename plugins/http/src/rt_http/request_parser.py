@@ -31,7 +31,8 @@ import attrs
 import httptools
 
 _REQUEST_LINE = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+ [!-~]+ HTTP/[0-9]\.[0-9]\r\n")
-_HOST = re.compile(rb"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(:[0-9]*)?")
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(:[0-9]*)?")
+_CHECKED_FIELDS = frozenset({"host", "content-length", "transfer-encoding", "expect"})
 _VERSION = re.compile(r"[0-9]\.[0-9]")
 _SUPPORTED_VERSIONS = ("1.0", "1.1")
 
@@ -207,7 +208,9 @@ class RequestParser:
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers.append((name, value))
-        self._grow(len(name) + len(value) + 4)
+        self._head_size += len(name) + len(value) + 4
+        if self._head_size > self._max_head_size:
+            raise _Refused(431, "Request Header Fields Too Large")
 
     def _grow(self, size: int) -> None:
         self._head_size += size
@@ -247,23 +250,25 @@ class RequestParser:
         content_length: int | None = None
         chunked = expect_continue = False
         for raw_name, raw_value in self._headers:
-            name = raw_name.lower()
-            value = raw_value.strip(b" \t")
-            if name == b"host":
+            name = raw_name.decode("latin-1").lower()
+            value = raw_value.decode("latin-1").rstrip(" \t")  # llhttp drops the leading blanks only
+            headers.append((name, value))
+            if name not in _CHECKED_FIELDS:
+                continue
+            if name == "host":
                 hosts += 1
                 if not _HOST.fullmatch(value):
                     raise _Refused(400, "Bad Request")
-            elif name == b"content-length":
+            elif name == "content-length":
                 content_length = int(value)  # llhttp accepted it: digits only, no conflicting copy
-            elif name == b"transfer-encoding":
+            elif name == "transfer-encoding":
                 if version == "1.0":
                     raise _Refused(400, "Bad Request")
-                if value.lower() != b"chunked" or chunked:
+                if value.lower() != "chunked" or chunked:
                     raise _Refused(501, "Not Implemented")
                 chunked = True
-            elif name == b"expect" and value.lower() == b"100-continue":
+            elif value.lower() == "100-continue":  # expect
                 expect_continue = True
-            headers.append((name.decode("latin-1"), value.decode("latin-1")))
         if hosts > 1 or (hosts == 0 and version == "1.1"):
             raise _Refused(400, "Bad Request")
         return RequestHead(

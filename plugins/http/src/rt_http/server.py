@@ -212,6 +212,7 @@ class Server:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._task_group.start_soon(self._accept_loop)
+        self._task_group.start_soon(self._sweep_deadlines)
         if broker is not None:
             self._task_group.start_soon(broker.run, self._topics.deliver)
         if self.websocket is not None and self.websocket.idle_timeout:
@@ -310,6 +311,17 @@ class Server:
             task_group.cancel_scope.cancel()
             # the body's own exception propagates unwrapped; the (now cancelled) tasks add nothing to it
             await task_group.__aexit__(None, None, None)
+
+    async def _sweep_deadlines(self) -> None:
+        """End the waits for request heads past their deadlines (idle and header time-outs): one timer for
+        every connection, four times per the shorter time-out (at most once a second)."""
+        shortest = min(self.limits.idle_timeout, self.limits.header_timeout)
+        period = min(max(shortest / 4, 0.02), 1.0)
+        while True:
+            await anyio.sleep(period)
+            now = time.monotonic()
+            for connection in list(self._connections):
+                connection.check_deadline(now)
 
     async def _sweep_idle(self, idle_timeout: float) -> None:
         """One timer for every socket (as uWebSockets does) instead of a deadline per receive. It looks
