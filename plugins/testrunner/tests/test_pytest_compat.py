@@ -311,3 +311,75 @@ def test_pytest_is_not_imported_unless_the_suite_does(tmp_path: Path) -> None:
     """})
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 1}, result.output
+
+
+def test_conftest_options_and_collection_hook(tmp_path: Path) -> None:
+    project(tmp_path, {
+        "conftest.py": """
+            import pytest
+
+            def pytest_addoption(parser):
+                parser.addoption("--runslow", action="store_true", default=False, help="run slow tests")
+
+            def pytest_configure(config):
+                config.addinivalue_line("markers", "slow: slow tests")
+
+            def pytest_collection_modifyitems(config, items):
+                if config.getoption("--runslow"):
+                    return
+                skip_slow = pytest.mark.skip(reason="need --runslow option to run")
+                for item in items:
+                    if "slow" in item.keywords:
+                        item.add_marker(skip_slow)
+        """,
+        "test_slow.py": """
+            import pytest
+
+            @pytest.mark.slow
+            def test_slow():
+                raise AssertionError("must not run")
+
+            def test_fast():
+                pass
+        """,
+    })
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 1, "skip": 1}, result.output
+
+
+def test_concurrent_tests_keep_their_own_output(tmp_path: Path) -> None:
+    project(tmp_path, {
+        "talk.test.py": """
+            import anyio
+            from rt.test import test
+
+            async def talk(word):
+                for _ in range(3):
+                    print(word)
+                    await anyio.sleep(0.02)
+
+            test("a", lambda: talk("alpha"))
+            test("b", lambda: talk("beta"))
+        """,
+        "test_pytest_style.py": """
+            import anyio
+
+            async def test_one():
+                for _ in range(3):
+                    print("one")
+                    await anyio.sleep(0.02)
+                assert False
+
+            async def test_two():
+                for _ in range(3):
+                    print("two")
+                    await anyio.sleep(0.02)
+                assert False
+        """,
+    })
+    result = run_rt_test(tmp_path, "--concurrent")
+    lines = [line for line in result.stdout.splitlines() if line in ("alpha", "beta")]
+    assert lines in (["alpha"] * 3 + ["beta"] * 3, ["beta"] * 3 + ["alpha"] * 3), result.output
+    # pytest-style tests: captured, each failure shows its own test's output only
+    sections = re.findall(r"----- Captured stdout -----\n((?:\w+\n)+)", result.stderr)
+    assert sorted(sections) == ["one\none\none\n", "two\ntwo\ntwo\n"], result.output

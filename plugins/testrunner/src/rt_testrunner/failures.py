@@ -14,11 +14,15 @@ from rt.events import Location, TestFailure
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _NOISE = (_PACKAGE_DIR, f"{os.sep}anyio{os.sep}", f"{os.sep}trio{os.sep}", f"{os.sep}asyncio{os.sep}",
-          f"{os.sep}outcome{os.sep}")
+          f"{os.sep}outcome{os.sep}", f"{os.sep}_pytest{os.sep}", f"{os.sep}unittest{os.sep}",
+          f"{os.sep}importlib{os.sep}")
 
 
 def _is_noise(filename: str) -> bool:
-    return filename.startswith(_PACKAGE_DIR) or any(part in filename for part in _NOISE[1:])
+    """Frames of the runner, the event loop, pytest's helpers (``pytest.skip``/``fail``/``raises``), unittest's
+    machinery and the import system: noise in every failure."""
+    return (filename.startswith(_PACKAGE_DIR) or filename.startswith("<frozen ")
+            or any(part in filename for part in _NOISE[1:]))
 
 
 def _display_path(filename: str, root: Path) -> str:

@@ -396,6 +396,7 @@ class PytestSession:
         self.scopes = ScopeState()
         self.conftests: dict[str, types.ModuleType | None] = {}
         self.generate_hooks: list[tuple[str, Callable[..., Any]]] = []
+        self.modify_hooks: list[tuple[str, Callable[..., Any]]] = []
         self.ignored: set[str] = set()
         self.ignore_globs: list[str] = []
         self.finder = importing.install(pyconfig.python_files)
@@ -451,6 +452,9 @@ class PytestSession:
         hook = getattr(module, "pytest_generate_tests", None)
         if callable(hook):
             self.generate_hooks.append((baseid, hook))
+        hook = getattr(module, "pytest_collection_modifyitems", None)
+        if callable(hook):
+            self.modify_hooks.append((baseid, hook))
         plugins = getattr(module, "pytest_plugins", None) or ()
         for plugin in [plugins] if isinstance(plugins, str) else plugins:
             if plugin in self.loaded_plugins:
@@ -497,6 +501,24 @@ class PytestSession:
                     continue
                 self._collect_function(value, name, None, module, root, file, module_marks, module_hooks,
                                        selectors)
+        self._modify_items(root, file)
+
+    def _modify_items(self, root: Suite, file: str) -> None:
+        """``pytest_collection_modifyitems(session, config, items)`` of the conftests above ``file``, called
+        with this file's items (rt collects file by file): it may add marks, reorder or drop items."""
+        hooks = [hook for base, hook in self.modify_hooks if file.startswith(base)]
+        if not hooks:
+            return
+        cases = [case for case in root.tests() if case.item is not None]
+        nodes = [case.item.node for case in cases]
+        for hook in hooks:
+            _call_hook(hook, session=self, config=self.config, items=nodes)
+        kept = {id(node): position for position, node in enumerate(nodes)}
+        for suite in [root, *(child for child in root.children if isinstance(child, Suite))]:
+            suite.children = [child for child in suite.children
+                              if not isinstance(child, TestCase) or child.item is None or id(child.item.node) in kept]
+            suite.children.sort(key=lambda child: kept.get(id(child.item.node), -1)
+                                if isinstance(child, TestCase) and child.item is not None else -1)
 
     def _xunit_module(self, module: types.ModuleType, baseid: str) -> None:
         setup = _first(module, ("setup_module", "setUpModule"))
@@ -863,7 +885,8 @@ def make_runner(item: PyItem) -> Callable[[], Any]:
 
 async def run_item(item: PyItem) -> None:
     state = CURRENT.get()
-    item.node = Node(item)
+    if item.node is None:
+        item.node = Node(item)
     xfail = _check_skips(item)
     if state is not None:
         state.xfail = xfail
