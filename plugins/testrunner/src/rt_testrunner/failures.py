@@ -21,8 +21,7 @@ _NOISE = (_PACKAGE_DIR, f"{os.sep}anyio{os.sep}", f"{os.sep}trio{os.sep}", f"{os
 def _is_noise(filename: str) -> bool:
     """Frames of the runner, the event loop, pytest's helpers (``pytest.skip``/``fail``/``raises``), unittest's
     machinery and the import system: noise in every failure."""
-    return (filename.startswith(_PACKAGE_DIR) or filename.startswith("<frozen ")
-            or any(part in filename for part in _NOISE[1:]))
+    return filename.startswith((_PACKAGE_DIR, "<frozen ")) or any(part in filename for part in _NOISE[1:])
 
 
 def _display_path(filename: str, root: Path) -> str:
