@@ -12,7 +12,11 @@ Each contender does one "issue a token, then check it" cycle per iteration:
   unsign(signed, max_age=86400). The target is rt >= 2x this.
 - Django's CSRF token cost: new secret, mask it into a form token, unmask and compare (no signature;
   Django's tokens are not signed or timestamped, they are compared with the cookie copy).
-Every contender is timed in the same process, interleaved per round. A ratio is rt's throughput over a
+- the reference runtime (tools/reference-runtime, bin/bun): its own ``Bun.CSRF.generate`` + ``verify`` loop with
+  the same secret, session id, sha256 and base64url, in a small script run once per round for the same time
+  (``REFERENCE_LOOP``); it prints cycles per second. Skipped, with a note, where that binary is missing.
+Every Python contender is timed in the same process, interleaved per round (the reference in its own process,
+in the same round). A ratio is rt's throughput over a
 peer's within one round (so background load hits both alike); the median over rounds is printed, with the
 spread, and the best round's absolute rate.
 
@@ -30,12 +34,32 @@ import os
 import platform
 import statistics
 import struct
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 SECRET = "bench-secret-0123456789abcdef"
 SESSION = "session-1234"
+BUN = Path(__file__).resolve().parents[1] / "tools/reference-runtime/node_modules/@oven/bun-linux-x64/bin/bun"
+
+# The reference runtime's generate+verify cycle, timed as per_second() times ours: batches of 200 until the time
+# is up, after one checked round trip.
+REFERENCE_LOOP = """
+const [secret, sessionId, seconds] = [process.argv[2], process.argv[3], Number(process.argv[4])];
+const cycle = () => Bun.CSRF.verify(Bun.CSRF.generate(secret, { sessionId }), { secret, sessionId });
+if (!cycle()) throw new Error("the reference failed its own round trip");
+let done = 0;
+const start = performance.now(), deadline = start + seconds * 1000;
+while (done < 2_000_000) {
+  for (let i = 0; i < 200; i++) cycle();
+  done += 200;
+  if (performance.now() >= deadline) break;
+}
+console.log(done / ((performance.now() - start) / 1000));
+"""
 
 
 def rt_cycle() -> Callable[[], bool]:
@@ -127,6 +151,14 @@ def signing_variants() -> dict[str, Callable[[], bool]]:
     }
 
 
+def reference_per_second(script: Path, seconds: float) -> float:
+    """Cycles per second of the reference runtime's own loop (its start-up is not timed)."""
+    result = subprocess.run(
+        [str(BUN), str(script), SECRET, SESSION, str(seconds)], capture_output=True, timeout=120, check=True
+    )
+    return float(result.stdout.decode().strip())
+
+
 def per_second(cycle: Callable[[], bool], seconds: float) -> float:
     """Cycles per second over about ``seconds`` (bounded: at most 2 million cycles)."""
     assert cycle(), "the contender failed its own round trip"
@@ -155,10 +187,16 @@ def main(argv: list[str] | None = None) -> int:
         "itsdangerous TimestampSigner": itsdangerous_cycle(),
         "django mask/unmask": django_cycle(),
     }
-    best = dict.fromkeys(contenders, 0.0)
-    ratios: dict[str, list[float]] = {name: [] for name in contenders}
+    reference = "reference runtime (bun)"
+    script = Path(tempfile.mkdtemp(prefix="rt-bench-csrf-")) / "loop.mjs"
+    script.write_text(REFERENCE_LOOP, encoding="utf-8")
+    names = [*contenders, reference] if BUN.is_file() else list(contenders)
+    best = dict.fromkeys(names, 0.0)
+    ratios: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(args.rounds):
         rates = {name: per_second(cycle, args.seconds) for name, cycle in contenders.items()}
+        if BUN.is_file():
+            rates[reference] = reference_per_second(script, args.seconds)
         for name, rate in rates.items():
             best[name] = max(best[name], rate)
             ratios[name].append(rates["rt.CSRF"] / rate)  # within one round, so load hits both sides alike
@@ -168,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.rounds} rounds x {args.seconds}s per contender; generate+verify cycles per second"
     )
     print(f"  {'':<32} {'best round':>14}   rt / peer: median of rounds (min-max)")
+    if not BUN.is_file():
+        print(f"  (no reference runtime column: {BUN} is missing; npm ci --prefix tools/reference-runtime)")
     for name, rate in best.items():
         spread = sorted(ratios[name])
         print(

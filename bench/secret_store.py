@@ -1,6 +1,6 @@
 """rt.secrets on the real Linux Secret Service against the reference runtime, same daemon, same run.
 
-    uv run python bench/secrets.py [--chains 200] [--rounds 3]
+    uv run python bench/secret_store.py [--chains 200] [--rounds 3]
 
 Each contender runs ``--chains`` concurrent chains of set, get, set, get, delete, get (six calls, the shape of
 the test suite's concurrency test and of REFERENCE.md's "concurrent chains"), each on its own name, and checks
