@@ -11,7 +11,7 @@ Why not keyring's own ``get_password``/``set_password``/``delete_password``:
   is ``SearchItems`` + ``GetSecret``, ``set`` is one ``CreateItem``. A locked collection is noticed from the
   ``IsLocked`` error, unlocked (prompt) and the call made once more;
 - one connection used by one thread at a time made 200 concurrent chains wait on each other (2.4x the
-  reference runtime's time); with a pool, several requests are in flight at once (bench/secrets.py).
+  reference runtime's time); with a pool, several requests are in flight at once (bench/secret_store.py).
 
 Items are stored under one of two schemas (``[secrets] schema``) and found under either:
 
@@ -37,7 +37,7 @@ T = TypeVar("T")
 
 SCHEMAS: Final = ("keyring", "reference")
 REFERENCE_SCHEMA: Final = "com.oven-sh.bun.Secret"
-POOL_SIZE: Final = 8  # as many as rt.secrets' default worker threads (bench/secrets.py measured 4 and 8)
+POOL_SIZE: Final = 8  # as many as rt.secrets' default worker threads (bench/secret_store.py measured 4 and 8)
 CONTENT_TYPE: Final = "text/plain"
 _IS_LOCKED: Final = "org.freedesktop.Secret.Error.IsLocked"
 _SS_PREFIX: Final = "org.freedesktop.Secret."
