@@ -7,8 +7,11 @@ the test suite's concurrency test and of REFERENCE.md's "concurrent chains"), ea
 every answer (nothing lost). rt runs them as anyio tasks on asyncio; the reference runtime (bin/bun from
 tools/reference-runtime) as promises under ``Promise.all``. Both talk to one private dbus-daemon and
 gnome-keyring-daemon started here (HOME and XDG_* in a temporary directory; nothing touches a user keyring).
-The contenders alternate within each round, so background load hits both alike; the ratio per round is
-reference time / rt time (above 1: rt is faster), and the median of the rounds is printed.
+The contenders alternate within each round (and who goes first alternates too), so background load hits both
+alike; the ratio per round is reference time / rt time (above 1: rt is faster), and the median of the rounds
+is printed. It also prints the CPU time of each client process (start-up included) and of
+gnome-keyring-daemon during each contender's run: those do not depend on the machine's load, so they compare
+the work each client does, and makes the daemon do, even when the wall times are noisy.
 
 gnome-keyring rewrites its keyring file on every change, so this measures the daemon as much as the clients;
 a client is fast when it keeps several requests in flight and spends few round trips per call.
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -130,14 +134,28 @@ def start_secret_service(root: Path) -> tuple[dict[str, str], list[subprocess.Po
     return env, [keyring, bus]
 
 
-def timed(command: list[str], env: dict[str, str]) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(command: list[str], env: dict[str, str], daemon: int) -> tuple[float, float, float]:
+    """(wall seconds of the chains, CPU seconds of the client process, CPU seconds of gnome-keyring-daemon).
+
+    The CPU times do not depend on how busy the machine is, so they compare the work each client does and
+    makes the daemon do even when the wall times are noisy."""
+    daemon_before = cpu_seconds(daemon)
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run(command, env=env, capture_output=True, timeout=900, check=False)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
         sys.exit(f"{command[0]} failed:\n{result.stderr.decode(errors='replace')}")
     answer = json.loads(result.stdout.decode().strip().splitlines()[-1])
     if not answer["ok"]:
         sys.exit(f"{command[0]}: a chain lost or mixed up a value")
-    return float(answer["seconds"])
+    client = (children.ru_utime - children_before.ru_utime) + (children.ru_stime - children_before.ru_stime)
+    return float(answer["seconds"]), client, cpu_seconds(daemon) - daemon_before
 
 
 def main() -> int:
@@ -152,29 +170,30 @@ def main() -> int:
         try:
             script = Path(tmp) / "chains.mjs"
             script.write_text(REFERENCE_CHAINS, encoding="utf-8")
-            times: dict[str, list[float]] = {"rt.secrets (keyring backend)": [], "reference runtime": []}
-            for _ in range(args.rounds):
+            rt_name, ref_name = "rt.secrets (keyring backend)", "reference runtime"
+            runs: dict[str, list[tuple[float, float, float]]] = {rt_name: [], ref_name: []}
+            for round_number in range(args.rounds):
                 service = f"bench-{uuid.uuid4().hex[:8]}"
-                times["rt.secrets (keyring backend)"].append(
-                    timed([sys.executable, "-c", RT_CHAINS, str(args.chains), service + "-rt"], env)
-                )
-                times["reference runtime"].append(
-                    timed([str(BUN), str(script), str(args.chains), service], env)
-                )
+                commands = {
+                    rt_name: [sys.executable, "-c", RT_CHAINS, str(args.chains), service + "-rt"],
+                    ref_name: [str(BUN), str(script), str(args.chains), service],
+                }
+                order = [rt_name, ref_name] if round_number % 2 == 0 else [ref_name, rt_name]
+                for name in order:  # alternating who goes first
+                    runs[name].append(timed(commands[name], env, processes[0].pid))
         finally:
             for process in processes:
                 process.terminate()
                 process.wait(10)
-    ratios = [
-        ref / ours for ours, ref in zip(times["rt.secrets (keyring backend)"], times["reference runtime"])
-    ]
+    ratios = [ref[0] / ours[0] for ours, ref in zip(runs[rt_name], runs[ref_name])]
     load = os.getloadavg()[0]
     print(f"{args.chains} concurrent set/get/set/get/delete/get chains on gnome-keyring; {args.rounds} rounds; "
           f"{os.cpu_count()} cores, load average {load:.1f} at the end")  # fmt: skip
-    for name, seconds in times.items():
-        calls = 6 * args.chains
-        print(f"  {name:<30} best {min(seconds):7.2f} s  median {statistics.median(seconds):7.2f} s  "
-              f"({calls / min(seconds):6.0f} calls/s)")  # fmt: skip
+    print(f"  {'':<30} {'wall: best':>11} {'median':>9}   CPU (median): client  gnome-keyring-daemon")
+    for name, measured in runs.items():
+        walls = [m[0] for m in measured]
+        print(f"  {name:<30} {min(walls):9.2f} s {statistics.median(walls):7.2f} s   "
+              f"{statistics.median(m[1] for m in measured):14.2f} s {statistics.median(m[2] for m in measured):10.2f} s")  # fmt: skip
     print(f"  reference time / rt time: median {statistics.median(ratios):.2f}x "
           f"({min(ratios):.2f}-{max(ratios):.2f}); above 1 means rt is faster, every answer checked")  # fmt: skip
     return 0
