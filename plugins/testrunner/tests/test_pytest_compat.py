@@ -383,3 +383,53 @@ def test_concurrent_tests_keep_their_own_output(tmp_path: Path) -> None:
     # pytest-style tests: captured, each failure shows its own test's output only
     sections = re.findall(r"----- Captured stdout -----\n((?:\w+\n)+)", result.stderr)
     assert sorted(sections) == ["one\none\none\n", "two\ntwo\ntwo\n"], result.output
+
+
+EXPLAINED = """
+import dataclasses
+import attrs
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    label: str
+
+@attrs.define
+class Box:
+    size: int
+    items: list
+
+def test_text():
+    assert "hello world" == "hello wurld"
+
+def test_lines():
+    assert "a\\nb\\nc" == "a\\nB\\nc"
+
+def test_long_sequence():
+    assert list(range(100)) + [1] == list(range(100))
+
+def test_dict():
+    assert {"a": 1, "b": 2, "c": 3} == {"a": 1, "b": 3, "d": 4}
+
+def test_set():
+    assert {1, 2} == {2, 3}
+
+def test_dataclass():
+    assert Point(1, "a") == Point(1, "b")
+
+def test_attrs():
+    assert Box(1, [1]) == Box(1, [2])
+"""
+
+
+def test_assertion_messages_explain_the_difference(tmp_path: Path) -> None:
+    project(tmp_path, {"test_explained.py": EXPLAINED})
+    err = run_rt_test(tmp_path).stderr
+    assert "- hello wurld\n?        ^\n+ hello world\n?        ^" in err
+    assert "  a\n- B\n+ b\n  c" in err
+    assert "Left contains 1 more item, first extra item: 1" in err
+    assert "Omitting 1 identical items" in err and "{'b': 2} != {'b': 3}" in err
+    assert "Left contains 1 more item:\n{'c': 3}" in err and "Right contains 1 more item:\n{'d': 4}" in err
+    assert "Extra items in the left set:\n1\nExtra items in the right set:\n3" in err
+    assert "Matching attributes:\n['x']\nDiffering attributes:\n['label']" in err
+    assert "Drill down into differing attribute items:\n  items: [1] != [2]\n  At index 0 diff: 1 != 2" in err

@@ -21,7 +21,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from rt_testrunner.expect import diff
+from rt_testrunner.explain import compare
 
 _HELPER = "@rt_assert_failed"
 _UNSET = "@rt_unset"
@@ -37,22 +37,32 @@ _OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", 
         ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
 
 
+def _is_literal(source: str) -> bool:
+    """A literal's value says nothing its source does not (pytest shows no ``where`` line for it)."""
+    try:
+        ast.literal_eval(source)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
+
+
 def assert_failed(source: str, labels: tuple[str, ...], values: tuple[Any, ...], op: str | None,
                   message: Any = None) -> AssertionError:
     """Build the AssertionError raised by a rewritten ``assert`` (called only on failure)."""
     lines = [f"assert {source}"]
-    shown = [(label, value) for label, value in zip(labels, values, strict=True) if value is not UNSET]
+    shown = [(label, value) for label, value in zip(labels, values, strict=True)
+             if value is not UNSET and not _is_literal(label)]
     for index, (label, value) in enumerate(shown):
         lead = " + where" if index == 0 else " +   and"
         text = repr(value)
         if len(text) > 240:
             text = text[:237] + "..."
         lines.append(f"{lead} {label} = {text}" if label != text else f"{lead} {text}")
-    if op == "==" and len(values) == 2 and not any(v is UNSET for v in values):
-        left, right = values
-        if isinstance(left, dict | list | tuple | set | str) and type(left) is type(right) and left != right:
+    if len(values) == 2 and not any(v is UNSET for v in values):
+        explanation = compare(op, *values)
+        if explanation:
             lines.append("")
-            lines.append(diff(right, left).replace("Expected", "Right").replace("Received", "Left"))
+            lines.extend(explanation)
     text = "\n".join(lines)
     if message is not None:
         text = f"{message}\n{text}"
@@ -89,8 +99,8 @@ class _AssertRewriter(ast.NodeTransformer):
             text = "".join(parts)
         return text if text.strip() else ast.unparse(node)
 
-    def _temp(self, node: ast.expr, labels: list[str], names: list[str]) -> ast.expr:
-        if isinstance(node, ast.Constant):
+    def _temp(self, node: ast.expr, labels: list[str], names: list[str], constants: bool = False) -> ast.expr:
+        if isinstance(node, ast.Constant) and not constants:
             return node
         name = f"@rt_{self.counter}"
         self.counter += 1
@@ -104,9 +114,11 @@ class _AssertRewriter(ast.NodeTransformer):
         names: list[str] = []
         op: str | None = None
         if isinstance(test, ast.Compare):
+            # one comparison: constants are kept too, for the explanation of the two sides
+            single = len(test.ops) == 1
             new_test: ast.expr = ast.Compare(
-                left=self._temp(test.left, labels, names), ops=test.ops,
-                comparators=[self._temp(c, labels, names) for c in test.comparators],
+                left=self._temp(test.left, labels, names, single), ops=test.ops,
+                comparators=[self._temp(c, labels, names, single) for c in test.comparators],
             )
             if len(test.ops) == 1:
                 op = _OPS.get(type(test.ops[0]))
@@ -147,7 +159,7 @@ class _AssertRewriter(ast.NodeTransformer):
         return statements
 
 
-REWRITE_VERSION = 1
+REWRITE_VERSION = 3
 _CACHE_TAG = f"{sys.implementation.cache_tag}-rt-test-{REWRITE_VERSION}"
 
 
