@@ -102,6 +102,7 @@ class TestFinished:
     hook: str | None = None  # "before_all" / "after_all" when this entry reports a failing hook, not a test
     output: str = ""  # what the test printed (stdout, stderr, logging) while rt captured it
     reason: str = ""  # why it was skipped or is expected to fail (pytest's skip/xfail reasons)
+    earlier_failures: tuple[TestFailure, ...] = ()  # the failed attempts before the last one (retries)
 
     @property
     def name(self) -> str:

@@ -154,10 +154,10 @@ def test_threshold_from_config_fails_the_run(project: Path) -> None:
 
 def test_bad_values_are_usage_errors(project: Path) -> None:
     bad = run(project, "rt", "test", "--coverage-reporter", "html")
-    assert bad.returncode == 2 and "Invalid --coverage-reporter 'html'" in bad.stderr
+    assert bad.returncode == 1 and "Invalid --coverage-reporter 'html'" in bad.stderr
     (project / "rt.toml").write_text("[test]\ncoverage = true\ncoverage_threshold = 90\n")
     threshold = run(project, "rt", "test")
-    assert threshold.returncode == 2 and "expected a fraction from 0 to 1" in threshold.stderr
+    assert threshold.returncode == 1 and "expected a fraction from 0 to 1" in threshold.stderr
 
 
 def test_line_ranges() -> None:

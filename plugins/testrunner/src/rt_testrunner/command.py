@@ -15,11 +15,12 @@ import attrs
 
 from rt_testrunner.discovery import PATTERNS, DiscoveryError, Patterns, discover, parse_shard, shard
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# REFERENCE.md: usage errors exit 1, like failures (the reference runtime makes no difference)
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 1
 
 
 class UsageError(Exception):
-    """A bad flag value: printed as ``error: <message>``, exit code 2."""
+    """A bad flag value: printed as ``error: <message>``, exit code 1 (as the reference runtime)."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -229,6 +230,10 @@ def agent_mode(environ: Any = os.environ) -> bool:
     return environ.get("AGENT") == "1" or bool(environ.get("CLAUDECODE")) or bool(environ.get("REPL_ID"))
 
 
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _no_tests_message() -> str:
     return ("No tests found!\n\nTest files need names matching " + ", ".join(PATTERNS)
             + " or pytest's test_*.py (e.g. math.test.py or test_math.py).\n")
@@ -314,6 +319,15 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
             coverage is not None and coverage.failures):
         return EXIT_FAILED
     if finished.tests == 0 and not invocation.pass_with_no_tests:
-        sys.stderr.write("No tests matched the filters (-t / -k / -m / --only) in the selected files.\n")
+        pattern = invocation.run.name_pattern
+        if pattern is not None:
+            # the reference's wording, so scripts and people read the same thing from both
+            from rt_testrunner.reporters import format_ms, plural
+
+            sys.stderr.write(f"\nerror: regex {_quoted(pattern.pattern)} matched 0 tests. Searched "
+                             f"{plural(len(files), 'file')} (skipping {plural(finished.filtered_out, 'test')}) "
+                             f"{format_ms(finished.duration)}\n")
+        else:
+            sys.stderr.write("No tests matched the filters (-t / -k / -m / --only) in the selected files.\n")
         return EXIT_FAILED
     return EXIT_OK

@@ -22,7 +22,7 @@ DEFAULT_NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modu
 
 
 class ConfigError(Exception):
-    """A pytest configuration file that cannot be read: shown as one line, exit code 2."""
+    """A pytest configuration file that cannot be read: shown as one line, a usage error (exit code 1)."""
 
 
 @attrs.frozen

@@ -145,11 +145,20 @@ class ConsoleReporter:
             self.stream.flush()
 
     def on_test(self, event: TestFinished) -> None:
+        self.write_attempts(event)
         if event.status in (TestStatus.FAIL, TestStatus.ERROR):
             self._write_header()
             self.write_failure(event)
-        elif not self.agent:
+        elif not self.agent or event.earlier_failures:
             self.buffer.append(self.result_line(event))
+
+    def write_attempts(self, event: TestFinished) -> None:
+        """Each failed attempt of a retried test, before its final line (REFERENCE.md)."""
+        for failure in event.earlier_failures:
+            self._write_header()
+            self.buffer.append(failure.details or failure.message)
+            if failure.timed_out:
+                self.buffer.append(f"  ^ {failure.message}")
 
     def write_failure(self, event: TestFinished) -> None:
         failure = event.failure
@@ -198,6 +207,7 @@ class DotsReporter(ConsoleReporter):
                 self.stream.write("\n")
                 self.dots = 0
             self._write_header()
+            self.write_attempts(event)
             self.write_failure(event)
             return
         self.stream.write(".")

@@ -75,6 +75,7 @@ class Runner:
         self.session = PytestSession(options.pyconfig or pyconfig.load(options.root), options.root, backend)
         self.preload_root = Suite(None)
         self.limiter: Any = None
+        self.filtered_out = 0  # tests that -t / -k / -m left out (the summary's ` N filtered out`)
 
     @property
     def counts(self) -> dict[TestStatus, int]:
@@ -117,7 +118,7 @@ class Runner:
         finished = RunFinished(
             passed=counts[TestStatus.PASS], failed=counts[TestStatus.FAIL], skipped=counts[TestStatus.SKIP],
             todo=counts[TestStatus.TODO], expect_calls=self.recorder.expect_calls, files=len(files),
-            duration=time.perf_counter() - started, seed=self.options.seed,
+            duration=time.perf_counter() - started, seed=self.options.seed, filtered_out=self.filtered_out,
             bailed=self.bailed and not self.recorder.interrupted, xfailed=counts[TestStatus.XFAIL],
             xpassed=counts[TestStatus.XPASS], errors=counts[TestStatus.ERROR], interrupted=self.recorder.interrupted,
             snapshots=snapshots.counts(),
@@ -171,6 +172,8 @@ class Runner:
                     self.recorder.interrupt()
                 break
             only_mode = self.options.only or any(t.has("only") for t in root.tests())
+            if run == 1:
+                self.filtered_out += sum(1 for t in root.tests() if not self.schedule.selected(t, False))
             await self._run_suite(root, [self.preload_root], test_file, run, only_mode)
         self.recorder.emit(FileFinished(test_file.relative, time.perf_counter() - started, error))
 
@@ -269,6 +272,7 @@ class Runner:
         if case.item is not None and case.timeout is None and not self.options.explicit_timeout:
             timeout_ms = NO_TIMEOUT_MS
         attempt = 1
+        earlier: list[TestFailure] = []  # each failed attempt's error is printed (REFERENCE.md)
         while True:
             recorder.emit(TestStarted(test_file.relative, case.path, attempt, run_label))
             started = time.perf_counter()
@@ -277,9 +281,12 @@ class Runner:
             status, failure, reason = recorder.judge(case, outcome, timeout_ms)
             if status is not TestStatus.FAIL or attempt > retries:
                 break
+            if failure is not None:
+                earlier.append(failure)
             attempt += 1
         recorder.record(TestFinished(test_file.relative, case.path, status, duration, attempt, run_label, failure,
-                                     location, outcome.expect_calls, output=outcome.captured, reason=reason))
+                                     location, outcome.expect_calls, output=outcome.captured, reason=reason,
+                                     earlier_failures=tuple(earlier)))
         if case.item is None and outcome.capture is not None:
             out, err = self._real_streams
             out.write("".join(outcome.capture.out))
