@@ -433,3 +433,30 @@ def test_assertion_messages_explain_the_difference(tmp_path: Path) -> None:
     assert "Extra items in the left set:\n1\nExtra items in the right set:\n3" in err
     assert "Matching attributes:\n['x']\nDiffering attributes:\n['label']" in err
     assert "Drill down into differing attribute items:\n  items: [1] != [2]\n  At index 0 diff: 1 != 2" in err
+
+
+def test_module_level_skip_counts_as_one_skipped_test(tmp_path: Path) -> None:
+    project(tmp_path, {
+        "test_skipped_module.py": """
+            import pytest
+
+            pytest.importorskip("no_such_module_anywhere_i15")
+
+            def test_never():
+                pass
+        """,
+        "test_ok.py": "def test_ok():\n    pass\n",
+    })
+    result = run_rt_test(tmp_path)
+    assert result.code == 0, result.output
+    assert counts(result) == {"pass": 1, "skip": 1}, result.output
+
+
+def test_fixtures_of_installed_pytest_plugins_are_found(tmp_path: Path) -> None:
+    # anyio's pytest plugin (installed with anyio) provides free_tcp_port, through its pytest11 entry point
+    project(tmp_path, {"test_plugin_fixture.py": """
+        def test_uses_it(free_tcp_port):
+            assert isinstance(free_tcp_port, int)
+    """})
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 1}, result.output

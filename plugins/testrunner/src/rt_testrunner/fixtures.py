@@ -95,9 +95,12 @@ def make_def(name: str, obj: Any, baseid: str, method: bool = False) -> FixtureD
 class Registry:
     """Every fixture definition of the run, by name, from the least to the most specific."""
 
-    def __init__(self) -> None:
+    def __init__(self, fallback: Callable[[Registry], None] | None = None) -> None:
         self.defs: dict[str, list[FixtureDef]] = {}
         self.autouse: list[FixtureDef] = []
+        #: called once, on the first name no definition provides: loads the fixtures of installed pytest
+        #: plugins (pytest-mock's ``mocker`` ...), which are not imported at all while nothing needs them
+        self._fallback = fallback
 
     def add(self, fixture: FixtureDef) -> None:
         found = self.defs.setdefault(fixture.name, [])
@@ -119,6 +122,10 @@ class Registry:
         """The closest definition of ``name`` for a test with node key ``key``; a fixture asking for its own
         name gets the next definition out (overriding by name)."""
         candidates = self.visible(name, key)
+        if not candidates and self._fallback is not None:
+            fallback, self._fallback = self._fallback, None
+            fallback(self)
+            candidates = self.visible(name, key)
         if requester is not None and requester.name == name and requester in candidates:
             candidates = candidates[:candidates.index(requester)]
         if not candidates:

@@ -390,7 +390,7 @@ class PytestSession:
         self.root = root
         self.backend = backend
         self.config = Config(pyconfig, root)
-        self.registry = Registry()
+        self.registry = Registry(fallback=self._load_installed_plugins)
         for fixture in builtin_fixtures.definitions():
             self.registry.add(fixture)
         self.scopes = ScopeState()
@@ -463,6 +463,20 @@ class PytestSession:
             import importlib
 
             self._register_plugin_module(importlib.import_module(plugin), "")
+
+    def _load_installed_plugins(self, registry: Registry) -> None:
+        """The fixtures of the pytest plugins installed in the environment (entry points ``pytest11``), below
+        every definition of the suite. Only their fixtures: their hooks are pytest's business."""
+        from importlib.metadata import entry_points
+
+        for entry in entry_points(group="pytest11"):
+            try:
+                module = entry.load()
+            except Exception:  # noqa: BLE001, S112 - a plugin that does not import without pytest is left out
+                continue
+            if isinstance(module, types.ModuleType):
+                for fixture in _definitions(module.__dict__):
+                    registry.defs.setdefault(fixture.name, []).insert(0, fixture)
 
     def is_ignored(self, path: Path) -> bool:
         text = str(path)
@@ -681,6 +695,17 @@ class PytestSession:
             timeout = _timeout_ms(item.marks)
             suite.children.append(TestCase(item_name, fn, suite, frozenset(), (), None, timeout, location,
                                            item=item))
+
+
+def _definitions(namespace: dict[str, Any]) -> list[FixtureDef]:
+    from rt_testrunner.fixtures import make_def
+
+    found = []
+    for name, value in list(namespace.items()):
+        fixture = make_def(name, value, "")
+        if fixture is not None and not fixture.autouse:
+            found.append(fixture)
+    return found
 
 
 def _fixture_like(value: Any) -> bool:

@@ -164,6 +164,9 @@ class Runner:
                     raise
                 kind = outcomes.classify(exc)
                 if kind is outcomes.Kind.SKIP:  # pytest.skip(allow_module_level=True), importorskip
+                    # pytest counts a skipped module as one skipped test
+                    self.recorder.record(TestFinished(test_file.relative, (test_file.path.name,), TestStatus.SKIP,
+                                                      0.0, reason=outcomes.reason(exc)))
                     break
                 error = render_exception(exc, self.options.root)
                 # a file that failed to load is not a test: an error, as pytest counts a collection error
