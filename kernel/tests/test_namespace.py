@@ -26,18 +26,20 @@ class Provides:
             register(NamespaceEntry(attr, self._loader(value), module="rt.test" if module == "test" else "rt"))
 
     def _loader(self, value):
-        def load():
+        def load(kernel):
             self.loads += 1
+            self.kernel = kernel
             return value
 
         return load
 
 
-def test_registered_name_resolves_once(rt_register):
+def test_registered_name_resolves_once(rt_register, rt_kernel):
     plugin = Provides(answer=42)
     rt_register(plugin, "answers")
     assert rt.answer == 42
     assert rt.answer == 42
+    assert plugin.kernel is rt_kernel  # load receives the kernel resolving the name
     assert plugin.loads == 1
     assert "answer" in dir(rt)
 

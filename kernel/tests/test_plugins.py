@@ -111,7 +111,7 @@ def test_every_registration_kind_goes_through_the_facade():
 
         @hookimpl
         def rt_register_namespace(self, register):
-            register(NamespaceEntry("thing", lambda: 1))
+            register(NamespaceEntry("thing", lambda kernel: 1))
 
         @hookimpl
         def rt_register_config_options(self, register):
@@ -315,10 +315,13 @@ def test_a_failing_observer_is_logged_and_does_not_stop_the_others(caplog):
         def rt_http_request(self, request):
             seen.append(request.url)
 
-    kernel = bare_kernel(("broken", Broken()), ("working", Working()))
-    kernel.host.http_request(HttpRequest("GET", "http://127.0.0.1/x", []))
-    assert seen == ["http://127.0.0.1/x"]
-    assert "plugin 'broken' failed in rt_http_request" in caplog.text
+    for order in ((("broken", Broken()), ("working", Working())), (("working", Working()), ("broken", Broken()))):
+        seen.clear()
+        caplog.clear()
+        kernel = bare_kernel(*order)
+        kernel.host.http_request(HttpRequest("GET", "http://127.0.0.1/x", []))
+        assert seen == ["http://127.0.0.1/x"]
+        assert "plugin 'broken' failed in rt_http_request" in caplog.text
 
 
 def test_commands_with_aliases_are_cached_until_the_registry_changes():

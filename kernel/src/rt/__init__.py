@@ -54,24 +54,24 @@ if TYPE_CHECKING:
     from rt.kernel import Kernel, get_kernel, use_kernel
 
 
-_resolve = None  # rt._lazy.resolve once bound: the per-read path is then one call (see __getattr__)
+_resolve = None  # rt.kernel.resolve_rt once bound: the per-read path is then one call (see __getattr__)
 
 
 def __getattr__(name: str) -> Any:
     """Called for names not in this module's dict.
 
     Plugin names are resolved on every read, through the current kernel (so ``use_kernel`` works), which
-    is why this path is kept short: after the first plugin name, every kernel name and ``rt.test`` are in the
-    module dict and the only work left is ``_resolve``.
+    is why this path is kept short: once bound, every kernel name and ``rt.test`` are in the module dict
+    and the only work left is ``_resolve`` (a context-variable read and a dict lookup).
     """
-    if _resolve is not None and name[:1] != "_":
-        return _resolve("rt", name)
+    if _resolve is not None:
+        return _resolve(name)
     if name[:1] == "_":  # private names and submodules being imported never go through plugins
         raise AttributeError(f"module 'rt' has no attribute {name!r}")
     _bind_kernel_names()
     if name in globals():
         return globals()[name]
-    return _resolve("rt", name)  # type: ignore[misc]
+    return _resolve(name)  # type: ignore[misc]
 
 
 def _bind_kernel_names() -> None:
@@ -82,9 +82,16 @@ def _bind_kernel_names() -> None:
     for kernel_name, module in _KERNEL_NAMES.items():
         globals()[kernel_name] = getattr(importlib.import_module(module), kernel_name)
     importlib.import_module("rt.test")  # sets rt.test
-    from rt._lazy import resolve
+    import sys
+    import types
 
-    _resolve = resolve
+    from rt.kernel import resolve_rt
+
+    class RtModule(types.ModuleType):
+        """The class of the ``rt`` module: resolved plugin names become its properties (rt.kernel)."""
+
+    sys.modules[__name__].__class__ = RtModule
+    _resolve = resolve_rt
 
 
 def __dir__() -> list[str]:

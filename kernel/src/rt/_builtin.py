@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rt.config import KERNEL_OPTIONS
+
 from rt.hookspecs import hookimpl
-from rt.interfaces import ConfigOption
+from rt.config import KERNEL_OPTIONS, ConfigOption
 
 
 @hookimpl

@@ -28,17 +28,14 @@ NAME_TO_DISTRIBUTION: dict[str, dict[str, str]] = {
     "rt.test": {
         name: "rt-testrunner"
         for name in (
-            "test", "it", "describe", "expect", "mock", "spy_on", "jest",
+            "test", "it", "describe", "expect", "mock", "spy_on",
             "before_all", "before_each", "after_each", "after_all",
         )
     },
 }
 
 SECTION_TO_DISTRIBUTION: dict[str, str] = {
-    "csrf": "rt-csrf",
     "secrets": "rt-secrets",
-    "serve": "rt-http",
-    "fetch": "rt-http",
     "test": "rt-testrunner",
     "debug": "rt-debug",
     "redis": "rt-redis",

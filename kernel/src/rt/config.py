@@ -18,7 +18,40 @@ import attrs
 
 from rt._known import SECTION_TO_DISTRIBUTION
 from rt.errors import ConfigError
-from rt.interfaces import ConfigOption
+
+
+@attrs.frozen
+class ConfigOption:
+    """One key a plugin reads from ``[section]`` of rt.toml / ``[tool.rt.section]`` of pyproject.toml.
+
+    ``type`` is one of ``str``, ``int``, ``float``, ``bool`` or ``list`` (of strings). The environment variable
+    defaults to ``RT_<SECTION>_<KEY>`` (``RT_<KEY>`` for the top-level section ``""``), upper-cased with dashes
+    as underscores; set ``env`` to choose another name, or ``env=""`` for none. ``secret=True`` keeps the
+    value out of every message and of :meth:`rt.config.Config.as_dict`.
+
+    It lives here, next to the configuration that reads it, so that this module imports no other rt module
+    that could import it back; :mod:`rt.interfaces` re-exports it for plugins.
+    """
+
+    section: str
+    key: str
+    type: type
+    default: Any = None
+    help: str = ""
+    env: str | None = None
+    choices: tuple[Any, ...] | None = None
+    secret: bool = False  # a passphrase or token: never shown in errors, reprs or dumps of the configuration
+
+    @property
+    def env_name(self) -> str | None:
+        if self.env is not None:
+            return self.env or None
+        parts = ["RT", self.section, self.key] if self.section else ["RT", self.key]
+        return "_".join(p for p in parts if p).upper().replace("-", "_").replace(".", "_")
+
+    @property
+    def dotted(self) -> str:
+        return f"{self.section}.{self.key}" if self.section else self.key
 
 KERNEL_OPTIONS: tuple[ConfigOption, ...] = (
     ConfigOption(

@@ -55,7 +55,8 @@ def rt_register_commands(register: Callable[[Command], None]) -> None:
 def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
     """Add names to the lazy ``rt.`` namespace (``rt.CSRF``, ``rt.serve``) or to ``rt.test``.
 
-    Call ``register(NamespaceEntry(name, load))``; ``load()`` runs on first access, so keep heavy imports in it.
+    Call ``register(NamespaceEntry(name, load))``; ``load(kernel)`` runs on first access in each kernel, with
+    that kernel (take its registries and configuration from it, not from ``get_kernel()``); keep heavy imports in it.
     """
 
 

@@ -8,10 +8,13 @@ lets the kernel reject an object that lacks a method with a clear error at regis
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import attrs
+
+# ConfigOption is defined next to the configuration that reads it; plugins import it from here or from there.
+from rt.config import ConfigOption
 
 if TYPE_CHECKING:  # only for annotations: keeps `import rt.interfaces` from importing anyio or argparse
     import argparse
@@ -19,8 +22,16 @@ if TYPE_CHECKING:  # only for annotations: keeps `import rt.interfaces` from imp
     from anyio.abc import ByteStream, Listener
 
     from rt.config import Config
-    from rt.events import TestEvent
-    from rt.kernel import Kernel
+    from rt.events import HttpRequest, HttpResponse, TestEvent
+
+__all__ = [
+    "Broker", "BrokerFactory", "Command", "Compressor", "CompressorFactory", "CompressorOptions", "ConfigOption",
+    "DigestFactory", "HashObject", "HostView", "KernelView", "ListenOptions", "NamespaceEntry", "Registered",
+    "Reporter", "ReporterFactory", "ReporterOptions", "SecretBackend", "SecretBackendError",
+    "SecretBackendFactory", "Transport", "TransportFactory", "import_target",
+]
+
+T = TypeVar("T")
 
 
 def import_target(target: str) -> Any:
@@ -44,6 +55,59 @@ def _deferred(target: str) -> Callable[..., Any]:
     return call
 
 
+# --- the kernel, as plugins see it ------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Registered(Generic[T]):
+    """A registered thing and the name of the plugin that registered it."""
+
+    value: T
+    plugin: str
+
+
+class HostView(Protocol):
+    """What plugins use of a kernel's plugin host (:class:`rt.plugins.PluginHost` implements it).
+
+    Each method returns ``{name: Registered(thing, plugin)}``, the same mapping object until a plugin is
+    registered or unregistered, so a caller may keep it.
+    """
+
+    def secret_backends(self) -> Mapping[str, Registered[Any]]: ...
+
+    def hmac_algorithms(self) -> Mapping[str, Registered[Any]]: ...
+
+    def reporters(self) -> Mapping[str, Registered[Any]]: ...
+
+    def transports(self) -> Mapping[str, Registered[Any]]: ...
+
+    def compressors(self) -> Mapping[str, Registered[Any]]: ...
+
+    def brokers(self) -> Mapping[str, Registered[Any]]: ...
+
+    def http_request(self, request: HttpRequest) -> None: ...
+
+    def http_response(self, response: HttpResponse) -> None: ...
+
+    def has_http_observers(self) -> bool: ...
+
+
+class KernelView(Protocol):
+    """What a command or a namespace loader receives: the kernel it runs in (:class:`rt.kernel.Kernel`).
+
+    Typed as a Protocol so that this module, which every plugin imports, does not import the kernel (which
+    imports the plugin host, which imports this module).
+    """
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def host(self) -> HostView: ...
+
+    def resolve(self, module: str, name: str) -> Any: ...
+
+
 # --- commands -------------------------------------------------------------------------------------------
 
 
@@ -58,7 +122,7 @@ class Command:
     name: str
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace, Kernel], int]
+    run: Callable[[argparse.Namespace, KernelView], int]
     aliases: tuple[str, ...] = ()
 
     @classmethod
@@ -75,52 +139,21 @@ class Command:
 class NamespaceEntry:
     """A name on ``rt.`` (``module="rt"``) or ``rt.test`` (``module="rt.test"``), resolved on first use.
 
-    ``load`` is called once, on the first attribute access, so a plugin can keep its heavy imports inside it
-    and ``import rt`` stays cheap.
+    ``load(kernel)`` is called once per kernel, on the first attribute access, with the kernel resolving the
+    name: an object that needs the kernel's registries or configuration takes them from that argument, so it
+    never looks the current kernel up at call time. A plugin keeps its heavy imports inside ``load``, so that
+    ``import rt`` stays cheap.
     """
 
     name: str
-    load: Callable[[], Any]
+    load: Callable[[KernelView], Any]
     module: str = "rt"
 
     @classmethod
     def lazy(cls, name: str, target: str, module: str = "rt") -> NamespaceEntry:
-        """An entry whose object is ``"package.module:attribute"``, imported on first access."""
-        return cls(name, lambda: import_target(target), module)
-
-
-# --- configuration ----------------------------------------------------------------------------------------
-
-
-@attrs.frozen
-class ConfigOption:
-    """One key a plugin reads from ``[section]`` of rt.toml / ``[tool.rt.section]`` of pyproject.toml.
-
-    ``type`` is one of ``str``, ``int``, ``float``, ``bool`` or ``list`` (of strings). The environment variable
-    defaults to ``RT_<SECTION>_<KEY>`` (``RT_<KEY>`` for the top-level section ``""``), upper-cased with dashes
-    as underscores; set ``env`` to choose another name, or ``env=""`` for none. ``secret=True`` keeps the
-    value out of every message and of :meth:`rt.config.Config.as_dict`.
-    """
-
-    section: str
-    key: str
-    type: type
-    default: Any = None
-    help: str = ""
-    env: str | None = None
-    choices: tuple[Any, ...] | None = None
-    secret: bool = False  # a passphrase or token: never shown in errors, reprs or dumps of the configuration
-
-    @property
-    def env_name(self) -> str | None:
-        if self.env is not None:
-            return self.env or None
-        parts = ["RT", self.section, self.key] if self.section else ["RT", self.key]
-        return "_".join(p for p in parts if p).upper().replace("-", "_").replace(".", "_")
-
-    @property
-    def dotted(self) -> str:
-        return f"{self.section}.{self.key}" if self.section else self.key
+        """An entry whose object is ``"package.module:attribute"``, imported on first access (an object that
+        does not depend on the kernel: a class, a function that takes what it needs as arguments)."""
+        return cls(name, lambda kernel: import_target(target), module)
 
 
 # --- secrets ----------------------------------------------------------------------------------------------

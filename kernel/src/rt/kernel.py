@@ -17,8 +17,8 @@ from typing import Any
 from rt import _builtin
 from rt._known import NAME_TO_DISTRIBUTION, SECTION_TO_DISTRIBUTION
 from rt.config import Config
-from rt.errors import PluginNotInstalledError
-from rt.plugins import PluginHost, PluginInfo
+from rt.errors import PluginLoadError, PluginNotInstalledError
+from rt.plugins import PluginHost, PluginInfo, loading_plugin
 
 _MISSING = object()
 
@@ -37,6 +37,7 @@ class Kernel:
         load_entry_points: bool = True,
         plugins: Iterable[tuple[str, object]] = (),
     ) -> None:
+        _refuse_reentry()
         self.config = config if config is not None else Config.load()
         self.host = PluginHost()
         self.host.register(_builtin, "rt.kernel", internal=True)
@@ -47,6 +48,8 @@ class Kernel:
             self.host.register(plugin, name)
         self.host.check_pending()
         self._resolved: dict[tuple[str, str], Any] = {}
+        self.rt_names: dict[str, Any] = {}
+        """``rt.<name>`` objects already loaded: the dict ``rt.__getattr__`` reads first (one lookup)."""
         self._lock = threading.RLock()
         self._apply_config_options()
         self.host.configure(self.config)
@@ -57,13 +60,18 @@ class Kernel:
         """Register one more plugin object (tests, embedding). Caches of registered things are refreshed."""
         registered = self.host.register(plugin, name)
         self.host.check_pending()
-        self._resolved.clear()
+        self._forget_resolved()
         self._apply_config_options()
         return registered
 
     def unregister(self, name: str) -> None:
         self.host.unregister(name)
-        self._resolved.clear()
+        self._forget_resolved()
+
+    def _forget_resolved(self) -> None:
+        with self._lock:
+            self._resolved.clear()
+            self.rt_names.clear()
 
     def plugins(self) -> list[PluginInfo]:
         return self.host.plugins()
@@ -96,8 +104,10 @@ class Kernel:
                 entry = self.host.namespace().get(f"{module}:{name}")
                 if entry is None:
                     raise self._missing(module, name)
-                value = entry.value.load()
+                value = entry.value.load(self)
                 self._resolved[key] = value
+                if module == "rt":
+                    self.rt_names[name] = value
             return value
 
     def names(self, module: str = "rt") -> list[str]:
@@ -119,6 +129,20 @@ _default: Kernel | None = None
 _default_lock = threading.Lock()
 
 
+def _refuse_reentry() -> None:
+    """Fail, instead of deadlocking or recursing, when a kernel is built while this thread imports a plugin.
+
+    That happens when a module imported by a plugin's entry point uses ``rt.`` at import time; in practice,
+    a script named like a plugin's package (``rt_debug.py``) that is imported in the plugin's place.
+    """
+    loading = loading_plugin()
+    if loading is not None:
+        raise PluginLoadError(
+            f"rt was used while importing plugin {loading}, before the kernel was ready: is a file of yours "
+            f"named like that plugin's package (for example rt_debug.py)? Rename it"
+        )
+
+
 def get_kernel() -> Kernel:
     """The kernel in use in this context; the default one is created on first call."""
     kernel = _current.get()
@@ -126,10 +150,91 @@ def get_kernel() -> Kernel:
         return kernel
     global _default
     if _default is None:
+        _refuse_reentry()
         with _default_lock:
             if _default is None:
                 _default = Kernel(Config.load(os.getcwd()))
     return _default
+
+
+def resolve_rt(name: str) -> Any:
+    """``rt.<name>`` for ``rt.__getattr__`` (the first read of a name); later reads skip ``__getattr__``.
+
+    Python 3.11 builds and discards an AttributeError before it calls a module's ``__getattr__``, which
+    alone costs more than a microsecond. So once a plugin name resolves, it becomes a property of the ``rt``
+    module's class (:func:`install_reader`), read without any exception. ``rt.CSRF.verify(...)`` written
+    without binding ``rt.CSRF`` pays this on every call (bench/csrf.py measures it).
+    """
+    if name[:1] == "_":  # dunder probes (copy, inspect, mock) and private names never load plugins
+        raise AttributeError(f"module 'rt' has no attribute {name!r}")
+    value = resolve("rt", name)
+    install_reader(name)
+    return value
+
+
+def install_reader(name: str) -> None:
+    """Make ``rt.<name>`` a property of the ``rt`` module's class that reads the current kernel's dict.
+
+    The property still goes through the kernel in use on every read (``use_kernel`` switches what it
+    returns), and a kernel without the name gives the usual error."""
+    import sys
+
+    module = sys.modules["rt"]
+    cls = type(module)
+    if cls is _ModuleType or name in module.__dict__ or name in cls.__dict__:
+        return
+    setattr(cls, name, property(_reader(name), doc=f"rt.{name}, resolved through the current kernel"))
+
+
+def _reader(name: str) -> Any:
+    def read(module: object) -> Any:
+        kernel = _current.get() or _default
+        if kernel is not None:
+            try:
+                return kernel.rt_names[name]
+            except KeyError:
+                pass
+        return resolve("rt", name)
+
+    read.__qualname__ = read.__name__ = f"rt.{name}"
+    return read
+
+
+_ModuleType = type(contextlib)
+
+
+_OWN_FILES = {os.path.join(os.path.dirname(__file__), name) for name in ("__init__.py", "kernel.py", "test.py")}
+
+
+def _called_by_from_import() -> bool:
+    """True when the attribute is being read by ``from rt import NAME``.
+
+    Python turns an AttributeError raised there into a generic "cannot import name" ImportError and drops
+    our message (which names the distribution to install). Looking at the importing frame's current opcode
+    (the first frame outside rt's own lookup code) is the only way to tell; it is done on the error path only.
+    """
+    import opcode
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename in _OWN_FILES:
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return False
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == opcode.opmap["IMPORT_FROM"]
+
+
+def resolve(module: str, name: str) -> Any:
+    """Resolve ``module.name`` through the current kernel; called from ``rt``'s and ``rt.test``'s
+    ``__getattr__``. A name whose plugin is missing read by ``from rt import NAME`` raises
+    ModuleNotFoundError, whose message Python keeps."""
+    try:
+        return get_kernel().resolve(module, name)
+    except PluginNotInstalledError as exc:
+        if _called_by_from_import():
+            raise ModuleNotFoundError(str(exc), name=exc.distribution) from None
+        raise
 
 
 @contextlib.contextmanager

@@ -2,14 +2,20 @@
 
 A :class:`PluginHost` belongs to one :class:`rt.kernel.Kernel`; there is no module-level manager, so a
 test builds a fresh kernel instead of resetting a global. The rest of rt calls the facade's methods
-(``host.hmac_algorithms()``), never ``pm.hook.x(...)`` directly: the facade calls each implementation
-separately so it knows *which plugin* registered what, which is what duplicate and failure messages need.
+(``host.hmac_algorithms()``), and the facade dispatches every hook through pluggy (``pm.hook.x(...)``), so
+pluggy's tracing, call monitoring and ``wrapper=True`` implementations see every call. Duplicate and failure
+messages still name the plugin at fault: the frame (or traceback entry) of the implementation that called
+``register`` or raised identifies it (:meth:`PluginHost._plugin_of`).
 """
 
 from __future__ import annotations
 
+import inspect
+import sys
+import threading
 from collections.abc import Callable, Iterable
-from typing import Any, Generic, TypeVar
+from types import CodeType, FrameType, TracebackType
+from typing import Any, TypeVar
 
 import attrs
 import pluggy
@@ -17,7 +23,8 @@ import pluggy
 from rt import hookspecs
 from rt._entrypoints import entry_points
 from rt.errors import DuplicateRegistrationError, PluginLoadError
-from rt.interfaces import Command, ConfigOption, NamespaceEntry
+from rt.config import ConfigOption
+from rt.interfaces import Command, NamespaceEntry, Registered
 
 ENTRY_POINT_GROUP = "rt"
 T = TypeVar("T")
@@ -35,12 +42,58 @@ class PluginInfo:
     entry_point: str | None = None
 
 
-@attrs.frozen
-class Registered(Generic[T]):
-    """A registered thing and the name of the plugin that registered it."""
+__all__ = ["ENTRY_POINT_GROUP", "PluginHost", "PluginInfo", "Registered", "loading_plugin"]
 
-    value: T
-    plugin: str
+_loading = threading.local()
+_OBSERVER_HOOKS = ("rt_http_request", "rt_http_response")
+
+
+def _logged(function: Callable[..., Any], plugin_name: str, hook_name: str) -> Callable[..., Any]:
+    """``function``, with an exception it raises logged (naming its plugin) instead of propagated."""
+    import functools
+
+    @functools.wraps(function)
+    def observer(*args: Any) -> None:
+        try:
+            function(*args)
+        except Exception:  # noqa: BLE001 - observers must not break what they observe
+            import logging
+
+            logging.getLogger("rt").exception("plugin %r failed in %s; ignored", plugin_name, hook_name)
+
+    return observer
+
+
+def loading_plugin() -> str | None:
+    """The entry point this thread is importing right now (``"debug (rt_debug.plugin)"``), else None.
+
+    The kernel uses it to turn a re-entrant kernel construction (a module imported by a plugin's entry point
+    uses ``rt.`` at import time, typically a script named like the plugin's package) into a clear error
+    instead of a deadlock.
+    """
+    value: str | None = getattr(_loading, "entry_point", None)
+    return value
+
+
+def shadowing_file(entry_point_value: str) -> str | None:
+    """The file that shadows an entry point's top-level package, if a plain module stands where the plugin
+    expects a package (``rt_debug.py`` in the script's directory or the working directory)."""
+    import importlib.util
+
+    module = entry_point_value.partition(":")[0]
+    top = module.partition(".")[0]
+    main = sys.modules.get("__main__")
+    main_file = getattr(main, "__file__", None)
+    if main_file and inspect.getmodulename(main_file) == top:
+        return str(main_file)
+    try:
+        spec = importlib.util.find_spec(top) if top not in sys.modules else sys.modules[top].__spec__
+    except (ImportError, ValueError):
+        return None
+    origin = spec.origin if spec is not None else None
+    if origin and "." in module and spec is not None and spec.submodule_search_locations is None:
+        return origin
+    return None
 
 
 class PluginHost:
@@ -52,7 +105,6 @@ class PluginHost:
         self._infos: dict[str, PluginInfo] = {}
         self._internal: set[str] = set()
         self._cache: dict[str, Any] = {}
-        self._current_plugin = ""
         self.generation = 0
         """Incremented whenever a plugin is registered or unregistered: a cache of registered things that
         stores the generation it was built at is stale when this differs. (Equivalently, each facade
@@ -77,14 +129,25 @@ class PluginHost:
                 self.pm.set_blocked(ep.name)
                 self._infos[ep.name] = PluginInfo(ep.name, dist_name, version, disabled=True, entry_point=ep.value)
                 continue
+            shadow = shadowing_file(ep.value)
+            if shadow is not None:
+                raise PluginLoadError(
+                    f"plugin {ep.name!r} (distribution {dist_name or '?'}) cannot be imported: {shadow} has the "
+                    f"name of its package {ep.value.partition('.')[0]!r} and hides it; rename that file"
+                )
+            _loading.entry_point = f"{ep.name} ({ep.value})"
             try:
                 plugin = ep.load()
+            except PluginLoadError:
+                raise
             except Exception as exc:
                 raise PluginLoadError(
                     f"plugin {ep.name!r} (distribution {dist_name or '?'}, entry point {ep.value}) failed to "
                     f"import: {type(exc).__name__}: {exc}. Reinstall it, or disable it with "
                     f"RT_DISABLE_PLUGINS={ep.name}"
                 ) from exc
+            finally:
+                _loading.entry_point = None
             self.register(plugin, ep.name, distribution=dist_name, version=version, entry_point=ep.value)
         self.check_pending()
 
@@ -108,6 +171,7 @@ class PluginHost:
         if registered is None:  # blocked
             return name or ""
         plugin_name = self.pm.get_name(plugin) or str(name)
+        self._isolate_observers(plugin, plugin_name)
         if internal:
             self._internal.add(plugin_name)
         self._infos[plugin_name] = PluginInfo(
@@ -141,24 +205,58 @@ class PluginHost:
 
     # -- the typed facade ----------------------------------------------------------------------------------
 
-    def _call_each(self, hook_name: str, **kwargs: Any) -> None:
-        """Call every implementation of ``hook_name`` separately, so failures name their plugin.
+    def _plugin_of(self, hook_name: str, frames: Iterable[FrameType]) -> str:
+        """The plugin whose implementation of ``hook_name`` runs one of ``frames`` (innermost first).
 
-        ``kwargs`` values that are callbacks receive the plugin's name through ``self._current_plugin``.
+        pluggy runs the implementations itself, so a ``register`` callback or an exception learns which
+        plugin is at fault from the stack: each implementation's function has its own code object, and two
+        instances of one plugin class (same code) differ by the ``self`` of the frame.
         """
-        caller = getattr(self.pm.hook, hook_name)
-        for impl in reversed(caller.get_hookimpls()):  # pluggy's own order: last registered first
-            self._current_plugin = impl.plugin_name
-            try:
-                impl.function(*(kwargs[arg] for arg in impl.argnames))
-            except (DuplicateRegistrationError, PluginLoadError):
-                raise
-            except Exception as exc:
-                raise PluginLoadError(
-                    f"plugin {impl.plugin_name!r} failed in {hook_name}: {type(exc).__name__}: {exc}"
-                ) from exc
-            finally:
-                self._current_plugin = ""
+        owners: dict[CodeType, list[tuple[object, str]]] = {}
+        for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+            function = impl.function
+            code = getattr(inspect.unwrap(function), "__code__", None)
+            if code is not None:
+                owners.setdefault(code, []).append((getattr(function, "__self__", None), impl.plugin_name))
+        for frame in frames:
+            candidates = owners.get(frame.f_code)
+            if not candidates:
+                continue
+            if len(candidates) == 1:
+                return candidates[0][1]
+            code = frame.f_code
+            first = frame.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
+            for bound_to, name in candidates:
+                if bound_to is first:
+                    return name
+        return "?"
+
+    @staticmethod
+    def _stack() -> Iterable[FrameType]:
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None:
+            yield frame
+            frame = frame.f_back
+
+    @staticmethod
+    def _traceback(tb: TracebackType | None) -> list[FrameType]:
+        frames = []
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        return frames[::-1]  # innermost first
+
+    def _dispatch(self, hook_name: str, **kwargs: Any) -> None:
+        """Call ``hook_name`` through pluggy; a plugin's failure becomes a PluginLoadError naming it."""
+        try:
+            getattr(self.pm.hook, hook_name)(**kwargs)
+        except (DuplicateRegistrationError, PluginLoadError):
+            raise
+        except Exception as exc:
+            plugin = self._plugin_of(hook_name, self._traceback(exc.__traceback__))
+            raise PluginLoadError(
+                f"plugin {plugin!r} failed in {hook_name}: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _collect(self, hook_name: str, kind: str, register_with: Callable[[Callable[[str, Any], None]], Any]) -> Any:
         """Call a registration hook once and cache ``{name: Registered(thing, plugin)}`` until the registry
@@ -170,14 +268,15 @@ class PluginHost:
         found: dict[str, Registered[Any]] = {}
 
         def add(name: str, thing: Any) -> None:
+            plugin = self._plugin_of(hook_name, self._stack())
             if name in found:
                 raise DuplicateRegistrationError(
                     f"{kind} {name!r} is registered by both plugin {found[name].plugin!r} and plugin "
-                    f"{self._current_plugin!r}; disable one with RT_DISABLE_PLUGINS"
+                    f"{plugin!r}; disable one with RT_DISABLE_PLUGINS"
                 )
-            found[name] = Registered(thing, self._current_plugin)
+            found[name] = Registered(thing, plugin)
 
-        self._call_each(hook_name, register=register_with(add))
+        self._dispatch(hook_name, register=register_with(add))
         self._cache[hook_name] = found
         return found
 
@@ -187,7 +286,8 @@ class PluginHost:
         def register_with(add: Callable[[str, Any], None]) -> Callable[[str, Any], None]:
             def register(name: str, factory: Any) -> None:
                 if not isinstance(name, str) or not name:
-                    raise PluginLoadError(f"plugin {self._current_plugin!r} registered a {kind} with an empty name")
+                    plugin = self._plugin_of(hook_name, self._stack())
+                    raise PluginLoadError(f"plugin {plugin!r} registered a {kind} with an empty name")
                 if not callable(factory):
                     raise PluginLoadError(
                         f"{kind} {name!r} must be registered with a factory (a callable), got {factory!r}"
@@ -204,8 +304,9 @@ class PluginHost:
         def register_with(add: Callable[[str, Any], None]) -> Callable[[T], None]:
             def register(thing: T) -> None:
                 if not isinstance(thing, cls):
+                    plugin = self._plugin_of(hook_name, self._stack())
                     raise PluginLoadError(
-                        f"plugin {self._current_plugin!r} passed {thing!r} to {hook_name}; expected {cls.__name__}"
+                        f"plugin {plugin!r} passed {thing!r} to {hook_name}; expected {cls.__name__}"
                     )
                 add(key(thing), thing)
 
@@ -254,7 +355,7 @@ class PluginHost:
 
     def configure(self, config: Any) -> None:
         """``rt_configure``: each plugin in turn, so a failure names its plugin."""
-        self._call_each("rt_configure", config=config)
+        self._dispatch("rt_configure", config=config)
 
     def http_request(self, request: Any) -> None:
         """Tell observers an HTTP client is sending ``request``. An observer that raises is logged and
@@ -265,14 +366,25 @@ class PluginHost:
         """Tell observers an HTTP client received ``response`` (status line and headers)."""
         self._observe("rt_http_response", response=response)
 
-    def _observe(self, hook_name: str, **kwargs: Any) -> None:
-        for impl in reversed(getattr(self.pm.hook, hook_name).get_hookimpls()):
-            try:
-                impl.function(*(kwargs[arg] for arg in impl.argnames))
-            except Exception:  # noqa: BLE001 - see http_request
-                import logging
+    def _isolate_observers(self, plugin: object, plugin_name: str) -> None:
+        """Guard this plugin's observer implementations so that one that raises is logged and skipped while
+        pluggy goes on to the next: an observer must never break the request it observes, nor hide it from
+        the other observers. (Wrappers are left alone: they see the whole call, exceptions included.)"""
+        for hook_name in _OBSERVER_HOOKS:
+            for impl in getattr(self.pm.hook, hook_name).get_hookimpls():
+                if impl.plugin is plugin and not (impl.wrapper or impl.hookwrapper):
+                    impl.function = _logged(impl.function, plugin_name, hook_name)
 
-                logging.getLogger("rt").exception("plugin %r failed in %s; ignored", impl.plugin_name, hook_name)
+    def _observe(self, hook_name: str, **kwargs: Any) -> None:
+        """Dispatch an observer hook. Each observer is guarded (:meth:`_isolate_observers`); what can still
+        raise here is a wrapper, which is logged like an observer."""
+        try:
+            getattr(self.pm.hook, hook_name)(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - see http_request
+            import logging
+
+            plugin = self._plugin_of(hook_name, self._traceback(exc.__traceback__))
+            logging.getLogger("rt").exception("plugin %r failed in %s; ignored", plugin, hook_name)
 
     def has_http_observers(self) -> bool:
         """Whether any plugin implements the observer hooks; when none does, clients skip building events.

@@ -12,7 +12,7 @@ from typing import Any
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(f"module 'rt.test' has no attribute {name!r}")
-    from rt._lazy import resolve
+    from rt.kernel import resolve
 
     return resolve("rt.test", name)
 

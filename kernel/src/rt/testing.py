@@ -1,4 +1,10 @@
-"""A pytest plugin for plugin authors (loaded automatically: entry point ``pytest11``).
+"""A pytest plugin for plugin authors. Opt in from your top-level ``conftest.py``::
+
+    pytest_plugins = ["rt.testing"]
+
+It is not loaded by itself (no ``pytest11`` entry point): installing rt-kernel must not change the pytest
+runs of projects that merely depend on it, neither their ``anyio_backend`` nor their fixture names. The
+helpers below (``clean_environ``, ``distribution_installed``) can be imported without opting in.
 
 Fixtures:
 
@@ -27,6 +33,7 @@ import pytest
 
 from rt.config import Config
 from rt.kernel import Kernel, use_kernel
+
 
 def _installed_backends() -> tuple[str, ...]:
     """asyncio, and trio when it is installed: this plugin loads into every pytest run where rt-kernel is

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, Final
 
+from rt.interfaces import KernelView
 from rt.kernel import get_kernel
 
 from rt_csrf.errors import CSRFRangeError
@@ -51,18 +52,17 @@ _UNSET: Any = object()
 class CSRF:
     """``rt.CSRF``: ``generate`` and ``verify``, using the HMAC algorithms registered in one kernel.
 
-    The kernel makes one when ``rt.CSRF`` is first used, and a new one after a plugin is registered or
-    unregistered (it re-resolves its names then). The object keeps that kernel's algorithm registry, so a
-    call does not look the kernel up; an algorithm it does not know is still looked up in the current kernel,
-    so one registered later is found too.
+    The kernel makes one when ``rt.CSRF`` is first used (``NamespaceEntry.load`` passes it the kernel), and a
+    new one after a plugin is registered or unregistered (it re-resolves its names then). The object keeps
+    that kernel's plugin host, so a call never looks the current kernel up; an algorithm it has not seen is
+    looked up in the host's registry as it is now, so one registered later is found too.
     """
 
-    __slots__ = ("_last", "_registry")
+    __slots__ = ("_host", "_last", "_registry")
 
-    def __init__(self, registry: Mapping[str, Any] | None = None) -> None:
-        self._registry: Mapping[str, Any] = (
-            registry if registry is not None else get_kernel().host.hmac_algorithms()
-        )
+    def __init__(self, kernel: KernelView | None = None) -> None:
+        self._host = (kernel if kernel is not None else get_kernel()).host
+        self._registry: Mapping[str, Any] = self._host.hmac_algorithms()
         # The last (secret, encoding, algorithm) objects seen with an explicit secret, and their profile. An
         # application passes the same objects on every request, so three identity tests replace the profile
         # lookup (bench/csrf.py). Replaced as one tuple, so threads never see a torn entry.
@@ -72,6 +72,7 @@ class CSRF:
         return f"<rt.CSRF algorithms={sorted(self._registry)}>"
 
     def _profile(self, secret: object, encoding: object, algorithm: object) -> Profile:
+        self._registry = self._host.hmac_algorithms()  # the same dict until a plugin comes or goes
         profile = profile_for(self._registry, secret, encoding, algorithm)
         if secret is not None:  # the default secret differs per thread: never remembered here
             self._last = (secret, encoding, algorithm, profile)

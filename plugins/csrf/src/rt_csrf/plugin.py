@@ -10,14 +10,14 @@ from collections.abc import Callable
 from typing import Any
 
 from rt.hookspecs import hookimpl
-from rt.interfaces import NamespaceEntry
+from rt.interfaces import KernelView, NamespaceEntry
 
 
-def _load_csrf() -> Any:
-    """``rt.CSRF`` for the kernel resolving it (the current one), holding that kernel's HMAC algorithms."""
+def _load_csrf(kernel: KernelView) -> Any:
+    """``rt.CSRF`` for the kernel resolving it, holding that kernel's HMAC algorithms."""
     from rt_csrf.csrf import CSRF
 
-    return CSRF()
+    return CSRF(kernel)
 
 
 @hookimpl

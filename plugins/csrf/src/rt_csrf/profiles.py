@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import attrs
-from rt.kernel import get_kernel
 
 from rt_csrf.encoding import ENCODING_ERROR, ENCODINGS, decoder, encoder
 from rt_csrf.layout import HEADER_SIZE, MAX_RAW_SIZE, MIN_RAW_SIZE
@@ -127,14 +126,11 @@ def _check_encoding(encoding: object) -> None:
 
 
 def _digest_factory(registry: Mapping[str, Any], algorithm: object) -> Callable[[], Any]:
-    """The factory of ``algorithm``: from ``registry``, else from the current kernel's registry.
-
-    The second look finds an algorithm registered after ``registry`` was taken (a test's seventh algorithm,
-    used through an ``rt.CSRF`` object resolved before the plugin was added).
-    """
+    """The factory of ``algorithm`` in ``registry`` (the kernel's registry as it is now: rt.CSRF refreshes it
+    before asking, so an algorithm registered after the object was made is found)."""
     if not isinstance(algorithm, str):
         raise TypeError(ALGORITHM_ERROR)
-    registered = registry.get(algorithm) or get_kernel().host.hmac_algorithms().get(algorithm)
+    registered = registry.get(algorithm)
     if registered is None:
         raise ValueError(ALGORITHM_ERROR)
     factory: Callable[[], Any] = registered.value

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rt.interfaces import Broker
+from rt.interfaces import Broker, KernelView
 
 
-def open_broker(spec: str | Broker | None) -> Broker | None:
-    """The broker for ``spec`` (a URL, a broker object, or None for the configured one, if any)."""
-    from rt import get_kernel
-
-    kernel = get_kernel()
+def open_broker(spec: str | Broker | None, kernel: KernelView) -> Broker | None:
+    """The broker for ``spec`` (a URL, a broker object, or None for the one ``kernel`` configures, if any)."""
     source = "the broker= argument"
     if spec is None:
         spec = kernel.config.get("serve.broker") or None

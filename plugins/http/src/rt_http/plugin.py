@@ -10,10 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from rt.hookspecs import hookimpl
-from rt.interfaces import ConfigOption, NamespaceEntry
+from rt.interfaces import ConfigOption, KernelView, NamespaceEntry
 
 _NAMES = {
-    "serve": "rt_http.server",
     "fetch": "rt_http.fetch",
     "FetchError": "rt_http.fetch",
     "Server": "rt_http.server",
@@ -25,8 +24,24 @@ _NAMES = {
 }
 
 
+def _load_serve(kernel: KernelView) -> Callable[..., Any]:
+    """``rt.serve`` for the kernel resolving it: its servers listen through that kernel's transports."""
+    import functools
+
+    from rt_http.server import Server, serve
+
+    @functools.wraps(serve)
+    def serve_in_kernel(**options: Any) -> Server:
+        server = serve(**options)
+        server.kernel = kernel
+        return server
+
+    return serve_in_kernel
+
+
 @hookimpl
 def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
+    register(NamespaceEntry("serve", _load_serve))
     for name, module in _NAMES.items():
         register(NamespaceEntry.lazy(name, f"{module}:{name}"))
 

@@ -19,7 +19,7 @@ import attrs
 from anyio.abc import ByteStream, Listener, TaskGroup
 from anyio.streams.stapled import MultiListener
 from anyio.streams.tls import TLSListener, TLSStream
-from rt.interfaces import Broker, ListenOptions, Transport
+from rt.interfaces import Broker, KernelView, ListenOptions, Transport
 
 from rt_http import workers
 from rt_http.deflate import negotiate
@@ -55,6 +55,10 @@ class Server:
     """A configured server. Start it with ``async with server:`` (or ``await server.start()``), or
     ``server.run()``.
     """
+
+    kernel: KernelView | None = None
+    """The kernel whose transports and brokers ``start`` uses: set by ``rt.serve`` to the kernel that
+    resolved it; when None (a Server made directly), the kernel current at ``start``."""
 
     def __init__(
         self,
@@ -185,9 +189,12 @@ class Server:
         port = workers.worker_port()
         if port is not None:  # this process is a worker: join the port its supervisor reserved
             self.options = attrs.evolve(self.options, port=port, reuse_port=True)
-        from rt import get_kernel
+        kernel = self.kernel
+        if kernel is None:  # made as rt.Server(...) or rt_http.server.Server(...), not through rt.serve
+            from rt.kernel import get_kernel
 
-        transports = get_kernel().host.transports()
+            kernel = get_kernel()
+        transports = kernel.host.transports()
         registered = transports.get(self.transport_name)
         if registered is None:
             raise ValueError(
@@ -196,7 +203,7 @@ class Server:
         self._transport = registered.value()
         from rt_http.brokers import open_broker
 
-        self._topics.broker = broker = open_broker(self._broker_spec)
+        self._topics.broker = broker = open_broker(self._broker_spec, kernel)
         self.listener = await self._transport.listen(self.options)
         try:
             self.url = self._transport.url(self.listener, self.options)

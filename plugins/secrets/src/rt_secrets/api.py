@@ -26,7 +26,7 @@ from rt_secrets.errors import (
 )
 
 if TYPE_CHECKING:
-    from rt.kernel import Kernel
+    from rt.interfaces import KernelView
 
 
 DEFAULT_MAX_THREADS = 8
@@ -37,7 +37,7 @@ _limiter: RunVar[anyio.CapacityLimiter] = RunVar("rt_secrets_limiter")
 
 # One backend instance per kernel and name, so the memory backend keeps its values for the kernel's life and
 # a test's fresh kernel starts empty.
-_backends: weakref.WeakKeyDictionary[Kernel, dict[str, SecretBackend]] = weakref.WeakKeyDictionary()
+_backends: weakref.WeakKeyDictionary[KernelView, dict[str, SecretBackend]] = weakref.WeakKeyDictionary()
 
 
 def _check_pair(service: object, name: object) -> None:
@@ -68,7 +68,7 @@ def _check_length(backend: SecretBackend, value: str) -> None:
         )
 
 
-def current_backend(kernel: Kernel | None = None) -> SecretBackend:
+def current_backend(kernel: KernelView | None = None) -> SecretBackend:
     """The backend named by ``[secrets] backend`` / ``RT_SECRETS_BACKEND`` in ``kernel`` (default: current).
 
     Each kernel keeps one instance per backend name, created by the registered factory on first use.
@@ -100,7 +100,7 @@ def current_backend(kernel: Kernel | None = None) -> SecretBackend:
     return created
 
 
-async def _run(backend: SecretBackend, method: str, *args: Any) -> Any:
+async def _run(kernel: KernelView, backend: SecretBackend, method: str, *args: Any) -> Any:
     """Run a blocking backend call on a worker thread, bounded by the per-loop limiter.
 
     Whatever the backend raises becomes a :class:`SecretsError` made here (an unexpected exception class is
@@ -109,7 +109,7 @@ async def _run(backend: SecretBackend, method: str, *args: Any) -> Any:
     try:
         limiter = _limiter.get()
     except LookupError:
-        limiter = anyio.CapacityLimiter(_max_threads())
+        limiter = anyio.CapacityLimiter(_max_threads(kernel))
         _limiter.set(limiter)
     func = getattr(backend, method)
     try:
@@ -152,10 +152,8 @@ def _scrubbed(exc: BaseException) -> BaseException:
     return exc
 
 
-def _max_threads() -> int:
-    from rt.kernel import get_kernel
-
-    value = get_kernel().config.get("secrets.max_threads", DEFAULT_MAX_THREADS)
+def _max_threads(kernel: KernelView) -> int:
+    value = kernel.config.get("secrets.max_threads", DEFAULT_MAX_THREADS)
     return max(1, int(value or DEFAULT_MAX_THREADS))
 
 
@@ -164,12 +162,26 @@ class Secrets:
 
     Each public method hands its work to a ``_get``/``_set``/``_delete`` coroutine and clears its own locals
     when that fails, so no frame left in a traceback holds a value (see :func:`_scrubbed`).
+
+    The kernel makes one per kernel (``NamespaceEntry.load`` passes it the kernel), so a call uses that
+    kernel's configuration and backends without looking the current kernel up. The module-level
+    ``secrets`` (no kernel) serves code that imports it directly, through the kernel current at the call.
     """
+
+    def __init__(self, kernel: KernelView | None = None) -> None:
+        self._kernel = kernel
+
+    def _current(self) -> KernelView:
+        if self._kernel is not None:
+            return self._kernel
+        from rt.kernel import get_kernel
+
+        return get_kernel()
 
     async def get(self, service: str | None = None, name: str | None = None) -> str | None:
         """The stored value of (service, name), or ``None`` when there is none."""
         try:
-            return await _get(service, name)
+            return await _get(self._current(), service, name)
         except BaseException as exc:  # noqa: BLE001 - re-raised, scrubbed
             raise _scrubbed(exc)  # the chain is dropped on purpose: _scrubbed
 
@@ -180,7 +192,7 @@ class Secrets:
         box = [value]
         value = None  # from here on only the list holds it, and it is emptied whatever happens
         try:
-            await _set(service, name, box)
+            await _set(self._current(), service, name, box)
         except BaseException as exc:  # noqa: BLE001 - re-raised, scrubbed
             box.clear()
             raise _scrubbed(exc)  # the chain is dropped on purpose: _scrubbed
@@ -190,7 +202,7 @@ class Secrets:
     async def delete(self, service: str | None = None, name: str | None = None) -> bool:
         """Remove (service, name); ``True`` if something was deleted, ``False`` if there was nothing."""
         try:
-            return await _delete(service, name)
+            return await _delete(self._current(), service, name)
         except BaseException as exc:  # noqa: BLE001 - re-raised, scrubbed
             raise _scrubbed(exc)  # the chain is dropped on purpose: _scrubbed
 
@@ -198,31 +210,31 @@ class Secrets:
         return "<rt.secrets>"
 
 
-async def _get(service: str | None, name: str | None) -> str | None:
+async def _get(kernel: KernelView, service: str | None, name: str | None) -> str | None:
     _check_pair(service, name)
-    backend = current_backend()
-    found: str | None = await _run(backend, "get", service, name)
+    backend = current_backend(kernel)
+    found: str | None = await _run(kernel, backend, "get", service, name)
     return found
 
 
-async def _set(service: str | None, name: str | None, box: list[str | None]) -> None:
+async def _set(kernel: KernelView, service: str | None, name: str | None, box: list[str | None]) -> None:
     """``Secrets.set`` with the value in ``box``: its frames (and those below) are dropped from a failure's
     traceback, and ``Secrets.set``'s own frame keeps only the emptied list."""
     _check_pair(service, name)
     _check_value(box[0])
     service, name = cast(str, service), cast(str, name)
-    backend = current_backend()
+    backend = current_backend(kernel)
     if box[0] == "":
-        await _run(backend, "delete", service, name)
+        await _run(kernel, backend, "delete", service, name)
         return
     _check_length(backend, cast(str, box[0]))
-    await _run(backend, "set", service, name, box[0])
+    await _run(kernel, backend, "set", service, name, box[0])
 
 
-async def _delete(service: str | None, name: str | None) -> bool:
+async def _delete(kernel: KernelView, service: str | None, name: str | None) -> bool:
     _check_pair(service, name)
-    backend = current_backend()
-    return bool(await _run(backend, "delete", service, name))
+    backend = current_backend(kernel)
+    return bool(await _run(kernel, backend, "delete", service, name))
 
 
 secrets = Secrets()

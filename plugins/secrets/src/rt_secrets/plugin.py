@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rt.hookspecs import hookimpl
-from rt.interfaces import Command, ConfigOption, NamespaceEntry
+from rt.interfaces import Command, ConfigOption, KernelView, NamespaceEntry
 
 if TYPE_CHECKING:
 
@@ -18,9 +18,16 @@ if TYPE_CHECKING:
     from rt.interfaces import SecretBackend
 
 
+def _load_secrets(kernel: KernelView) -> Any:
+    """``rt.secrets`` bound to the kernel resolving it: its configuration picks the backend."""
+    from rt_secrets.api import Secrets
+
+    return Secrets(kernel)
+
+
 @hookimpl
 def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
-    register(NamespaceEntry.lazy("secrets", "rt_secrets.api:secrets"))
+    register(NamespaceEntry("secrets", _load_secrets))
     register(NamespaceEntry.lazy("SecretsError", "rt_secrets.errors:SecretsError"))
 
 
