@@ -26,17 +26,13 @@ ROOT = Path(__file__).resolve().parents[1]
 # here: the test fails while a hook listed here is fully covered, so the list cannot go stale.
 PENDING_HOOKS: dict[str, str] = {
     "rt_register_compressors": "rt-http registers permessage-deflate as a compressor (issues 13/14)",
-    "rt_register_brokers": "contrib/redis registers the redis broker (scale-out issue 18)",
 }
 # Names the kernel already maps to their distribution in rt/_known.py (API.md) that no plugin registers yet.
 PENDING_NAMES: dict[str, str] = {
-    "rt.fetch": "the HTTP client of rt-http (API.md)",
     "rt.WebSocket": "the WebSocket client of rt-http (API.md)",
 }
 # Distributions the kernel already names in rt/_known.py but that are not in the workspace yet.
-PENDING_DISTRIBUTIONS: dict[str, str] = {
-    "rt-redis": "contrib/redis (scale-out issue 18)",
-}
+PENDING_DISTRIBUTIONS: dict[str, str] = {}
 # ---------------------------------------------------------------------------------------------------------
 
 HOOKS = sorted(name for name in vars(rt.hookspecs) if name.startswith("rt_"))
@@ -135,7 +131,7 @@ def test_known_names_match_what_the_plugins_register(kernel):
         }
         for module, names in _known.NAME_TO_DISTRIBUTION.items()
     }
-    assert known_names == registered_names
+    _same(known_names, registered_names, "names (NAME_TO_DISTRIBUTION)")
     for name, work in PENDING_NAMES.items():
         module, _, attr = name.rpartition(".")
         assert attr not in registered_names.get(module, {}), f"{name} is registered now: delete it from PENDING_NAMES"
@@ -147,16 +143,50 @@ def test_known_names_match_what_the_plugins_register(kernel):
         if distribution.get(option.plugin) in shipped
     }
     known_sections = {s: d for s, d in _known.SECTION_TO_DISTRIBUTION.items() if d not in PENDING_DISTRIBUTIONS}
-    assert known_sections == sections
+    _same(known_sections, sections, "configuration sections (SECTION_TO_DISTRIBUTION)")
 
     commands = {
         registered.value.name: distribution[registered.plugin]
         for registered in kernel.host.commands().values()
         if distribution.get(registered.plugin) in shipped
     }
-    assert _known.COMMAND_TO_DISTRIBUTION == commands
+    _same(_known.COMMAND_TO_DISTRIBUTION, commands, "commands (COMMAND_TO_DISTRIBUTION)")
+
+
+def _flat(table: dict) -> set[tuple[str, str]]:
+    return {
+        (f"{key}.{name}", dist) if isinstance(value, dict) else (key, value)
+        for key, value in table.items()
+        for name, dist in (value.items() if isinstance(value, dict) else [(None, None)])
+    }
+
+
+def _same(known: dict, registered: dict, what: str) -> None:
+    known_only, registered_only = sorted(_flat(known) - _flat(registered)), sorted(_flat(registered) - _flat(known))
+    assert not (known_only or registered_only), (
+        f"rt/_known.py and the shipped plugins disagree on {what}: listed but not registered {known_only}; "
+        f"registered but not listed {registered_only}"
+    )
 
 
 def test_pending_distributions_are_not_shipped_yet():
     for dist, work in PENDING_DISTRIBUTIONS.items():
         assert dist not in SHIPPED, f"{dist} is in the workspace now ({work}): delete it from PENDING_DISTRIBUTIONS"
+
+
+def test_a_script_named_rt_debug_gets_a_clear_error_not_a_deadlock(tmp_path):
+    """``python rt_debug.py`` using ``rt.inspect``: the plugin's package is shadowed by the script; before,
+    building the kernel re-imported the script, which waited forever on the kernel being built."""
+    import subprocess
+    import sys
+
+    from rt.testing import clean_environ
+
+    (tmp_path / "rt_debug.py").write_text("import rt\nprint(rt.inspect([1]))\n")
+    result = subprocess.run(
+        [sys.executable, "rt_debug.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env=clean_environ(),
+    )
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert "rt_debug.py has the name of its package 'rt_debug' and hides it; rename that file" in last, last

@@ -147,3 +147,28 @@ def test_installed_helper_matches_metadata():
 
 def test_all_lists_exactly_the_kernel_names():
     assert sorted(rt.__all__) == sorted([*rt._KERNEL_NAMES, "test"])
+
+
+def test_use_kernel_switches_names_on_the_fast_path():
+    """After its first read a plugin name is a property of rt's module class (no AttributeError is built
+    per read); it still answers for the kernel in use."""
+    from rt.config import Config
+    from rt.kernel import Kernel, use_kernel
+
+    def kernel(*plugins):
+        return Kernel(Config(environ={}), load_entry_points=False, plugins=plugins)
+
+    one, two, none = kernel(("p", Provides(switched=1))), kernel(("p", Provides(switched=2))), kernel()
+    with use_kernel(one):
+        assert rt.switched == 1
+        assert rt.switched == 1
+    assert "switched" in type(rt).__dict__  # the fast path is in place
+    with use_kernel(two):
+        assert rt.switched == 2
+        with use_kernel(none):
+            with pytest.raises(AttributeError):
+                rt.switched  # noqa: B018
+            assert not hasattr(rt, "switched")
+        assert rt.switched == 2
+    with use_kernel(one):
+        assert rt.switched == 1

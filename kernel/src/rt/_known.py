@@ -35,6 +35,7 @@ NAME_TO_DISTRIBUTION: dict[str, dict[str, str]] = {
 }
 
 SECTION_TO_DISTRIBUTION: dict[str, str] = {
+    "serve": "rt-http",
     "secrets": "rt-secrets",
     "test": "rt-testrunner",
     "debug": "rt-debug",
