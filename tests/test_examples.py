@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -169,3 +170,54 @@ def test_two_workers_and_redis(backend: str, tmp_path: Path) -> None:
                     assert (said["name"], said["text"]) == ("visitor 0", TRICKY_TEXT)
     finally:
         redis.kill()
+
+
+@pytest.mark.anyio
+async def test_the_bot_api_token_lives_in_rt_secrets(rt_kernel: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    import anyio
+    import rt
+
+    monkeypatch.setenv("PORT", "0")
+    spec = importlib.util.spec_from_file_location("chat_app", ROOT / APP)
+    assert spec is not None and spec.loader is not None
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    await app.load_keys()
+    assert rt_kernel.config.get("secrets.backend") == "memory"  # the demo's default when none is chosen
+    assert await rt.secrets.get(service="rt-chat", name="signing-key") == app.Keys.signing
+    async with app.server, httpx.AsyncClient(base_url=app.server.url, timeout=10) as client:
+        say = "/api/rooms/lobby"
+        assert (
+            await client.post(say, content="hi", headers={"authorization": "Bearer x"})
+        ).status_code == 503
+        await rt.secrets.set(service="rt-chat", name="api-token", value="tok-" + "x" * 40)
+        assert (await client.post(say, content="hi")).status_code == 401
+        wrong = await client.post(say, content="hi", headers={"authorization": "Bearer tok-" + "x" * 39})
+        assert wrong.status_code == 401
+
+        def listen() -> dict[str, Any]:
+            from websockets.sync.client import connect as ws_connect
+
+            cookie = "session=" + app.make_session("ann", "s" * 32)
+            ws_url = app.server.url.replace("http://", "ws://") + "ws"
+            with ws_connect(ws_url, additional_headers={"cookie": cookie}, open_timeout=10) as ws:
+                receive(ws, "join", "ann")
+                ready.set()
+                return receive(ws, "message")
+
+        ready = threading.Event()
+        async with anyio.create_task_group() as tg:
+            result: list[dict[str, Any]] = []
+
+            async def run_listener() -> None:
+                result.append(await anyio.to_thread.run_sync(listen))
+
+            tg.start_soon(run_listener)
+            await anyio.to_thread.run_sync(ready.wait, 10)
+            right = await client.post(
+                say, content=TRICKY_TEXT, headers={"authorization": "Bearer tok-" + "x" * 40}
+            )
+            assert right.status_code == 204
+        assert (result[0]["name"], result[0]["text"]) == ("bot", TRICKY_TEXT)

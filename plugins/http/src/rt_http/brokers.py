@@ -46,6 +46,8 @@ def open_broker(spec: str | Broker | None, kernel: KernelView) -> Broker | None:
 def _redacted(url: str) -> str:
     """The URL without a password, for messages (``redis://user:***@host``)."""
     scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
     credentials, at, host = rest.rpartition("@")
     if not at:
         return url
