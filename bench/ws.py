@@ -5,7 +5,9 @@
 (a) echo round-trips per second with 32-byte and 16 KiB messages (each client waits for its echo);
 (b) the reference runtime's chat shape: N clients each send a batch, the server republishes every message to
     topic "room" (all N sockets), delivered messages per second;
-(c) memory per idle connection: server RSS growth over ``--idle`` open connections, divided by their number.
+(c) memory per idle connection: server RSS growth over ``--idle`` open connections, divided by their number;
+(d) with ``--only fanout`` (needs redis-server): the chat shape served by 1, 2 and 4 worker processes with
+    pub/sub across them through Redis (bench/ws_fanout_server.py), against one process without a broker.
 
 Every server runs in its own process (bench/ws_server.py); one load generator drives them all: it runs here,
 a plain ``select.epoll`` loop over non-blocking sockets with pre-masked frames, and counts delivered messages
@@ -232,13 +234,16 @@ def echo(port: int, pid: int, clients: int, size: int, seconds: float, bare: boo
             sock.close()
 
 
-def chat(port: int, pid: int, clients: int, batch: int, seconds: float, size: int = 32) -> Sample:
+def chat(
+    port: int, pid: int, clients: int, batch: int, seconds: float, size: int = 32,
+    sockets: list[socket.socket] | None = None,
+) -> Sample:
     """Rounds: every client sends ``batch`` messages, the server republishes each to all ``clients``
     sockets; a round ends when every socket got every message. Delivered messages per second."""
     burst = client_frame(os.urandom(size)) * batch
     per_round = clients * clients * batch  # messages delivered in a round (each client's own included)
     round_bytes = per_round * server_frame_size(size)
-    socks = open_sockets(port, clients)
+    socks = sockets if sockets is not None else open_sockets(port, clients)
     epoll, index = poller(socks)
 
     def play_round() -> None:
@@ -334,6 +339,69 @@ def median_sample(samples: list[Sample]) -> Sample:
     )
 
 
+def fanout_workers(args: argparse.Namespace) -> None:
+    """(d): fan-out with 1, 2 and 4 workers through Redis; rt on asyncio, ratios against one process with no
+    broker, measured in the same run, the configurations taking turns. Clients land on the workers as the
+    kernel spreads them (SO_REUSEPORT); every message reaches every client exactly once whichever worker
+    holds it, so the generator counts the same bytes per round as in (b)."""
+    import tempfile
+
+    from rt_redis.testing import RedisServer
+
+    def start(workers: int, broker: str) -> tuple[subprocess.Popen[str], int]:
+        process = subprocess.Popen(
+            [sys.executable, str(HERE / "ws_fanout_server.py"), str(workers), broker, "asyncio"],
+            stdout=subprocess.PIPE, text=True,
+        )
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line.startswith("READY "):
+            process.kill()
+            raise RuntimeError(f"the fan-out server did not start: {line!r}")
+        return process, int(line.split()[1])
+
+    def run(redis: RedisServer, workers: int, broker: str) -> Sample:
+        process, port = start(workers, broker)
+        try:
+            return chat_when_subscribed(redis, port, process.pid, workers, broker != "none")
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+    def chat_when_subscribed(redis: RedisServer, port: int, pid: int, workers: int, brokered: bool) -> Sample:
+        """(b)'s rounds, once each worker that holds a client has subscribed on Redis (else a round could
+        start before a worker hears the others, and stall)."""
+        socks = open_sockets(port, args.chat_clients)
+        try:
+            deadline = time.monotonic() + 10
+            while brokered and redis.numsub("rt:room") < workers and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.2)
+            return chat(port, pid, args.chat_clients, args.batch, args.seconds, sockets=socks)
+        finally:
+            for sock in socks:
+                sock.close()
+
+    configs = [("1 process, no broker", 1, False), ("1 worker + Redis", 1, True),
+               ("2 workers + Redis", 2, True), ("4 workers + Redis", 4, True)]
+    with tempfile.TemporaryDirectory() as directory:
+        redis = RedisServer(pathlib.Path(directory))
+        redis.start()
+        try:
+            samples: dict[str, list[Sample]] = {name: [] for name, _, _ in configs}
+            for _ in range(args.repeat):
+                for name, workers, brokered in configs:
+                    samples[name].append(run(redis, workers, redis.url if brokered else "none"))
+        finally:
+            redis.kill()
+    results = {name: median_sample(values) for name, values in samples.items()}
+    base = results[configs[0][0]].rate
+    print(f"fan-out, {args.chat_clients} clients x batch {args.batch}, rt on asyncio, delivered messages/s "
+          f"(median of {args.repeat}; {os.cpu_count()} CPUs on this machine)")
+    for name, _, _ in configs:
+        print(f"  {name:24} {results[name].rate:>12.0f}   {results[name].rate / base:>6.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -344,7 +412,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10)
     parser.add_argument("--idle", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3, help="runs per server; the median is reported")
-    parser.add_argument("--only", choices=["echo", "chat", "idle"], action="append")
+    parser.add_argument("--only", choices=["echo", "chat", "idle", "fanout"], action="append")
     parser.add_argument("--baseline", action="store_true",
                         help="also measure bare stream echoes (no WebSocket): anyio's streams on asyncio "
                              "and trio, and rt-http's streams on each")
@@ -352,6 +420,11 @@ def main() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     parts = args.only or ["echo", "chat", "idle"]
+    if "fanout" in parts:
+        fanout_workers(args)
+        parts = [part for part in parts if part != "fanout"]
+        if not parts:
+            return
 
     rows: list[tuple[str, str, dict[str, Sample]]] = []  # (name, unit, per-impl sample)
     if "echo" in parts:

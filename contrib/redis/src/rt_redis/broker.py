@@ -327,11 +327,13 @@ class RedisBroker:
             raise
         failure: BaseException | None = None
         try:
+            # in one synchronous step: the topics wanted now are subscribed first, and from here on
+            # subscribe()/unsubscribe() queue their commands after them and publish() queues messages
             channels = [self._prefix + topic.encode("utf-8") for topic in self._wanted]
-            for start in range(0, len(channels), _SUBSCRIBE_BATCH):
-                await subscriber.stream.send(pack(b"SUBSCRIBE", *channels[start : start + _SUBSCRIBE_BATCH]))
-            # from here on subscribe()/unsubscribe() queue commands and publish() queues messages
-            self._sub_out.clear()
+            self._sub_out[:] = [
+                pack(b"SUBSCRIBE", *channels[start : start + _SUBSCRIBE_BATCH])
+                for start in range(0, len(channels), _SUBSCRIBE_BATCH)
+            ]
             self._connected = True
             self.stats.connects += 1
             dropped = self.stats.dropped_unreachable + self.stats.dropped_backlog
