@@ -1,7 +1,7 @@
 """Hook implementations of rt-http: the entry point `http` in group `rt` names this module.
 
 Keep imports here light: the kernel imports this module when the first `rt.` name is used, so every heavy
-import (anyio, h11) happens inside the ``load`` functions and transport factories.
+import (anyio, httptools) happens inside the ``load`` functions and transport factories.
 """
 
 from __future__ import annotations
