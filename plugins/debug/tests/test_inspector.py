@@ -593,6 +593,8 @@ def test_malformed_and_oversized_messages(tmp_path: Path, programs: list[Program
     client.ws.send(json.dumps(["a list"]))
     assert json.loads(client.ws.recv(timeout=10))["error"]["code"] == -32600
     assert client.call("Runtime.evaluate", expression="1 + 1")["result"]["value"] == 2  # the session goes on
+    exited = client.call("Runtime.evaluate", expression="exit(3)")  # SystemExit is a result too
+    assert exited["wasThrown"] is True and exited["result"]["className"] == "SystemExit"
     client.ws.send("x" * (2 * 1024 * 1024))  # over the 1 MiB limit: the connection is closed, 1009
     with pytest.raises(ConnectionClosed) as closed:
         client.ws.recv(timeout=10)
@@ -601,3 +603,27 @@ def test_malformed_and_oversized_messages(tmp_path: Path, programs: list[Program
     client = Client(program.url())
     client.handshake()
     assert program.wait() == 0 and program.stdout == "ran\n"
+
+
+def test_without_rt_http_the_inspector_says_what_to_install(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from inspector_client import rt_environ
+
+    script = _script(tmp_path, "print('ran')\n")
+    environ = rt_environ()
+    environ["RT_DISABLE_PLUGINS"] += ",http"
+    result = subprocess.run(
+        [sys.executable, "-m", "rt", "run", "--inspect=127.0.0.1:0", str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        "rt run: the inspector needs the rt-http plugin, which is disabled (RT_DISABLE_PLUGINS or [plugins] disable)\n"
+    )

@@ -176,7 +176,7 @@ class Session:
         with_preview = bool(params.get("generatePreview"))
         try:
             value = run()
-        except Exception as exc:  # noqa: BLE001 - the user's expression failing is a result, not an error
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the expression failing is a result, not an error
             remote = self.objects.wrap(exc, group, with_preview=with_preview)
             return {
                 "result": remote,
