@@ -529,3 +529,26 @@ def test_the_default_excepthook_still_gives_rt_report(tmp_path: Path) -> None:
         tmp_path, "import sys\nsys.excepthook = sys.__excepthook__\nraise ValueError('x')\n"
     )
     assert "ValueError: x" in err.splitlines() and "    at " in err
+
+
+def test_an_exception_whose_str_fails_is_still_reported(tmp_path: Path) -> None:
+    script, err = _rt_run_error(
+        tmp_path,
+        """\
+        class Odd(Exception):
+            def __str__(self):
+                raise RuntimeError("no str")
+
+        raise Odd()
+        """,
+    )
+    assert "Odd: <exception str() failed>" in err.splitlines()
+    assert f"    at {script}:5:1" in err.splitlines()
+
+
+def test_ctrl_c_shows_where_the_program_was_and_exits_130(tmp_path: Path) -> None:
+    script = _script(tmp_path, "def loop():\n    raise KeyboardInterrupt\n\nloop()\n")
+    result = _rt("script.py", cwd=tmp_path)
+    assert result.returncode == 130
+    assert "KeyboardInterrupt" in result.stderr.splitlines()
+    assert f"    at loop ({script}:2:5)" in result.stderr.splitlines()

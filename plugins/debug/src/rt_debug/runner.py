@@ -252,7 +252,8 @@ def run_script(
                 runpy.run_path(script, run_name="__main__")
         except SystemExit as exit:
             return exit_code(exit)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:
+            print_error(interrupt)  # where it was interrupted, as python shows it
             raise  # the rt command exits 130, as python does on Ctrl-C
         except BaseException as error:  # noqa: BLE001 - this *is* the top-level handler of the program
             if inspector is not None:

@@ -41,7 +41,11 @@ def header_of(error: Any) -> str:
         # str() of a SyntaxError appends "(basename, line N)": the report gives the full path in its stack
         name, message = type(error).__name__, str(error.msg)
     elif isinstance(error, BaseException):
-        name, message = type(error).__name__, str(error)
+        name = type(error).__name__
+        try:
+            message = str(error)
+        except Exception:  # noqa: BLE001 - as traceback does: a broken __str__ must not hide the error
+            message = "<exception str() failed>"
     else:
         name = str(getattr(error, "name", "") or "Error")
         message = str(getattr(error, "message", "") or "")
