@@ -4,7 +4,8 @@
 
 Each suite is the project's sdist from PyPI (`pip download --no-deps --no-binary :all: NAME==VERSION`),
 unpacked as a new user would; pytest and `rt test` then run in its folder, with no arguments, in one
-environment (this one plus the suite's own test dependencies, added with `uv run --with`). Printed per suite:
+environment (this one, plus the suite's own test dependencies installed with `uv pip install --target` into
+a folder on PYTHONPATH). Printed per suite:
 the outcome counts of each runner (passed, failed, skipped, xfailed, xpassed, errors), whether they are the
 same, and the best wall time of `--repeat` fresh processes with the ratio rt/pytest. Exit status 1 when any
 suite's counts differ. Also run from bench/testrunner.py (case e).
@@ -28,6 +29,8 @@ SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "toolz": ("1.2.0", (), {}),
     "itsdangerous": ("2.2.0", ("freezegun",), {"PYTHONPATH": "src"}),
     "more-itertools": ("11.2.1", (), {}),
+    "cachetools": ("5.5.0", (), {"PYTHONPATH": "src"}),
+    "pluggy": ("1.5.0", (), {"PYTHONPATH": "src"}),
 }
 SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "PYTEST_ADDOPTS")
 PYTEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "xfailed": "xfailed",
@@ -53,12 +56,14 @@ def _has_pip() -> bool:
     return subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True, check=False).returncode == 0
 
 
-def interpreter(extra: tuple[str, ...]) -> list[str]:
-    """A Python with this environment plus ``extra``: `uv run --with` (its start-up is in both runners' times)."""
+def install_extra(extra: tuple[str, ...], into: Path) -> str | None:
+    """The suite's own test dependencies, installed into a folder put on PYTHONPATH for both runners (so
+    neither pays for an environment manager's start-up in the timings)."""
     if not extra:
-        return [sys.executable]
-    project = str(Path(__file__).resolve().parent.parent)
-    return ["uv", "run", "--project", project, *[a for dep in extra for a in ("--with", dep)], "python"]
+        return None
+    subprocess.run(["uv", "pip", "install", "--quiet", "--python", sys.executable, "--target", str(into), *extra],
+                   check=True)
+    return str(into)
 
 
 def pytest_counts(output: str) -> dict[str, int]:
@@ -86,11 +91,15 @@ def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]
 def measure(name: str, root: Path, repeat: int) -> tuple[bool, str]:
     version, extra, variables = SUITES[name]
     folder = download(name, version, root / name)
-    python = interpreter(extra)
+    deps = install_extra(extra, root / f"{name}-deps")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in SCRUBBED}
     env.update(variables)
-    pytest_cmd = [*python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    rt_cmd = [*python, "-m", "rt", "test"]
+    if deps is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), deps) if p)
+    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    # the `rt` console script next to this Python, as users run it (`python -m rt` adds runpy's start-up)
+    script = Path(sys.executable).with_name("rt")
+    rt_cmd = [str(script), "test"] if script.exists() else [sys.executable, "-m", "rt", "test"]
     pytest_times, rt_times = [], []
     pytest_out = rt_out = ""
     for _ in range(repeat):
