@@ -44,3 +44,18 @@ def test_the_headless_recipe_captures_the_secret_and_nothing_else(tmp_path: Path
                               capture_output=True, timeout=120, check=False)  # fmt: skip
     assert captured.returncode == 0, captured.stderr.decode(errors="replace")
     assert captured.stdout == b"[doc-recipe-token]"
+
+
+def test_the_first_example_runs_as_a_script(tmp_path: Path) -> None:
+    """A script has no top-level await: the example wraps the calls in a function run by anyio."""
+    text = DOC.read_text(encoding="utf-8")
+    example = text.split("```python\n", 1)[1].split("```", 1)[0]
+    script = tmp_path / "example.py"
+    script.write_text(example, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RT_")}
+    env["RT_SECRETS_BACKEND"] = "memory"  # the example's calls, without an OS store
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout.decode().splitlines() == ["tok", "True"]
