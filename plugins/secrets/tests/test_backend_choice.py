@@ -43,9 +43,8 @@ def test_env_var_wins_over_file(rt_make_kernel) -> None:
 
 async def test_unknown_backend_lists_the_known_ones(rt_make_kernel) -> None:
     kernel = rt_make_kernel(environ={"RT_SECRETS_BACKEND": "vault"}, load_entry_points=True)
-    with rt.use_kernel(kernel):
-        with pytest.raises(rt.SecretsError) as info:
-            await rt.secrets.get("svc", "n")
+    with rt.use_kernel(kernel), pytest.raises(rt.SecretsError) as info:
+        await rt.secrets.get("svc", "n")
     message = str(info.value)
     assert info.value.code == "ERR_SECRETS_UNKNOWN_BACKEND"
     assert "'vault'" in message and "RT_SECRETS_BACKEND" in message
