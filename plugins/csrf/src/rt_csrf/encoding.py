@@ -22,6 +22,7 @@ MAX_TOKEN_CHARS: Final = 4096
 _WHITESPACE: Final = b" \t\n\r\f\v"
 _STANDARD_TO_URL: Final = bytes.maketrans(b"+/", b"-_")
 _URL_TO_STANDARD: Final = bytes.maketrans(b"-_", b"+/")  # bytes.translate: ~5x faster than str.translate
+_PADDING: Final = (b"", b"===", b"==", b"=")  # by length % 4: 1 can never be valid, and "===" makes it fail
 
 
 def encoder(encoding: str) -> Callable[[bytes], str]:
@@ -82,6 +83,13 @@ def _decode_base64(token: str) -> bytes | None:
         text = token.encode("ascii")
     except UnicodeEncodeError:
         return None
+    try:
+        # The fast path: a token as rt and the reference write it (no NUL, no whitespace, padding right or
+        # absent) decodes strictly at once, about 2.5x faster than the steps below (bench/csrf.py). Anything
+        # else fails here and takes the lenient path, which accepts a superset and decodes these the same.
+        return binascii.a2b_base64(text.translate(_URL_TO_STANDARD) + _PADDING[len(text) % 4], strict_mode=True)
+    except binascii.Error:
+        pass
     if text.endswith(b"\x00"):
         text = text[:-1]
     text = text.strip(_WHITESPACE).translate(_URL_TO_STANDARD)
