@@ -627,3 +627,14 @@ def test_without_rt_http_the_inspector_says_what_to_install(tmp_path: Path) -> N
     assert result.stderr == (
         "rt run: the inspector needs the rt-http plugin, which is disabled (RT_DISABLE_PLUGINS or [plugins] disable)\n"
     )
+
+
+def test_a_cdp_client_starts_the_program_with_run_if_waiting_for_debugger(
+    tmp_path: Path, programs: list[Program]
+) -> None:
+    script = _script(tmp_path, "print('ran')\n")
+    program, client = _start(programs, script, "--inspect-wait=127.0.0.1:0")
+    for method in ("Runtime.enable", "Debugger.enable"):
+        client.call(method)
+    client.call("Runtime.runIfWaitingForDebugger")
+    assert program.wait() == 0 and program.stdout == "ran\n"

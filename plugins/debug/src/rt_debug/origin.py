@@ -17,8 +17,19 @@ _LIBRARY_PATHS = tuple(
 )
 
 
+_dirs_cache: tuple[int, tuple[str, ...]] = (-1, ())
+
+
 def _rt_package_dirs() -> tuple[str, ...]:
-    """The folders of the rt packages loaded now (only those can have frames on a stack)."""
+    """The folders of the rt packages loaded now (only those can have frames on a stack).
+
+    Asked for every frame of a report and every module the inspector sees run: the answer is kept until the
+    number of loaded modules changes.
+    """
+    global _dirs_cache
+    count = len(sys.modules)
+    if _dirs_cache[0] == count:
+        return _dirs_cache[1]
     folders = set()
     for name, module in list(sys.modules.items()):
         if "." in name or not (name == "rt" or name.startswith("rt_")):
@@ -26,7 +37,8 @@ def _rt_package_dirs() -> tuple[str, ...]:
         path = getattr(module, "__file__", None)
         if path:
             folders.add(os.path.dirname(os.path.abspath(path)) + os.sep)
-    return tuple(sorted(folders))
+    _dirs_cache = (count, tuple(sorted(folders)))
+    return _dirs_cache[1]
 
 
 def is_library(filename: str) -> bool:

@@ -71,6 +71,8 @@ class Session:
             "Runtime.enable": self._runtime_enable,
             "Runtime.disable": self._empty,
             "Runtime.evaluate": self._evaluate,
+            # what CDP clients (Chrome DevTools, VS Code) send instead of Inspector.initialized
+            "Runtime.runIfWaitingForDebugger": self._initialized,
             "Runtime.getProperties": self._get_properties,
             "Runtime.callFunctionOn": self._call_function_on,
             "Runtime.releaseObject": self._release_object,
