@@ -1,0 +1,91 @@
+"""The progress line: on a terminal (a pseudo-terminal here) for a run that lasts, never in CI, agent mode or
+when stderr is not a terminal; erased before every other line, so it never ends up inside the output."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+_SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR", "CI")
+SLOW = "import time\nfrom rt.test import test\n\n" + "".join(
+    f"test('step {i}', lambda: time.sleep(0.15))\n" for i in range(10)
+)
+
+
+def run_on_terminal(project: Path, env: dict[str, str] | None = None) -> str:
+    """``rt test`` with stderr on a pseudo-terminal; everything written to it."""
+    controller, terminal = pty.openpty()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in _SCRUBBED}
+    environ.update(env or {})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rt", "test"],
+        cwd=project,
+        env=environ,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=terminal,
+    )
+    os.close(terminal)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    process.wait(timeout=60)
+    os.close(controller)
+    return b"".join(chunks).decode()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "slow.test.py").write_text(SLOW)
+    return tmp_path
+
+
+def test_progress_line_on_a_terminal_for_a_long_run(project: Path) -> None:
+    output = run_on_terminal(project)
+    assert "\r\x1b[2K[1/1 files]" in output
+    assert "pass 0 fail" in output and "slow.test.py > step" in output
+    # erased before the results and the summary: no line of the final output starts with the status
+    final = output.split("\r\x1b[2K")[-1]
+    assert "Ran 10 tests across 1 file." in final and "[1/1 files]" not in final
+    for line in output.replace("\r\n", "\n").split("\n"):
+        visible = line.rsplit("\r\x1b[2K", 1)[-1]
+        assert not visible.startswith("[1/1 files]"), line
+
+
+@pytest.mark.parametrize("env", [{"CI": "true"}, {"AGENT": "1"}, {"GITHUB_ACTIONS": "true"}])
+def test_never_in_ci_or_agent_mode(project: Path, env: dict[str, str]) -> None:
+    output = run_on_terminal(project, env)
+    assert "files]" not in output and "\x1b[2K" not in output
+    assert "Ran 10 tests across 1 file." in output
+
+
+def test_never_when_stderr_is_not_a_terminal(project: Path) -> None:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in _SCRUBBED}
+    result = subprocess.run(
+        [sys.executable, "-m", "rt", "test"],
+        cwd=project,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert "files]" not in result.stderr and "\x1b[" not in result.stderr
+
+
+def test_short_runs_show_nothing(tmp_path: Path) -> None:
+    (tmp_path / "quick.test.py").write_text("from rt.test import test\ntest('quick', lambda: None)\n")
+    output = run_on_terminal(tmp_path)
+    assert "files]" not in output and "(pass)" in output
