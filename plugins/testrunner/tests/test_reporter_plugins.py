@@ -192,3 +192,14 @@ def test_disabled_reporter_plugin_is_unknown(venv: Path, project: Path) -> None:
     result = _rt_test(venv, project, "--reporter=tap", env={"RT_DISABLE_PLUGINS": "tap"})
     assert result.returncode == 1
     assert "unknown reporter 'tap'" in result.stderr
+
+
+def test_docs_show_the_example_as_it_is() -> None:
+    """docs/testing.md quotes the example reporter in full: the quote cannot drift from the tested file."""
+    text = (REPO / "docs" / "testing.md").read_text()
+    section = text[text.index("### Writing a reporter plugin") :]
+    quoted = section[
+        section.index("```python\n") + len("```python\n") : section.index("```\n", section.index("```python"))
+    ]
+    assert quoted == (EXAMPLE / "src" / "rt_tap" / "__init__.py").read_text()
+    assert len(quoted.splitlines()) <= 40
