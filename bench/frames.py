@@ -4,7 +4,7 @@
 
 rt-http frames with its own codec instead of `websockets`' protocol layer; issue 5 asks for a benchmark that
 shows ours is faster. Three cases, each for 32-byte and 16 KiB messages, no I/O:
-- parse: a masked client frame in, the message out (rt: FrameParser.feed; websockets: Protocol.receive_data
+- parse: a masked client frame in, the message out (rt: WebSocketProtocol.receive_data; websockets: Protocol.receive_data
   then events_received), one frame per call, as nearly every client message arrives;
 - parse, split: the same frames fed in pieces of 7 bytes (rt's general, buffering path);
 - frame: an outgoing message to the bytes to send (rt: encode_message; websockets: send_binary then
@@ -22,7 +22,8 @@ from collections.abc import Callable
 
 from websockets.protocol import Protocol, Side, State
 
-from rt_http.frames import FrameParser, encode_message
+from rt_http.frames import encode_message
+from rt_http.protocol import WebSocketProtocol
 
 sys.path.insert(0, os.path.dirname(__file__))
 from ws import client_frame  # noqa: E402  (the load generator's masked client frames)
@@ -45,11 +46,11 @@ def cases(size: int) -> list[tuple[str, Callable[[], object], Callable[[], objec
     payload = os.urandom(size)
     frame = client_frame(payload)
     pieces = [frame[i : i + 7] for i in range(0, len(frame), 7)]
-    parser = FrameParser(1 << 24)
+    parser = WebSocketProtocol(max_payload_length=1 << 24)
     protocol = Protocol(Side.SERVER, state=State.OPEN, max_size=None)
 
     def rt_parse() -> object:
-        [message] = parser.feed(frame)
+        [message] = parser.receive_data(frame)
         return message
 
     def ws_parse() -> object:
@@ -59,7 +60,7 @@ def cases(size: int) -> list[tuple[str, Callable[[], object], Callable[[], objec
 
     def rt_split() -> object:
         for piece in pieces:
-            events = parser.feed(piece)
+            events = parser.receive_data(piece)
         return events
 
     def ws_split() -> object:
@@ -77,12 +78,17 @@ def cases(size: int) -> list[tuple[str, Callable[[], object], Callable[[], objec
     # same results first: rt and websockets read the same message out of the same bytes
     assert rt_parse().data == ws_parse().data == payload  # type: ignore[attr-defined]
     assert rt_frame()[0] == b"".join(ws_frame())  # type: ignore[index, arg-type]
-    return [("parse", rt_parse, ws_parse), ("parse, split in 7-byte pieces", rt_split, ws_split),
-            ("frame", rt_frame, ws_frame)]
+    return [
+        ("parse", rt_parse, ws_parse),
+        ("parse, split in 7-byte pieces", rt_split, ws_split),
+        ("frame", rt_frame, ws_frame),
+    ]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()

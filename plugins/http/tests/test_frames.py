@@ -1,4 +1,4 @@
-"""The sans-I/O frame codec alone: every close code of REFERENCE.md, then a hypothesis fuzz."""
+"""The sans-I/O frame codec and parser (rt_http.protocol) alone: every close code of REFERENCE.md, then a hypothesis fuzz."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rt_http import frames
-from rt_http.frames import Close, Fail, FrameParser, Message, Ping, Pong
+from rt_http.frames import Close, Fail, Message, Ping, Pong
+from rt_http.protocol import WebSocketProtocol
+
+
+def FrameParser(limit: int) -> WebSocketProtocol:  # noqa: N802  (the parser's former name)
+    return WebSocketProtocol(max_payload_length=limit)
 
 
 def masked(opcode: int, payload: bytes, *, fin: bool = True, rsv: int = 0, mask: bool = True) -> bytes:
@@ -29,7 +34,7 @@ def masked(opcode: int, payload: bytes, *, fin: bool = True, rsv: int = 0, mask:
 
 
 def parse(data: bytes, limit: int = 1 << 20) -> list[frames.Event]:
-    return FrameParser(limit).feed(data)
+    return FrameParser(limit).receive_data(data)
 
 
 def test_text_binary_ping_pong_and_sizes() -> None:
@@ -57,7 +62,7 @@ def test_byte_at_a_time_feeding_gives_the_same_events() -> None:
         masked(1, b"abc", fin=False) + masked(9, b"") + masked(0, b"def") + masked(8, struct.pack("!H", 1000))
     )
     parser = FrameParser(100)
-    events = [event for byte in data for event in parser.feed(bytes([byte]))]
+    events = [event for byte in data for event in parser.receive_data(bytes([byte]))]
     assert events == [Ping(b""), Message("abcdef"), Close(1000, "")]
 
 
@@ -92,16 +97,16 @@ def test_empty_close_is_1005_and_reason_is_kept() -> None:
 def test_too_big_is_refused_from_the_header_before_buffering() -> None:
     parser = FrameParser(10)
     header_only = masked(2, b"x" * 11)[:6]  # header and mask: the payload never arrives
-    assert parser.feed(header_only) == [Fail(1009, "Received too big message")]
+    assert parser.receive_data(header_only) == [Fail(1009, "Received too big message")]
     fragmented = FrameParser(10)
-    events = fragmented.feed(masked(2, b"123456", fin=False) + masked(0, b"78901"))
+    events = fragmented.receive_data(masked(2, b"123456", fin=False) + masked(0, b"78901"))
     assert events == [Fail(1009, "Received too big message")]
 
 
 def test_nothing_is_parsed_after_the_end() -> None:
     parser = FrameParser(100)
-    assert parser.feed(masked(8, b"") + masked(1, b"late")) == [Close(1005, "")]
-    assert parser.feed(masked(1, b"later")) == []
+    assert parser.receive_data(masked(8, b"") + masked(1, b"late")) == [Close(1005, "")]
+    assert parser.receive_data(masked(1, b"later")) == []
 
 
 def test_encoder_lengths_and_close() -> None:
@@ -137,7 +142,7 @@ def test_fuzz_random_and_mutated_frames_never_crash(
     parser = FrameParser(200)
     events: list[frames.Event] = []
     for start in range(0, len(data), chunk):
-        events.extend(parser.feed(bytes(data[start : start + chunk])))
+        events.extend(parser.receive_data(bytes(data[start : start + chunk])))
     enders = [i for i, e in enumerate(events) if isinstance(e, (Fail, Close))]
     assert len(enders) <= 1 and (not enders or enders[0] == len(events) - 1)
     for event in events:
@@ -155,10 +160,10 @@ def test_the_c_and_python_unmask_agree(payload: bytes, mask: bytes) -> None:
     assert frames.unmask(payload, mask) == frames._unmask_python(payload, mask) == expected
 
 
-class _GeneralOnly(FrameParser):
+class _GeneralOnly(WebSocketProtocol):
     """The parser with its fast path for a lone whole frame switched off."""
 
-    def whole_message(self, data: bytes) -> str | bytes | None:
+    def whole_message(self, data: bytes | bytearray | memoryview) -> str | bytes | None:
         return None
 
 
@@ -176,8 +181,16 @@ class _GeneralOnly(FrameParser):
     cuts=st.lists(st.integers(1, 70_100), max_size=6),
 )
 def test_the_fast_path_for_a_whole_frame_agrees_with_the_general_parser(
-    opcode: int, payload: bytes, fin: bool, rsv: int, mask: bool, cut: int, flip: int, limit: int,
-    fragmented: bool, cuts: list[int],
+    opcode: int,
+    payload: bytes,
+    fin: bool,
+    rsv: int,
+    mask: bool,
+    cut: int,
+    flip: int,
+    limit: int,
+    fragmented: bool,
+    cuts: list[int],
 ) -> None:
     """whole_message() (which feed() and the server's reader try first) takes a frame only when the general
     path would give exactly that one message; everything else it leaves to the general path. And the same
@@ -189,14 +202,14 @@ def test_the_fast_path_for_a_whole_frame_agrees_with_the_general_parser(
         del data[cut:]  # truncated
     if data and flip % 3 == 0:
         data[flip // 8 % len(data)] ^= 1 << (flip % 8)
-    fast, general, pieces = FrameParser(limit), _GeneralOnly(limit), FrameParser(limit)
+    fast, general, pieces = FrameParser(limit), _GeneralOnly(max_payload_length=limit), FrameParser(limit)
     if fragmented:  # a fragmented message in progress: a lone frame can only continue it
         for parser in (fast, general, pieces):
-            parser.feed(masked(2, b"start", fin=False))
+            parser.receive_data(masked(2, b"start", fin=False))
     taken = fast.whole_message(bytes(data))
-    events = general.feed(bytes(data))
+    events = general.receive_data(bytes(data))
     if taken is not None:
         assert events == [Message(taken)]
-    assert fast.feed(bytes(data)) == events  # feed() itself agrees too, fast path or not
+    assert fast.receive_data(bytes(data)) == events  # feed() itself agrees too, fast path or not
     bounds = [0, *sorted({c % (len(data) + 1) for c in cuts}), len(data)]
-    assert [e for a, b in zip(bounds, bounds[1:]) for e in pieces.feed(bytes(data[a:b]))] == events
+    assert [e for a, b in zip(bounds, bounds[1:]) for e in pieces.receive_data(bytes(data[a:b]))] == events

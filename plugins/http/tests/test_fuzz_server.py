@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rt
-from rt_http.frames import Close, Fail, FrameParser
+from rt_http.frames import Close, Fail
+from rt_http.protocol import WebSocketProtocol
 
 MAX_PAYLOAD = 150
 
@@ -34,7 +35,7 @@ def expected_close(data: bytes) -> tuple[int | None, int]:
     (the close code the client must receive, or None for no close frame; the code the close handler gets).
     A protocol failure closes with its code; a client close is echoed; without either the connection ends
     when the client hangs up (1006)."""
-    for event in FrameParser(MAX_PAYLOAD).feed(data):
+    for event in WebSocketProtocol(max_payload_length=MAX_PAYLOAD).receive_data(data):
         if isinstance(event, Fail):
             return event.code, event.code
         if isinstance(event, Close):
@@ -51,7 +52,13 @@ def expected_close(data: bytes) -> tuple[int | None, int]:
 )
 @given(frames=st.lists(FRAME, min_size=1, max_size=5), flip=st.integers(0, 10_000), mutate=st.booleans())
 def test_random_frames_close_with_the_right_code_and_leak_nothing(
-    rt_kernel: Any, ws_tools: Any, caplog: Any, backend: str, transport: str, frames: list[Any], flip: int,
+    rt_kernel: Any,
+    ws_tools: Any,
+    caplog: Any,
+    backend: str,
+    transport: str,
+    frames: list[Any],
+    flip: int,
     mutate: bool,
 ) -> None:
     caplog.set_level(logging.ERROR, logger="rt.serve")

@@ -45,7 +45,7 @@ def interop_server(**extra: Any) -> Any:
     def message(ws: Any, msg: Any) -> None:
         if msg == "broadcast please":
             ws.send(msg)
-            ws._server.publish("room", f"room: {ws.data['user']} says hi")
+            server.publish("room", f"room: {ws.data['user']} says hi")
         elif isinstance(msg, str) and msg.startswith("hello"):
             ws.send(f"{msg} as {ws.data['user']}")
         else:
@@ -57,13 +57,14 @@ def interop_server(**extra: Any) -> Any:
             page, headers={"content-type": "text/html;charset=utf-8", "set-cookie": "user=ann; Path=/"}
         )
     }
-    return rt.serve(
+    server = rt.serve(
         fetch=fetch,
         routes=routes,
         port=0,
         websocket=rt.WebSocketHandler(message=message, open=lambda ws: ws.subscribe("room")),
         **extra,
     )
+    return server
 
 
 async def test_websockets_client_library(rt_kernel: Any) -> None:

@@ -56,15 +56,18 @@ class Deflater:
 class Inflater:
     """Inflates whole messages; a fresh window per message unless the context is kept."""
 
-    __slots__ = ("_keep", "_decompressor")
+    __slots__ = ("_bits", "_decompressor", "_keep")
 
-    def __init__(self, keep_context: bool) -> None:
+    def __init__(self, keep_context: bool, window_bits: int = 15) -> None:
+        """``window_bits``: the client's window as negotiated (``client_max_window_bits``); a peer that
+        refers further back than it agreed to fails to inflate instead of costing a bigger window."""
         self._keep = keep_context
-        self._decompressor = zlib.decompressobj(-15)  # any window up to 15 bits inflates with 15
+        self._bits = window_bits
+        self._decompressor = zlib.decompressobj(-window_bits)
 
     def inflate(self, data: bytes, max_size: int) -> bytes | None:
         """The message, or None when it would exceed ``max_size`` bytes (checked while inflating)."""
-        decompressor = self._decompressor if self._keep else zlib.decompressobj(-15)
+        decompressor = self._decompressor if self._keep else zlib.decompressobj(-self._bits)
         try:
             out = decompressor.decompress(data + _TAIL, max_size + 1)
         except zlib.error as exc:
@@ -119,14 +122,18 @@ class DeflateConfig:
         )
 
 
+# ``decompress`` sizes that limit the client's window (REFERENCE.md): client_max_window_bits, when offered
+CLIENT_WINDOW = {"3KB": 11, "4KB": 12, "8KB": 13, "16KB": 14}
+
+
 @attrs.define(slots=True)
 class Session:
-    """What one socket negotiated: its own ``deflater``, or ``shared`` (the server's one compressor), or
-    neither (this server does not compress)."""
+    """What one socket negotiated: the ``deflater`` its compressed frames come from (its own, or the
+    server's one ``shared`` compressor, or None: this server does not compress) and its ``inflater``."""
 
     deflater: Deflater | None
     inflater: Inflater
-    shared: bool  # compressed frames are the server's shared ones (window 15, no context)
+    shared: bool  # ``deflater`` is the server's shared one (window 15, no context): one frame fits all
 
 
 def _parse_offer(text: str) -> tuple[str, dict[str, str | None]] | None:
@@ -164,8 +171,12 @@ def negotiate(config: DeflateConfig, header: str | None) -> tuple[str, Session] 
 
 
 def _accept(config: DeflateConfig, params: dict[str, str | None]) -> tuple[str, Session] | None:
-    known = {"server_no_context_takeover", "client_no_context_takeover", "server_max_window_bits",
-             "client_max_window_bits"}
+    known = {
+        "server_no_context_takeover",
+        "client_no_context_takeover",
+        "server_max_window_bits",
+        "client_max_window_bits",
+    }
     if set(params) - known:
         return None
     for flag in ("server_no_context_takeover", "client_no_context_takeover"):
@@ -177,9 +188,14 @@ def _accept(config: DeflateConfig, params: dict[str, str | None]) -> tuple[str, 
         if offered is None or offered == 8:  # zlib cannot deflate raw data with a 256-byte window
             return None
         server_bits = offered
-    if "client_max_window_bits" in params and params["client_max_window_bits"] is not None:
-        if _bits(params["client_max_window_bits"]) is None:
-            return None
+    client_bits = 15
+    if "client_max_window_bits" in params:
+        offered_client = params["client_max_window_bits"]
+        if offered_client is not None:
+            parsed_bits = _bits(offered_client)
+            if parsed_bits is None:
+                return None
+            client_bits = parsed_bits
 
     answer = ["permessage-deflate"]
     shared = config.compress == "shared" and server_bits == 15
@@ -195,7 +211,15 @@ def _accept(config: DeflateConfig, params: dict[str, str | None]) -> tuple[str, 
     bits = min(bits, server_bits)
     if bits < 15 or "server_max_window_bits" in params:  # an offered limit must be answered (7.1.2.1)
         answer.append(f"server_max_window_bits={bits}")
+    inflate_bits = 15  # a window the client was not told to keep to: inflate with the largest
+    limit = CLIENT_WINDOW.get(config.decompress)
+    if limit is not None and "client_max_window_bits" in params:  # only an offered one may be answered
+        inflate_bits = min(client_bits, limit)
+        answer.append(f"client_max_window_bits={inflate_bits}")
     deflater: Deflater | None = None
-    if config.compress != "disable" and not shared:
+    if shared:
+        deflater = config.shared
+    elif config.compress != "disable":
         deflater = Deflater(bits, mem_level, keep_context=not server_no_context)
-    return "; ".join(answer), Session(deflater, Inflater(keep_client_context), shared)
+    inflater = Inflater(keep_client_context, inflate_bits)
+    return "; ".join(answer), Session(deflater, inflater, shared)

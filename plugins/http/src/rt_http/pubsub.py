@@ -69,8 +69,9 @@ class Topics:
         """Payload length if some subscriber took it, ``-1`` if one only queued it over its limit, else 0.
 
         With ``compress``, sockets on the server's ``shared`` compressor get one compressed frame, made
-        once; a socket with its own compressor (whose window the client tracks) gets its own; the rest
-        get the plain one.
+        once (it keeps no context, so a socket that drops it garbles nothing); a socket with its own
+        compressor (whose window the client tracks) gets its own, compressed only if the socket takes it;
+        the rest get the plain one.
         """
         opcode, payload = frames.message_payload(message)
         broker = self.broker
@@ -114,15 +115,15 @@ class Topics:
             if ws is exclude:
                 continue
             session = ws._deflate
-            if not compress or session is None:
-                data = frame
+            if not compress or session is None or session.deflater is None:
+                result = ws._send_frame(frame, length)
             elif session.shared:
                 if shared_frame is None:
-                    shared_frame = ws._compressed_frame(opcode, payload)
-                data = shared_frame
+                    compressed = session.deflater.compress(payload)
+                    shared_frame = frames.encode_frame(opcode, compressed, rsv1=True)
+                result = ws._send_frame(shared_frame, length)
             else:
-                data = ws._compressed_frame(opcode, payload)
-            result = ws._send_frame(data, length)
+                result = ws._send_compressed(opcode, payload, length)
             if result > 0:
                 accepted = True
             elif result < 0:

@@ -26,10 +26,10 @@ from rt_http.deflate import negotiate
 from rt_http.handshake import check_upgrade
 from rt_http.headers import Headers, HeadersInit
 from rt_http.http11 import BodyBudget, HttpConnection, HttpLimits
+from rt_http.hub import SocketHub
 from rt_http.messages import Request, RequestBodyError, Response
-from rt_http.pubsub import Topics
 from rt_http.routes import Router
-from rt_http.websocket import ServerWebSocket, WebSocketHandler, _check_topic, _seconds
+from rt_http.websocket import ServerWebSocket, WebSocketHandler, accept, check_topic, seconds, shut_down
 from rt_http.workers import Supervisor
 
 log = logging.getLogger("rt.serve")
@@ -111,13 +111,13 @@ class Server:
         self.max_header_size = max_header_size
         self.max_connections = max_connections
         # seconds, or a timedelta (API.md: a timedelta is accepted wherever a duration is)
-        self.idle_timeout = _seconds(idle_timeout, "idle_timeout")
+        self.idle_timeout = seconds(idle_timeout, "idle_timeout")
         self.limits = HttpLimits(
             max_head_size=max_header_size,
             max_body_size=max_request_body_size,
             idle_timeout=self.idle_timeout,
-            header_timeout=_seconds(header_timeout, "header_timeout"),
-            body_timeout=_seconds(body_timeout, "body_timeout"),
+            header_timeout=seconds(header_timeout, "header_timeout"),
+            body_timeout=seconds(body_timeout, "body_timeout"),
             min_body_rate=float(min_body_rate),
         )
         self._body_budget = BodyBudget(max_buffered_body_size)
@@ -128,11 +128,10 @@ class Server:
         self.listener: Listener[ByteStream] | None = None
         self.url = ""
         self._transport: Transport | None = None
-        self._topics = Topics()
+        self._hub = SocketHub(self._close_stream)  # what upgraded sockets share: topics, tasks, the open set
         self._broker_spec = broker  # a URL or a broker; None: [serve] broker, if configured (docs/scaling.md)
         self._workers = workers  # None: [serve] workers; see rt_http.workers
         self._supervisor: Supervisor | None = None
-        self._sockets: dict[ServerWebSocket, None] = {}
         self._connections: dict[HttpConnection, anyio.CancelScope] = {}
         self._exchanges: dict[int, _Exchange] = {}  # id(request) -> the request being handled, and where
         self._upgraded: dict[HttpConnection, ServerWebSocket] = {}
@@ -142,7 +141,6 @@ class Server:
         self._accept_scope: anyio.CancelScope | None = None
         self._accept_done: anyio.Event | None = None
         self._stopped: anyio.Event | None = None
-        self._all_closed: anyio.Event | None = None
         self._connection_ended: anyio.Event | None = None  # set whenever a connection's task ends
         self._stopping = False
         # streams being closed (a close may wait for unsent bytes to drain): cut when the server exits
@@ -168,11 +166,11 @@ class Server:
     @property
     def broker(self) -> Broker | None:
         """The pub/sub broker attached while the server runs (docs/scaling.md), else None."""
-        return self._topics.broker
+        return self._hub.topics.broker
 
     @property
     def pending_websockets(self) -> int:
-        return len(self._sockets)
+        return len(self._hub.sockets)
 
     @property
     def pending_requests(self) -> int:
@@ -203,7 +201,7 @@ class Server:
         self._transport = registered.value()
         from rt_http.brokers import open_broker
 
-        self._topics.broker = broker = open_broker(self._broker_spec, kernel)
+        self._hub.topics.broker = broker = open_broker(self._broker_spec, kernel)
         self.listener = await self._transport.listen(self.options)
         try:
             self.url = self._transport.url(self.listener, self.options)
@@ -218,10 +216,11 @@ class Server:
         self._accept_done = anyio.Event()
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
+        self._hub.task_group = self._task_group
         self._task_group.start_soon(self._accept_loop)
         self._task_group.start_soon(self._sweep_deadlines)
         if broker is not None:
-            self._task_group.start_soon(broker.run, self._topics.deliver)
+            self._task_group.start_soon(broker.run, self._hub.topics.deliver)
         if self.websocket is not None and self.websocket.idle_timeout:
             self._task_group.start_soon(self._sweep_idle, self.websocket.idle_timeout)
         if port is not None:
@@ -240,6 +239,7 @@ class Server:
         self._stopping = False
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
+        self._hub.task_group = self._task_group
         self._task_group.start_soon(supervisor.watch)
 
     async def __aenter__(self) -> Self:
@@ -284,14 +284,14 @@ class Server:
             if self._accept_done is not None:
                 await self._accept_done.wait()  # the accept loop closes the listener: the port is free now
         if close_active:
-            for ws in list(self._sockets):
-                ws._close_with(1001, "server stopping", linger=False)
+            for ws in list(self._hub.sockets):
+                shut_down(ws, 1001, "server stopping")
         for connection, scope in list(self._connections.items()):
             if connection not in self._upgraded and (close_active or not connection.busy):
                 scope.cancel()
-        while self._sockets:
-            self._all_closed = anyio.Event()
-            await self._all_closed.wait()
+        while self._hub.sockets:
+            self._hub.all_closed = anyio.Event()
+            await self._hub.all_closed.wait()
         # closed sockets still flush their close frame and wait (bounded) for the peer's reply
         with anyio.move_on_after(_LINGER):
             while self._upgraded:
@@ -305,7 +305,7 @@ class Server:
     ) -> None:
         with anyio.CancelScope(shield=exc is not None):
             await self.stop(close_active=True)
-        broker, self._topics.broker = self._topics.broker, None
+        broker, self._hub.topics.broker = self._hub.topics.broker, None
         if broker is not None:  # after the sockets' close handlers: their last publishes still go out
             with anyio.CancelScope(shield=True):
                 await broker.aclose()
@@ -314,6 +314,7 @@ class Server:
         for closing in list(self._closing):
             closing.cancel()
         task_group, self._task_group = self._task_group, None
+        self._hub.task_group = None
         if task_group is not None:
             task_group.cancel_scope.cancel()
             # the body's own exception propagates unwrapped; the (now cancelled) tasks add nothing to it
@@ -337,7 +338,7 @@ class Server:
         while True:
             await anyio.sleep(period)
             now = time.monotonic()
-            for ws in list(self._sockets):
+            for ws in list(self._hub.sockets):
                 ws.check_idle(now)
 
     async def _accept_loop(self) -> None:
@@ -429,7 +430,7 @@ class Server:
                 ws = self._upgraded.get(connection)
                 if ws is not None:
                     if trailing is None:
-                        ws._finish(1006, "")  # the client left before the 101: the socket never opened for it
+                        ws.terminate()  # the client left before the 101: the socket never opened for it (1006)
                     else:
                         await ws.run(stream, trailing)
             except Exception:  # a bug in the connection layer must not take the server down
@@ -466,20 +467,6 @@ class Server:
                 pass
             finally:
                 self._closing.discard(closing)
-
-    def _spawn(self, fn: Callable[..., Any], *args: Any) -> None:
-        if self._task_group is not None:
-            self._task_group.start_soon(fn, *args)
-        else:
-            log.warning("a coroutine handler was called after the server stopped; it did not run")
-            for arg in args:
-                if inspect.iscoroutine(arg):
-                    arg.close()
-
-    def _socket_closed(self, ws: ServerWebSocket) -> None:
-        self._sockets.pop(ws, None)
-        if not self._sockets and self._all_closed is not None:
-            self._all_closed.set()
 
     # -- requests -------------------------------------------------------------------------------------------
 
@@ -563,20 +550,17 @@ class Server:
         extra = Headers(headers).items()
         extra_names = {name for name, _ in extra}
         response_headers = tuple(h for h in negotiated if h[0] not in extra_names) + tuple(extra)
-        ws = ServerWebSocket(self, self.websocket, data, request.remote_address, session)
-        self._sockets[ws] = None
-        self._upgraded[connection] = ws
         connection.accept_upgrade(list(response_headers))
-        ws._open()
+        self._upgraded[connection] = accept(self._hub, self.websocket, data, request.remote_address, session)
         return True
 
     def publish(self, topic: str, data: str | bytes | bytearray | memoryview, compress: bool = False) -> int:
         """Send to every subscriber of ``topic``: payload length if any took it, else 0 (-1: see docs)."""
-        _check_topic(topic)
-        return self._topics.publish(topic, data, compress=compress)
+        check_topic(topic)
+        return self._hub.topics.publish(topic, data, compress=compress)
 
     def subscriber_count(self, topic: str) -> int:
-        return self._topics.count(topic)
+        return self._hub.topics.count(topic)
 
     def __repr__(self) -> str:
         return f"<rt.Server {self.url or 'not started'}>"

@@ -7,6 +7,11 @@ writer task that sends everything queued in that loop turn in one write and ends
 So a fan-out costs one list append per subscriber, an idle socket holds no writer, and a client that never
 reads can hold at most ``backpressure_limit`` plus one message, after which ``send`` returns 0 (dropped).
 Idle time-outs are found by one sweep per server (``Server._sweep_idle``), not by a timer per socket.
+
+Everything about the WebSocket protocol itself (parsing, fragmentation, UTF-8, limits, the closing
+handshake, pongs, compression) is the sans-I/O :class:`rt_http.protocol.WebSocketProtocol`; this module is
+the I/O shell around it: a reader task, a send queue with backpressure, and the handler calls. What it needs
+from the server (task group, topics, the set of open sockets) comes through :class:`rt_http.hub.SocketHub`.
 """
 
 from __future__ import annotations
@@ -16,17 +21,19 @@ import inspect
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import attrs
-from anyio.abc import ByteStream
 
 from rt_http import frames
 from rt_http.deflate import DeflateConfig, Session
+from rt_http.protocol import InflateJob, Role, WebSocketProtocol
 
 if TYPE_CHECKING:
-    from rt_http.server import Server
+    from anyio.abc import ByteStream
+
+    from rt_http.hub import SocketHub
 
 log = logging.getLogger("rt.serve")
 
@@ -37,7 +44,7 @@ _CLOSE_TIMEOUT = 2.0  # seconds to wait for the peer's close frame after ours
 _READ_SIZE = 65536
 
 
-def _seconds(value: float | int | datetime.timedelta, name: str) -> float:
+def seconds(value: float | datetime.timedelta, name: str) -> float:
     if isinstance(value, datetime.timedelta):
         value = value.total_seconds()
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
@@ -61,7 +68,7 @@ def _payload_length(value: Any) -> int:
 
 
 def _idle_timeout(value: Any) -> float:
-    return _seconds(value, "idle_timeout")
+    return seconds(value, "idle_timeout")
 
 
 def _backpressure_limit(value: Any) -> int:
@@ -90,13 +97,9 @@ class WebSocketHandler:
     drain: Callable[..., Any] | None = attrs.field(
         default=None, validator=lambda i, a, v: _optional_callable(v)
     )
-    max_payload_length: int = attrs.field(
-        default=16 * MIB, converter=_payload_length
-    )
+    max_payload_length: int = attrs.field(default=16 * MIB, converter=_payload_length)
     idle_timeout: float = attrs.field(default=120.0, converter=_idle_timeout)
-    backpressure_limit: int = attrs.field(
-        default=16 * MIB, converter=_backpressure_limit
-    )
+    backpressure_limit: int = attrs.field(default=16 * MIB, converter=_backpressure_limit)
     close_on_backpressure_limit: bool = False
     send_pings: bool = True
     publish_to_self: bool = False
@@ -122,46 +125,49 @@ class WebSocketHandler:
 
 
 class ServerWebSocket:
-    """One upgraded connection, as the handlers see it."""
+    """One upgraded connection, as the handlers see it: an I/O shell around a :class:`WebSocketProtocol`."""
 
     __slots__ = (
+        "__weakref__",
+        "_backpressured",
+        "_buffer",
+        "_buffered",
+        "_deflate",
+        "_dispatching",
+        "_handler",
+        "_hub",
+        "_last_seen",
+        "_linger",
+        "_open_pending",
+        "_pinged",
+        "_protocol",
+        "_read_scope",
+        "_receiving",
+        "_scope",
+        "_stream",
+        "_topics",
+        "_writing",
         "data",
         "ready_state",
         "remote_address",
-        "_server",
-        "_handler",
-        "_topics",
-        "_stream",
-        "_buffer",
-        "_buffered",
-        "_writing",
-        "_dispatching",
-        "_backpressured",
-        "_read_scope",
-        "_scope",
-        "_pinged",
-        "_closed_by_peer",
-        "_open_pending",
-        "_linger",
-        "_receiving",
-        "_last_seen",
-        "_deflate",
-        "__weakref__",
     )
 
     def __init__(
         self,
-        server: Server,
+        hub: SocketHub,
         handler: WebSocketHandler,
         data: Any,
         remote_address: str,
         deflate: Session | None = None,
     ) -> None:
         self.data = data
-        self._deflate = deflate  # permessage-deflate, when the handshake negotiated it
+        self._deflate = deflate  # permessage-deflate, when the handshake negotiated it (read by pub/sub)
+        self._protocol = WebSocketProtocol(
+            Role.SERVER, max_payload_length=handler.max_payload_length, deflate=deflate
+        )
         self.ready_state = OPEN
         self.remote_address = remote_address
-        self._server = server
+        self._hub = hub
         self._handler = handler
         self._topics: dict[str, None] = {}
         self._stream: ByteStream | None = None
@@ -173,7 +179,6 @@ class ServerWebSocket:
         self._read_scope: anyio.CancelScope | None = None
         self._scope: anyio.CancelScope | None = None  # the whole connection: terminate() cancels it
         self._pinged = False
-        self._closed_by_peer = False
         self._open_pending = False
         self._linger = True  # after our close frame, wait (bounded) for the peer's
         self._receiving = False  # the reader is parked in receive(): only then may closing cancel it
@@ -199,20 +204,19 @@ class ServerWebSocket:
 
         ``compress`` compresses it when the client negotiated permessage-deflate (else it is sent as is).
         """
-        if compress and self._deflate is not None:
+        if compress and self._deflate is not None and self._deflate.deflater is not None:
             opcode, payload = frames.message_payload(message)
-            return self._send_frame(self._compressed_frame(opcode, payload), len(payload))
+            return self._send_compressed(opcode, payload, len(payload))
         frame, length = frames.encode_message(message)
         return self._send_frame(frame, length)
 
-    def _compressed_frame(self, opcode: int, payload: bytes) -> bytes:
-        """This socket's compressed frame for a message, or the plain one when it does not compress."""
-        session = self._deflate
-        if session is not None and session.deflater is not None:
-            return frames.encode_frame(opcode, session.deflater.compress(payload), rsv1=True)
-        if session is not None and session.shared and self._handler.deflate is not None:
-            return frames.encode_frame(opcode, self._handler.deflate.shared.compress(payload), rsv1=True)
-        return frames.encode_frame(opcode, payload)
+    def _send_compressed(self, opcode: int, payload: bytes, length: int) -> int:
+        """Compress and queue, but only a message that will be queued: compressing advances the context
+        the client inflates with, so a compressed frame that is then dropped would garble every later one."""
+        refused = self._refused()
+        if refused is not None:
+            return refused
+        return self._queue(self._protocol.frame_payload(opcode, payload, compress=True), length)
 
     def send_text(self, message: str, compress: bool = False) -> int:
         if not isinstance(message, str):
@@ -225,29 +229,36 @@ class ServerWebSocket:
         return self.send(message, compress)
 
     def ping(self, data: str | bytes = b"") -> int:
-        return self._send_control(frames.OP_PING, data)
+        frame = self._protocol.frame_ping(data)
+        return self._send_frame(frame, len(frame) - 2)
 
     def pong(self, data: str | bytes = b"") -> int:
-        return self._send_control(frames.OP_PONG, data)
+        frame = self._protocol.frame_pong(data)
+        return self._send_frame(frame, len(frame) - 2)
 
-    def _send_control(self, opcode: int, data: str | bytes) -> int:
-        payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-        if len(payload) > 125:
-            raise ValueError("ping and pong payloads are limited to 125 bytes")
-        return self._send_frame(frames.encode_frame(opcode, payload), len(payload))
-
-    def _send_frame(self, frame: bytes, length: int) -> int:
+    def _refused(self) -> int | None:
+        """What a send returns when it must not queue anything (0: dropped or closed); None: go ahead."""
         if self.ready_state != OPEN:
             return 0
-        limit = self._handler.backpressure_limit
-        if self._buffered > limit:  # already over it: a send queued there returned -1 (or a pong got in)
+        if self._buffered > self._handler.backpressure_limit:
+            # already over it: a send queued there returned -1 (or a pong got in)
             if self._handler.close_on_backpressure_limit:
                 self.terminate()
                 return 0
             self._backpressured = True  # so drain runs when the queue empties, however it got over the limit
             return 0
+        return None
+
+    def _send_frame(self, frame: bytes, length: int) -> int:
+        if self.ready_state != OPEN:
+            return 0
+        if self._buffered > self._handler.backpressure_limit:
+            return self._refused()  # type: ignore[return-value]  # (over the limit: never None)
+        return self._queue(frame, length)
+
+    def _queue(self, frame: bytes, length: int) -> int:
         self._enqueue(frame)
-        if self._buffered > limit:
+        if self._buffered > self._handler.backpressure_limit:
             if self._handler.close_on_backpressure_limit:
                 self.terminate()
                 return 0
@@ -261,10 +272,15 @@ class ServerWebSocket:
         if not self._writing and not self._dispatching and self._stream is not None:
             self._start_writer()
 
+    def _enqueue_replies(self) -> None:
+        """Queue what the protocol decided to send on its own (pongs, the answer to a close)."""
+        for frame in self._protocol.data_to_send():
+            self._enqueue(frame)
+
     def _start_writer(self) -> None:
         """Spawn a writer for the queue. It exits when the queue is empty: an idle socket has no writer."""
         self._writing = True
-        self._server._spawn(self._write_queue)
+        self._hub.spawn(self._write_queue)
 
     def cork(self, fn: Callable[[ServerWebSocket], Any]) -> Any:
         """Run ``fn(ws)``; its sends go out in one write (every send is corked until the next write)."""
@@ -273,41 +289,45 @@ class ServerWebSocket:
     # -- pub/sub --------------------------------------------------------------------------------------------
 
     def subscribe(self, topic: str) -> bool:
-        _check_topic(topic)
+        check_topic(topic)
         if self.ready_state != OPEN or topic in self._topics:
             return False
         self._topics[topic] = None
-        self._server._topics.add(topic, self)
+        self._hub.topics.add(topic, self)
         return True
 
     def unsubscribe(self, topic: str) -> bool:
-        _check_topic(topic)
+        check_topic(topic)
         if topic not in self._topics:
             return False
         del self._topics[topic]
-        self._server._topics.remove(topic, self)
+        self._hub.topics.remove(topic, self)
         return True
 
     def is_subscribed(self, topic: str) -> bool:
-        _check_topic(topic)
+        check_topic(topic)
         return topic in self._topics
 
     def publish(
         self, topic: str, message: str | bytes | bytearray | memoryview, compress: bool = False
     ) -> int:
         """Send to every other subscriber of ``topic`` (and to this socket too with ``publish_to_self``)."""
-        _check_topic(topic)
+        check_topic(topic)
         if self.ready_state != OPEN:
             return 0
         exclude = None if self._handler.publish_to_self else self
-        return self._server._topics.publish(topic, message, exclude, compress)
+        return self._hub.topics.publish(topic, message, exclude, compress)
 
     # -- closing --------------------------------------------------------------------------------------------
 
     def close(self, code: int = frames.CLOSE_NORMAL, reason: str = "") -> None:
-        """Start the closing handshake; the ``close`` handler has run when this returns."""
-        if not isinstance(code, int) or not (code == 1000 or 3000 <= code <= 4999):
-            raise ValueError(f"close code must be 1000 or in 3000-4999, got {code!r}")
+        """Start the closing handshake; the ``close`` handler has run when this returns.
+
+        ``code``: any code an endpoint may send (RFC 6455 7.4): 1000-1003, 1007-1014 (1001 going away, 1008
+        policy violation, 1011 internal error, ...) or 3000-4999 for applications.
+        """
+        if isinstance(code, bool) or not isinstance(code, int) or not frames.valid_close_code(code):
+            raise ValueError(f"close code must be 1000-1003, 1007-1014 or 3000-4999, got {code!r}")
         if not isinstance(reason, str):
             raise TypeError(f"close reason must be a str, got {type(reason).__name__}")
         if len(reason.encode("utf-8")) > 123:
@@ -318,7 +338,7 @@ class ServerWebSocket:
         if self.ready_state != OPEN:
             return
         self._linger = linger
-        self._enqueue(frames.encode_close(code, reason))
+        self._enqueue(self._protocol.frame_close(code, reason))
         self._finish(code, reason)
 
     def terminate(self) -> None:
@@ -337,12 +357,12 @@ class ServerWebSocket:
             return
         self.ready_state = CLOSING
         for topic in list(self._topics):
-            self._server._topics.remove(topic, self)
+            self._hub.topics.remove(topic, self)
         self._topics.clear()
         self.ready_state = CLOSED
         if self._receiving and self._read_scope is not None:
             self._read_scope.cancel()  # never while a handler runs in the reader: its awaits must go on
-        self._server._socket_closed(self)
+        self._hub.socket_closed(self)
         if self._handler.close is not None:
             self._call_soon(self._handler.close, code, reason)
 
@@ -356,7 +376,7 @@ class ServerWebSocket:
             self._report(exc)
             return
         if inspect.isawaitable(result):
-            self._server._spawn(self._await_reporting, result)
+            self._hub.spawn(self._await_reporting, result)
 
     async def _call(self, fn: Callable[..., Any], *args: Any) -> None:
         try:
@@ -380,7 +400,7 @@ class ServerWebSocket:
         try:
             result = error(self, exc)
             if inspect.isawaitable(result):
-                self._server._spawn(self._await_logging, result)
+                self._hub.spawn(self._await_logging, result)
         except Exception:
             log.exception("the WebSocket error handler raised")
 
@@ -404,8 +424,10 @@ class ServerWebSocket:
             self._call_soon(handler)
 
     async def run(self, stream: ByteStream, initial: bytes) -> None:
-        """Serve the socket until it closes. This task reads; writes happen inline after each read, or in a
-        short-lived writer task when a send comes from elsewhere (a publish, another socket's handler)."""
+        """Serve the socket until it closes (called by the HTTP connection once the 101 is sent; ``initial``
+        is what the client sent after its handshake). This task reads; writes happen inline after each
+        read, or in a short-lived writer task when a send comes from elsewhere (a publish, another socket's
+        handler)."""
         self._stream = stream
         try:
             with anyio.CancelScope() as scope:
@@ -420,7 +442,7 @@ class ServerWebSocket:
             self._finish(frames.CLOSE_ABNORMAL, "")
             self._buffer.clear()
             self._buffered = 0
-            await self._server._close_stream(stream)
+            await self._hub.close_stream(stream)
 
     async def _read(self, initial: bytes) -> None:
         """Receive and dispatch until the socket closes.
@@ -429,27 +451,36 @@ class ServerWebSocket:
         idle time-outs are found by the server's sweep (:meth:`check_idle`), and closing cancels this
         scope only while the reader is parked in ``receive``.
         """
-        parser = self._parser()
+        protocol = self._protocol
         self._last_seen = time.monotonic()
-        if initial and not await self._handle(parser.feed(initial)):
-            return
+        if initial:  # frames that came in the handshake's packet: answered now, not after the next read
+            if not await self._handle(protocol.receive_data(initial)):
+                return
+            if self._buffer and not self._writing:
+                self._writing = True
+                await self._write_queue()
         stream = self._stream
         assert stream is not None
+        limit = self._handler.backpressure_limit
         with anyio.CancelScope() as self._read_scope:
             while self.ready_state == OPEN:
                 self._receiving = True
                 try:
                     data = await stream.receive(_READ_SIZE)
                 except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    protocol.receive_eof()
                     self._finish(frames.CLOSE_ABNORMAL, "")
                     return
                 finally:
                     self._receiving = False
                 self._last_seen = time.monotonic()
                 self._pinged = False
-                message = parser.whole_message(data)
+                message = protocol.whole_message(data)
                 if message is None:
-                    if not await self._handle(parser.feed_general(data)):
+                    # A client that sends pings but never reads would otherwise grow the queue without bound
+                    # while a writer is stuck on it; RFC 6455 5.5.3 lets us answer only some pings.
+                    protocol.answer_pings = self._buffered <= limit
+                    if not await self._handle(protocol.receive_general(data)):
                         return
                 elif self.ready_state != OPEN:
                     return
@@ -460,10 +491,6 @@ class ServerWebSocket:
                 if self._buffer and not self._writing:
                     self._writing = True
                     await self._write_queue()
-
-    def _parser(self) -> frames.FrameParser:
-        inflater = self._deflate.inflater if self._deflate is not None else None
-        return frames.FrameParser(self._handler.max_payload_length, inflater)
 
     def check_idle(self, now: float) -> None:
         """Called by the server's sweep: ping once after ``idle_timeout`` quiet seconds, then drop (1006)."""
@@ -477,31 +504,33 @@ class ServerWebSocket:
         else:
             self.terminate()
 
-    async def _handle(self, events: list[frames.Event]) -> bool:
-        """Act on parsed events; False once the socket is no longer open."""
-        for event in events:
+    async def _handle(self, events: list[frames.Event | InflateJob]) -> bool:
+        """Act on the protocol's events; False once the socket is no longer open."""
+        protocol = self._protocol
+        index = 0
+        while index < len(events):
+            event = events[index]
+            index += 1
             if self.ready_state != OPEN:
                 return False
             kind = type(event)
             if kind is frames.Message:
-                pending = self._deliver(event.data)  # type: ignore[union-attr]
+                pending = self._deliver(cast(frames.Message, event).data)
                 if pending is not None:
                     await self._await_reporting(pending)
             elif kind is frames.Ping:
-                # A client that sends pings but never reads would otherwise grow the queue without bound
-                # while a writer is stuck on it; RFC 6455 5.5.3 lets us answer only some pings.
-                if self._buffered <= self._handler.backpressure_limit:
-                    pong = frames.encode_frame(frames.OP_PONG, event.data)  # type: ignore[union-attr, arg-type]
-                    self._enqueue(pong)
-            elif kind is frames.Close:
-                self._closed_by_peer = True
-                self._enqueue(frames.encode_close(event.code))  # type: ignore[union-attr]
-                self._finish(event.code, event.reason)  # type: ignore[union-attr]
-                return False
-            elif kind is frames.Fail:
-                self._linger = False  # a peer that broke the protocol gets no closing handshake to finish
-                self._enqueue(frames.encode_close(event.code, event.reason))  # type: ignore[union-attr]
-                self._finish(event.code, event.reason)  # type: ignore[union-attr]
+                self._enqueue_replies()  # its pong, in order with what handlers sent before it
+            elif isinstance(event, InflateJob):
+                # a big compressed message: inflated in a worker thread, so other sockets are not kept
+                # waiting; the protocol parses nothing after it until resumed, which keeps the order
+                await anyio.to_thread.run_sync(event.run)
+                events, index = protocol.resume(event), 0
+            elif kind is frames.Close or kind is frames.Fail:
+                closing = cast(frames.Close, event)
+                if kind is frames.Fail:
+                    self._linger = False  # a peer that broke the protocol gets no closing handshake to finish
+                self._enqueue_replies()  # the answer to its close, or our close for its violation
+                self._finish(closing.code, closing.reason)
                 return False
         return self.ready_state == OPEN
 
@@ -528,20 +557,21 @@ class ServerWebSocket:
 
     async def _flush_and_linger(self) -> None:
         """After a close frame: let the writer flush it, then (if we closed first) await the peer's close."""
+        protocol = self._protocol
         with anyio.move_on_after(_CLOSE_TIMEOUT):
             while self._buffer or self._writing:
                 if self._writing:
                     await anyio.sleep(0.005)
                 else:
                     await self._flush()
-            if self._closed_by_peer or not self._linger or self._stream is None:
+            if protocol.close_received or not self._linger or self._stream is None:
                 return
-            parser = self._parser()
             try:
-                while True:
-                    events = parser.feed(await self._stream.receive(_READ_SIZE))
-                    if any(isinstance(e, (frames.Close, frames.Fail)) for e in events):
-                        return
+                while not protocol.done:  # data the peer still sends is read and dropped until its close
+                    events = protocol.receive_data(await self._stream.receive(_READ_SIZE))
+                    while events and isinstance(job := events[-1], InflateJob):
+                        await anyio.to_thread.run_sync(job.run)
+                        events = protocol.resume(job)
             except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                 return
 
@@ -584,12 +614,28 @@ class ServerWebSocket:
             self._writing = False
 
 
+def accept(
+    hub: SocketHub, handler: WebSocketHandler, data: Any, remote_address: str, deflate: Session | None
+) -> ServerWebSocket:
+    """A socket for an accepted upgrade, registered with the hub; ``open`` has run when this returns
+    (an ``async`` one is awaited first thing in :meth:`ServerWebSocket.run`)."""
+    ws = ServerWebSocket(hub, handler, data, remote_address, deflate)
+    hub.sockets[ws] = None
+    ws._open()
+    return ws
+
+
+def shut_down(ws: ServerWebSocket, code: int, reason: str) -> None:
+    """Close ``ws`` for the server (``stop(close_active=True)``): a close frame, no wait for the answer."""
+    ws._close_with(code, reason, linger=False)
+
+
 # what handlers commonly return (ws.send's int, say): never awaitable, and inspect.isawaitable() is slowest on
 # exactly these, where it falls through to an isinstance() against collections.abc.Awaitable
 _NEVER_AWAITABLE = frozenset({int, bool, str, bytes, float, list, dict, tuple})
 
 
-def _check_topic(topic: str) -> None:
+def check_topic(topic: str) -> None:
     if not isinstance(topic, str):
         raise TypeError(f"topic must be a str, got {type(topic).__name__}")
     if not topic:
