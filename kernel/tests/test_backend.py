@@ -56,3 +56,23 @@ def test_run_uses_the_current_kernel(rt_make_kernel):
 
     with rt.use_kernel(rt_make_kernel('backend = "trio"\n')):
         assert run(which) == "trio"
+
+
+@pytest.mark.parametrize("setting", [None, "auto", "asyncio", "uvloop"])
+def test_asyncio_runs_on_uvloop_when_installed_unless_loop_says_asyncio(tmp_path, setting):
+    """API.md: uvloop is used when it is installed (rt-http depends on it); ``loop = "asyncio"`` turns it off."""
+    installed = importlib.util.find_spec("uvloop") is not None
+
+    async def loop_module():
+        import asyncio
+
+        return type(asyncio.get_running_loop()).__module__.split(".")[0]
+
+    environ = {} if setting is None else {"RT_LOOP": setting}
+    config = Config.load(tmp_path, {"RT_BACKEND": "asyncio", **environ})
+    if setting == "uvloop" and not installed:
+        with pytest.raises(BackendError, match="uvloop is not installed"):
+            run(loop_module, config=config)
+        return
+    expected = "asyncio" if setting == "asyncio" or not installed else "uvloop"
+    assert run(loop_module, config=config) == expected

@@ -42,8 +42,29 @@ def resolve_backend(backend: str | None = None, config: Config | None = None) ->
     return chosen
 
 
+def use_uvloop(config: Config | None = None) -> bool:
+    """Whether asyncio runs on uvloop: ``loop`` (rt.toml, ``RT_LOOP``) is ``auto`` (the default: uvloop
+    when it is installed, as uvicorn does), ``uvloop`` (required) or ``asyncio`` (asyncio's own loop)."""
+    import importlib.util
+
+    if config is None:
+        from rt.kernel import get_kernel
+
+        config = get_kernel().config
+    loop = config.get("loop", "auto")
+    installed = importlib.util.find_spec("uvloop") is not None
+    if loop == "uvloop" and not installed:
+        raise BackendError(
+            f"loop = 'uvloop' was requested (from {config.source('loop')}) but uvloop is not installed: "
+            "pip install uvloop"
+        )
+    return loop != "asyncio" and installed
+
+
 def run(func: Callable[..., Awaitable[T]], *args: Any, backend: str | None = None, config: Config | None = None) -> T:
     """Run ``func(*args)`` to completion on the chosen backend and return its result."""
     import anyio
 
-    return anyio.run(func, *args, backend=resolve_backend(backend, config))
+    chosen = resolve_backend(backend, config)
+    options = {"use_uvloop": True} if chosen == "asyncio" and use_uvloop(config) else {}
+    return anyio.run(func, *args, backend=chosen, backend_options=options)

@@ -59,6 +59,10 @@ KERNEL_OPTIONS: tuple[ConfigOption, ...] = (
         help="async backend for everything rt runs (rt.serve(...).run(), rt test, rt run)",
     ),
     ConfigOption(
+        "", "loop", str, "auto", choices=("auto", "asyncio", "uvloop"),
+        help="the asyncio event loop: uvloop when installed (auto), or always asyncio's own",
+    ),
+    ConfigOption(
         "plugins", "disable", list, (), env="RT_DISABLE_PLUGINS",
         help="entry-point names of plugins not to load",
     ),

@@ -17,14 +17,14 @@ from rt_http.websocket import ServerWebSocket, WebSocketHandler
 def test_100k_subscribe_close_cycles_leave_nothing_behind(rt_kernel: Any) -> None:
     server = rt.serve(fetch=lambda req, s: None, websocket={}, port=0)
     handler = WebSocketHandler()
-    keeper = ServerWebSocket(server, handler, None, "keeper")
+    keeper = ServerWebSocket(server._hub, handler, None, "keeper")
     keeper.subscribe("room")
 
     def cycle(count: int) -> weakref.ref[ServerWebSocket]:
         ref = None
         for index in range(count):
-            ws = ServerWebSocket(server, handler, {"n": index}, "peer")
-            server._sockets[ws] = None
+            ws = ServerWebSocket(server._hub, handler, {"n": index}, "peer")
+            server._hub.sockets[ws] = None
             assert ws.subscribe("room") and ws.subscribe(f"private-{index}") and ws.subscribe("lobby")
             assert ws.publish("lobby", "x") == 0  # only itself there, and it is excluded
             ws.close() if index % 2 else ws.terminate()
@@ -42,7 +42,7 @@ def test_100k_subscribe_close_cycles_leave_nothing_behind(rt_kernel: Any) -> Non
     tracemalloc.stop()
     assert last() is None  # nothing holds a closed socket
     assert server.subscriber_count("room") == 1 and server.subscriber_count("lobby") == 0
-    assert len(server._topics) == 1 and not server._sockets
+    assert len(server._hub.topics) == 1 and not server._hub.sockets
     assert after - before < 256 * 1024, f"grew by {after - before} bytes over 100k cycles"
 
 
@@ -68,5 +68,5 @@ async def test_real_connections_clean_their_topics_on_every_kind_of_close(
                 await client.send(1, b"x", masked=False)  # protocol error
             await client.aclose()  # and abrupt EOF for the rest
             await ws_tools.wait_until(lambda: server.pending_websockets == 0)
-        assert server.subscriber_count("room") == 0 and len(server._topics) == 0
+        assert server.subscriber_count("room") == 0 and len(server._hub.topics) == 0
         await anyio.sleep(0)

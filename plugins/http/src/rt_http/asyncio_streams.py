@@ -90,8 +90,8 @@ class _Protocol(asyncio.BufferedProtocol):
         self.lost_waiter: asyncio.Future[None] | None = None  # aclose() waiting for the close to finish
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # a stream transport: asyncio's own, or uvloop's (which does not subclass asyncio.Transport)
+        self.transport = transport  # type: ignore[assignment]
         transport.set_write_buffer_limits(high=_WRITE_HIGH)
 
     def get_buffer(self, sizehint: int) -> memoryview:
