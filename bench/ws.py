@@ -1,13 +1,21 @@
-"""WebSocket server benchmark: rt.serve on asyncio and on trio against the `websockets` server, same run.
+"""WebSocket server benchmark: rt.serve on asyncio, uvloop and trio against the `websockets` server and the
+reference runtime's own server (Bun.serve, bench/ws_bun.js), same run.
 
     uv run python bench/ws.py [--seconds 5] [--clients 16] [--chat-clients 32] [--batch 10] [--idle 10000]
+                              [--subscribers 1000] [--impls websockets rt-asyncio ...]
 
 (a) echo round-trips per second with 32-byte and 16 KiB messages (each client waits for its echo);
 (b) the reference runtime's chat shape: N clients each send a batch, the server republishes every message to
     topic "room" (all N sockets), delivered messages per second;
 (c) memory per idle connection: server RSS growth over ``--idle`` open connections, divided by their number;
 (d) with ``--only fanout`` (needs redis-server): the chat shape served by 1, 2 and 4 worker processes with
-    pub/sub across them through Redis (bench/ws_fanout_server.py), against one process without a broker.
+    pub/sub across them through Redis (bench/ws_fanout_server.py), against one process without a broker;
+(e) fan-out to many: ``--subscribers`` sockets in "room", one of them sends a batch, every socket receives
+    each message (delivered messages per second).
+
+Columns: ``rt-asyncio`` is rt.serve on asyncio's own loop (``RT_LOOP=asyncio``), ``rt-uvloop`` on uvloop
+(what rt picks when uvloop is installed), ``rt-trio`` on trio, ``bun`` the reference runtime
+(tools/reference-runtime, installed by .ci/setup-extra; left out with a note when its binary is missing).
 
 Every server runs in its own process (bench/ws_server.py); one load generator drives them all: it runs here,
 a plain ``select.epoll`` loop over non-blocking sockets with pre-masked frames, and counts delivered messages
@@ -37,7 +45,8 @@ import time
 from dataclasses import dataclass
 
 HERE = pathlib.Path(__file__).parent
-IMPLS = ["websockets", "rt-asyncio", "rt-trio"]
+IMPLS = ["websockets", "rt-asyncio", "rt-uvloop", "rt-trio", "bun"]
+BUN = HERE.parent / "tools/reference-runtime/node_modules/@oven/bun-linux-x64/bin/bun"
 MASK = b"\x12\x34\x56\x78"
 
 
@@ -276,6 +285,44 @@ def chat(
             sock.close()
 
 
+def fanout_to_many(port: int, pid: int, clients: int, batch: int, seconds: float, size: int = 32) -> Sample:
+    """Rounds: one client sends ``batch`` messages, the server republishes each to all ``clients`` sockets;
+    a round ends when every socket got every message. Delivered messages per second."""
+    burst = client_frame(os.urandom(size)) * batch
+    per_round = clients * batch
+    round_bytes = per_round * server_frame_size(size)
+    socks = open_sockets(port, clients)
+    epoll, index = poller(socks)
+
+    def play_round() -> None:
+        send(socks[0], burst)
+        got = 0
+        deadline = time.perf_counter() + 60
+        while got < round_bytes:
+            events = epoll.poll(1.0)
+            if not events and time.perf_counter() > deadline:
+                raise TimeoutError(f"a fan-out round stalled: {got} of {round_bytes} bytes")
+            for fd, _ in events:
+                received = socks[index[fd]].recv_into(_RECV)
+                if not received:
+                    raise ConnectionError("the server closed a connection")
+                got += received
+
+    try:
+        warm_until = time.perf_counter() + WARMUP
+        while time.perf_counter() < warm_until:
+            play_round()
+        window, delivered = Window(pid), 0
+        while time.perf_counter() - window.wall < seconds:
+            play_round()
+            delivered += per_round
+        return window.sample(delivered)
+    finally:
+        epoll.close()
+        for sock in socks:
+            sock.close()
+
+
 def rss_kib(pid: int) -> int:
     for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -298,9 +345,11 @@ async def idle_memory(port: int, pid: int, count: int) -> float:
 
 
 def start_server(impl: str, mode: str) -> tuple[subprocess.Popen[str], int]:
-    process = subprocess.Popen(
-        [sys.executable, str(HERE / "ws_server.py"), impl, mode], stdout=subprocess.PIPE, text=True
-    )
+    if impl == "bun":
+        command = [str(BUN), str(HERE / "ws_bun.js"), mode]
+    else:
+        command = [sys.executable, str(HERE / "ws_server.py"), impl, mode]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     line = process.stdout.readline()
     if not line.startswith("READY "):
@@ -412,19 +461,26 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10)
     parser.add_argument("--idle", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3, help="runs per server; the median is reported")
-    parser.add_argument("--only", choices=["echo", "chat", "idle", "fanout"], action="append")
+    parser.add_argument("--subscribers", type=int, default=1000, help="sockets in the fan-out-to-many row")
+    parser.add_argument("--only", choices=["echo", "chat", "many", "idle", "fanout"], action="append")
+    parser.add_argument("--impls", nargs="+", choices=IMPLS, help="servers to measure (default: all)")
     parser.add_argument("--baseline", action="store_true",
                         help="also measure bare stream echoes (no WebSocket): anyio's streams on asyncio "
                              "and trio, and rt-http's streams on each")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    parts = args.only or ["echo", "chat", "idle"]
+    parts = args.only or ["echo", "chat", "many", "idle"]
     if "fanout" in parts:
         fanout_workers(args)
         parts = [part for part in parts if part != "fanout"]
         if not parts:
             return
+    chosen = args.impls or IMPLS
+    if "bun" in chosen and not BUN.exists():
+        print(f"note: no reference runtime at {BUN} (npm ci --prefix tools/reference-runtime): column left out")
+        chosen = [impl for impl in chosen if impl != "bun"]
+    IMPLS[:] = chosen
 
     rows: list[tuple[str, str, dict[str, Sample]]] = []  # (name, unit, per-impl sample)
     if "echo" in parts:
@@ -450,6 +506,11 @@ def main() -> None:
             args.repeat,
         )
         rows.append((f"chat fan-out, {args.chat_clients} clients x batch {args.batch}", "messages/s", values))
+    if "many" in parts:
+        values = interleaved(
+            "chat", lambda port, pid: fanout_to_many(port, pid, args.subscribers, args.batch, args.seconds), args.repeat
+        )
+        rows.append((f"fan-out to {args.subscribers} subscribers, batch {args.batch}", "messages/s", values))
     if "idle" in parts:
         values = {
             impl: measure(impl, "idle", lambda port, pid: asyncio.run(idle_memory(port, pid, args.idle)))
@@ -457,18 +518,22 @@ def main() -> None:
         }
         rows.append((f"memory per idle connection ({args.idle} open)", "bytes", values))
 
+    rt_impls = [impl for impl in IMPLS if impl.startswith("rt-")]
+    peers = [peer for peer in ("websockets", "bun") if peer in IMPLS]
+    ratios = [(impl, peer) for peer in peers for impl in rt_impls]
     print(
         f"{'benchmark':48} {'unit':14} "
         + " ".join(f"{impl:>12}" for impl in IMPLS)
-        + "   rt-asyncio/ws  rt-trio/ws"
+        + "  "
+        + " ".join(f"{impl.removeprefix('rt-') + '/' + peer.replace('websockets', 'ws'):>12}" for impl, peer in ratios)
     )
     generator_bound = []
     for name, unit, values in rows:
-        base = values["websockets"].rate
         print(
             f"{name:48} {unit:14} "
             + " ".join(f"{values[impl].rate:>12.0f}" for impl in IMPLS)
-            + f"   {values['rt-asyncio'].rate / base:>12.2f}x {values['rt-trio'].rate / base:>10.2f}x"
+            + "  "
+            + " ".join(f"{values[impl].rate / values[peer].rate:>11.2f}x" for impl, peer in ratios)
         )
         if unit != "bytes":
             print(f"{'  CPU: server / load generator':63} "

@@ -1,7 +1,9 @@
 """The servers bench/ws.py measures, one per process: rt.serve (asyncio or trio) or the `websockets` server.
 
-    python bench/ws_server.py IMPL MODE    IMPL: rt-asyncio | rt-trio | websockets | bare-BACKEND
+    python bench/ws_server.py IMPL MODE    IMPL: rt-asyncio | rt-uvloop | rt-trio | websockets | bare-BACKEND
                                            MODE: echo | chat | idle
+
+(The reference runtime's server is bench/ws_bun.js, started by bench/ws.py with the runtime's own binary.)
 
 Prints ``READY <port>`` once listening, then serves until killed. Each does the same work: echo the message,
 or republish it to every socket in "room" (rt: ``server.publish``; websockets: its ``broadcast``).
@@ -13,6 +15,11 @@ import sys
 
 
 def run_rt(backend: str, mode: str) -> None:
+    import os
+
+    # rt runs asyncio on uvloop when it is installed: rt-asyncio is asyncio's own loop, rt-uvloop is uvloop
+    os.environ["RT_LOOP"] = "uvloop" if backend == "uvloop" else "asyncio"
+    backend = "asyncio" if backend == "uvloop" else backend
     import rt
 
     def fetch(req: rt.Request, server: rt.Server) -> rt.Response | None:

@@ -3,6 +3,7 @@ loopback with a raw client (asyncio and trio) and with the websockets client (as
 
 from __future__ import annotations
 
+import os
 import zlib
 from typing import Any
 
@@ -177,3 +178,47 @@ async def test_the_websockets_client_talks_compressed(serve: Any, ws_tools: Any)
                     text = f"message {index} " + "abc" * 2000
                     await client.send(text)
                     assert await client.recv() == text
+
+
+@pytest.mark.parametrize(
+    ("decompress", "offer", "expected"),
+    [
+        ("3KB", OFFER, "client_max_window_bits=11"),
+        ("4KB", OFFER, "client_max_window_bits=12"),
+        ("8KB", OFFER, "client_max_window_bits=13"),
+        ("16KB", OFFER, "client_max_window_bits=14"),
+        ("16KB", "permessage-deflate; client_max_window_bits=12", "client_max_window_bits=12"),
+        ("32KB", OFFER, None),
+        ("dedicated", OFFER, None),
+        ("3KB", "permessage-deflate", None),  # not offered: may not be answered (RFC 7692 7.1.2.2)
+    ],
+)
+def test_small_decompress_sizes_limit_the_clients_window(decompress: str, offer: str, expected: str | None) -> None:
+    """REFERENCE.md: as a ``decompress`` value, 3KB..16KB limit the client's window too."""
+    answered = answer({"compress": "dedicated", "decompress": decompress}, offer)
+    assert answered is not None
+    parameters = [part.strip() for part in answered.split(";")]
+    window = [part for part in parameters if part.startswith("client_max_window_bits")]
+    assert window == ([expected] if expected else [])
+
+
+@pytest.mark.anyio
+async def test_a_client_that_exceeds_the_window_it_agreed_to_fails_1007(serve: Any, ws_tools: Any) -> None:
+    """With ``decompress: "3KB"`` the client agreed to a 2 KiB window (11 bits) and keeps its context: the
+    server keeps only that much of earlier messages, so a message that refers 4 KB back (into the previous
+    message) does not inflate: 1007. A client that keeps to its window is understood."""
+    handler = rt.WebSocketHandler(message=echo, per_message_deflate={"compress": "dedicated", "decompress": "3KB"})
+    block = os.urandom(4000)
+    async with serve(fetch=upgrading, websocket=handler) as server:
+        for bits, fits in ((11, True), (15, False)):
+            async with await ws_tools.RawClient.connect(server, extra=OFFERING) as client:
+                assert b"client_max_window_bits=11" in client.response_head
+                compressor = zlib.compressobj(9, zlib.DEFLATED, -bits)  # context kept across messages
+                for _ in range(2):
+                    data = compressor.compress(block) + compressor.flush(zlib.Z_SYNC_FLUSH)
+                    await client.send(0x2, data[:-4], rsv=0x40)
+                    if not fits and _:
+                        assert (await client.recv_close())[0] == 1007
+                    else:
+                        opcode, payload = await client.recv_frame()
+                        assert opcode == 2 and len(payload) > 0

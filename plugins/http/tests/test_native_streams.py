@@ -3,7 +3,8 @@
 On asyncio the accepted streams are ``rt_http.asyncio_streams.ProtocolStream``s, on trio
 ``rt_http.trio_streams.DirectSocketStream``s. The contract tests run on both backends; the tests of one
 stream's own mechanics (asyncio's read and write buffers, trio's fairness checkpoints) on its backend only.
-Every server test in this folder also runs over these streams.
+Every server test in this folder also runs over these streams. The asyncio stream also runs on uvloop
+(``rt`` runs asyncio on uvloop when it is installed), whose transports are not asyncio's classes.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import pytest
 from rt_http import asyncio_streams
 from rt_http.asyncio_streams import ProtocolListener, ProtocolStream
@@ -24,11 +26,34 @@ from rt_http.trio_streams import DirectSocketListener, DirectSocketStream
 
 # more 64 KiB chunks than loopback's kernel buffers hold (a few MiB), so a send() that never waits ends the test
 _MOST_CHUNKS = 1000
-asyncio_only = pytest.mark.parametrize("anyio_backend", ["asyncio"])
+asyncio_only = pytest.mark.parametrize(
+    "anyio_backend", ["asyncio", ("asyncio", {"use_uvloop": True})], ids=["asyncio", "uvloop"]
+)
 trio_only = pytest.mark.parametrize("anyio_backend", ["trio"])
 # what native_listener accepts on each backend
 NATIVE = {"asyncio": (ProtocolListener, ProtocolStream), "trio": (DirectSocketListener, DirectSocketStream)}
 pytestmark = pytest.mark.anyio
+UVLOOP = ("asyncio", {"use_uvloop": True})
+
+
+@pytest.fixture(params=["asyncio", "uvloop", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> Any:
+    """asyncio, asyncio on uvloop, and trio."""
+    return UVLOOP if request.param == "uvloop" else request.param
+
+
+def name(backend: Any) -> str:
+    return backend if isinstance(backend, str) else backend[0]
+
+
+async def test_uvloop_is_running_when_asked_for(anyio_backend: Any) -> None:
+    import asyncio
+
+    import sniffio
+
+    if sniffio.current_async_library() == "asyncio":
+        loop_module = type(asyncio.get_running_loop()).__module__
+        assert loop_module.startswith("uvloop") == (anyio_backend == UVLOOP)
 
 
 async def _pair(backend: str) -> tuple[Any, anyio.abc.SocketStream, Any]:
@@ -42,8 +67,8 @@ async def _pair(backend: str) -> tuple[Any, anyio.abc.SocketStream, Any]:
 
 
 @pytest.fixture
-async def pair(anyio_backend: str) -> AsyncIterator[tuple[anyio.abc.SocketStream, Any]]:
-    listener, client, server = await _pair(anyio_backend)
+async def pair(anyio_backend: Any) -> AsyncIterator[tuple[anyio.abc.SocketStream, Any]]:
+    listener, client, server = await _pair(name(anyio_backend))
     try:
         yield client, server
     finally:
@@ -61,7 +86,7 @@ async def counting_turns() -> AsyncIterator[Callable[[], int]]:
         nonlocal turns
         while True:
             turns += 1
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(ticker)
@@ -90,11 +115,11 @@ async def _blocked_then_closed(call: Any, close: Any) -> type[BaseException] | N
     return raised[0] if raised else None
 
 
-async def test_native_listener(anyio_backend: str) -> None:
+async def test_native_listener(anyio_backend: Any) -> None:
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
     try:
         native = native_listener(listener)
-        assert all(isinstance(inner, NATIVE[anyio_backend][0]) for inner in native.listeners)
+        assert all(isinstance(inner, NATIVE[name(anyio_backend)][0]) for inner in native.listeners)
     finally:
         await listener.aclose()
 
@@ -283,10 +308,10 @@ async def test_listener_close_ends_a_pending_accept() -> None:
         await anyio.connect_tcp("127.0.0.1", port)  # the port is closed
 
 
-async def test_unix_listener(tmp_path: Any, anyio_backend: str) -> None:
+async def test_unix_listener(tmp_path: Any, anyio_backend: Any) -> None:
     path = str(tmp_path / "s.sock")
     listener = native_listener(await anyio.create_unix_listener(path))
-    assert isinstance(listener, NATIVE[anyio_backend][0])
+    assert isinstance(listener, NATIVE[name(anyio_backend)][0])
     try:
         client = await anyio.connect_unix(path)
         server = await listener.accept()

@@ -11,7 +11,7 @@ import zlib
 import pytest
 from rt_http import frames
 from rt_http.deflate import Deflater, Inflater, Session
-from rt_http.frames import Close, Fail, Message, Ping, Pong
+from rt_http.frames import Close, Fail, Message, Ping
 from rt_http.protocol import CLOSED, CLOSING, OPEN, InflateJob, Role, WebSocketProtocol
 
 

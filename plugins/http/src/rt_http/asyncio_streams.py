@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections import deque
+from typing import cast
 
 import anyio
 import anyio.lowlevel
@@ -91,8 +92,8 @@ class _Protocol(asyncio.BufferedProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # a stream transport: asyncio's own, or uvloop's (which does not subclass asyncio.Transport)
-        self.transport = transport  # type: ignore[assignment]
-        transport.set_write_buffer_limits(high=_WRITE_HIGH)
+        self.transport = cast(asyncio.Transport, transport)
+        self.transport.set_write_buffer_limits(high=_WRITE_HIGH)
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self.read_buffer
@@ -286,7 +287,7 @@ class ProtocolListener(SocketListener):
         except BaseException:
             client.close()
             raise
-        return ProtocolStream(transport, protocol)  # type: ignore[arg-type]
+        return ProtocolStream(transport, protocol)
 
     async def _accept_one(self) -> socket.socket:
         """A pending connection at once, else the next one: a wait for readability, then accept()."""
