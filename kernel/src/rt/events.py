@@ -103,6 +103,7 @@ class TestFinished:
     output: str = ""  # what the test printed (stdout, stderr, logging) while rt captured it
     reason: str = ""  # why it was skipped or is expected to fail (pytest's skip/xfail reasons)
     earlier_failures: tuple[TestFailure, ...] = ()  # the failed attempts before the last one (retries)
+    suite_lines: tuple[int, ...] = ()  # where each describe of ``path[:-1]`` is declared (0: unknown)
 
     @property
     def name(self) -> str:

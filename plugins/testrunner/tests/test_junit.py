@@ -72,12 +72,17 @@ def test_structure_in_source_order_whatever_the_run_order(tmp_path: Path, order:
         assert suite.get("file") in files
     assert (outer.get("file"), outer.get("line"), outer.get("tests"), outer.get("failures")) == (
         "outcomes.test.py",
-        "11",
+        "10",
         "2",
         "1",
     )
     inner = outer.find("testsuite[@name='inner']")
-    assert inner is not None and inner.get("line") == "14"
+    assert inner is not None and inner.get("line") == "13"  # where each describe is declared
+    hooks = files["hooks.test.py"]
+    assert [(suite.get("name"), suite.get("line")) for suite in hooks.findall("testsuite")] == [
+        ("setup breaks", "3"),
+        ("teardown breaks", "11"),
+    ]
 
 
 def test_results_messages_and_retries(tmp_path: Path) -> None:

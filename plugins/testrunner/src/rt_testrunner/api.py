@@ -146,6 +146,7 @@ class DescribeBlock:
     def __init__(self, name: str, flags: frozenset[str]) -> None:
         self._name = name
         self._flags = flags
+        self._location = _location_of(None)  # the line of the describe call, for the JUnit report
 
     def __call__(self, fn: F) -> F:
         with self:
@@ -154,7 +155,7 @@ class DescribeBlock:
 
     def __enter__(self) -> Suite:
         parent = COLLECTOR.current
-        suite = Suite(self._name, parent, self._flags)
+        suite = Suite(self._name, parent, self._flags, location=self._location)
         parent.children.append(suite)
         COLLECTOR.stack.append(suite)
         return suite

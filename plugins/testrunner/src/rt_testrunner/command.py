@@ -259,6 +259,10 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
         files = shard(files, *invocation.shard)
     if not files:
         sys.stderr.write(_no_tests_message())
+        for fragment in invocation.filters:
+            if fragment.endswith(".py") and not fragment.startswith(("./", "../", "/")):
+                # it reads as a file name but matched no file as a fragment of one (REFERENCE.md)
+                sys.stderr.write(f'note: To treat the "{fragment}" filter as a path, run "rt test ./{fragment}"\n')
         return EXIT_OK if invocation.pass_with_no_tests else EXIT_FAILED
     if invocation.run.seed is not None:
         random.Random(invocation.run.seed).shuffle(files)

@@ -2,7 +2,7 @@
 
 ``<testsuites>`` holds a ``<testsuite>`` per file; each ``describe`` is a ``<testsuite>`` nested where it is
 declared, so the file reads in source order whatever order the tests ran in (``--randomize``, concurrency).
-Every suite carries ``file``, ``line`` and ``hostname``; every ``<testcase>`` its ``file``, ``line`` and
+Every suite carries ``file``, ``line`` (a describe's: where it is declared) and ``hostname``; every ``<testcase>`` its ``file``, ``line`` and
 ``assertions``. A retried test appears once, with its last result. pytest's outcomes map the way pytest's own
 junitxml does: a set-up error is ``<error>``, an expected failure a ``<skipped type="pytest.xfail">``, an
 unexpected pass (non-strict) a pass; a file that failed to load is an ``<error>`` (it is not a test).
@@ -70,6 +70,7 @@ class _Suite:
     cases: list[TestFinished] = attrs.Factory(list)
     load_error: TestFailure | None = None
     duration: float | None = None  # a file's own duration; describes add up their tests
+    declared: int = 0  # the describe's own line (0: unknown, e.g. a pytest class)
 
     def all_cases(self) -> list[TestFinished]:
         found = list(self.cases)
@@ -79,6 +80,9 @@ class _Suite:
 
     @property
     def line(self) -> int:
+        """Where the describe is declared; else the line of its first test."""
+        if self.declared:
+            return self.declared
         lines = [c.location.line for c in self.all_cases() if c.location is not None and c.location.line]
         return min(lines, default=0)
 
@@ -111,8 +115,9 @@ class JUnitReporter:
             self.files.setdefault(event.file, _Suite(event.file, event.file))
         elif isinstance(event, TestFinished):
             suite = self.files.setdefault(event.file, _Suite(event.file, event.file))
-            for describe in event.path[:-1]:
-                suite = suite.children.setdefault(describe, _Suite(describe, event.file))
+            lines = event.suite_lines or (0,) * (len(event.path) - 1)
+            for describe, line in zip(event.path[:-1], lines, strict=False):
+                suite = suite.children.setdefault(describe, _Suite(describe, event.file, declared=line))
             suite.cases.append(event)
         elif isinstance(event, FileFinished):
             suite = self.files.setdefault(event.file, _Suite(event.file, event.file))

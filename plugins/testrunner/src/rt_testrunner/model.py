@@ -49,12 +49,20 @@ class Suite:
     flags: frozenset[str] = frozenset()
     children: list[TestCase | Suite] = attrs.field(factory=list)
     hooks: dict[str, list[Callable[..., Any]]] = attrs.field(factory=lambda: {k: [] for k in HOOK_KINDS})
+    location: Location | None = None  # where the describe is declared (JUnit's suite line)
 
     @property
     def path(self) -> tuple[str, ...]:
         if self.parent is None or self.name is None:
             return ()
         return (*self.parent.path, self.name)
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        """The declaration line of each describe on the path (0 where unknown), outermost first."""
+        if self.parent is None or self.name is None:
+            return ()
+        return (*self.parent.lines, self.location.line if self.location is not None else 0)
 
     def inherits(self, flag: str) -> bool:
         suite: Suite | None = self

@@ -119,6 +119,7 @@ class Recorder:
     def hook_failure(self, suite: Suite, kind: str, error: Outcome, file: str, timeout_ms: int) -> None:
         failure = self.failure(error, timeout_ms)
         self.record(TestFinished(file, (*suite.path, f"{kind} hook"), TestStatus.FAIL, 0.0, failure=failure,
+                                 suite_lines=suite.lines,
                                  location=failure.location, hook=kind))
 
 

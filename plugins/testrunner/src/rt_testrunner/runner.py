@@ -268,6 +268,7 @@ class Runner:
         if not self.schedule.will_execute(case):
             status = TestStatus.SKIP if case.has("skip") else TestStatus.TODO
             recorder.record(TestFinished(test_file.relative, case.path, status, 0.0, run=run_label,
+                                         suite_lines=case.suite.lines,
                                          location=location))
             return
         retries = case.retry if case.retry is not None else self.options.retry
@@ -289,7 +290,7 @@ class Runner:
             attempt += 1
         recorder.record(TestFinished(test_file.relative, case.path, status, duration, attempt, run_label, failure,
                                      location, outcome.expect_calls, output=outcome.captured, reason=reason,
-                                     earlier_failures=tuple(earlier)))
+                                     earlier_failures=tuple(earlier), suite_lines=case.suite.lines))
         if case.item is None and outcome.capture is not None:
             out, err = self._real_streams
             out.write("".join(outcome.capture.out))
