@@ -59,3 +59,21 @@ def test_the_first_example_runs_as_a_script(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     assert done.stdout.decode().splitlines() == ["tok", "True"]
+
+
+def test_the_key_file_recipe_runs_as_written(tmp_path: Path) -> None:
+    """The folder of the key file does not exist yet; the key file comes out private (0600 in a 0700 folder)."""
+    section = DOC.read_text(encoding="utf-8").split("## The `file` backend", 1)[1]
+    recipe = section.split("```sh\n")[2].split("```", 1)[0]
+    assert "RT_FILESECRETS_KEY_FILE" in recipe and "RT_SECRETS_PASSPHRASE" not in recipe
+    commands = "\n".join(line for line in recipe.splitlines() if not line.startswith("pip install"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RT_", "XDG_"))}
+    env.update(HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data"), TOKEN="key-file-token",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")  # fmt: skip
+    script = f"set -e\n{commands}\nrt secrets get -s my-cli -n alice\n"
+    done = subprocess.run(["sh", "-c", script], env=env, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout.decode().strip() == "key-file-token"
+    key = tmp_path / ".config" / "rt" / "secrets.key"
+    assert (key.stat().st_mode & 0o777, key.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+    assert len(key.read_bytes()) == 32
