@@ -642,3 +642,20 @@ def test_a_cdp_client_starts_the_program_with_run_if_waiting_for_debugger(
         client.call(method)
     client.call("Runtime.runIfWaitingForDebugger")
     assert program.wait() == 0 and program.stdout == "ran\n"
+
+
+def test_a_port_in_use_is_a_one_line_error(tmp_path: Path, programs: list[Program]) -> None:
+    import socket
+
+    script = _script(tmp_path, "print('ran')\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        program = rt_program(script, f"--inspect=127.0.0.1:{port}", cwd=tmp_path)
+        programs.append(program)
+        assert program.wait() == 2
+    assert (
+        program.stderr == f"rt run: the inspector cannot listen on 127.0.0.1:{port}: Address already in use\n"
+    )
+    assert program.stdout == ""

@@ -114,6 +114,8 @@ class Inspector:
         self._thread.start()
         if not self._ready.wait(STARTUP_TIMEOUT) or self._startup_error is not None:
             error = self._startup_error
+            while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+                error = error.exceptions[0]  # the task group around the listener wraps what went wrong
             detail = f"{type(error).__name__}: {error}" if error is not None else "timed out"
             if isinstance(error, OSError):
                 detail = error.strerror or str(error)

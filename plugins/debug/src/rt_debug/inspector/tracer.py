@@ -25,6 +25,7 @@ import signal
 import sys
 import threading
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -68,10 +69,6 @@ class PausedFrame:
     locals: dict[str, Any]
 
 
-class Detached(Exception):
-    """The client went away while the program was paused: it resumes as if told to."""
-
-
 class Tracer:
     """The debugger of the main thread. ``execute`` runs one client command on the main thread while paused."""
 
@@ -97,7 +94,8 @@ class Tracer:
         self.commands: queue.Queue[Any] = queue.Queue()
         self._resume = False
         self._user_code: dict[types.CodeType, bool] = {}
-        self._last_exception: BaseException | None = None
+        # the exception paused on last, weakly: it is not paused on again as it unwinds through callers
+        self._last_exception: Callable[[], BaseException | None] = lambda: None
         self._poke_installed = False
 
     # -- what is traced ------------------------------------------------------------------------------------
@@ -320,19 +318,19 @@ class Tracer:
         error = arg[1]
         if (
             self.pause_on_exceptions != "all"
-            or error is self._last_exception
+            or error is self._last_exception()
             or not self._is_user(frame.f_code)
         ):
             return
         if isinstance(error, (StopIteration, StopAsyncIteration, GeneratorExit)):
             return  # the machinery of iteration, not an error
-        self._last_exception = error
+        self._last_exception = _weak(error)
         self._pause(frame, "exception", self.objects.wrap(error, GROUP, with_preview=True))
 
     def uncaught(self, error: BaseException) -> None:
         """The program ended with ``error``: with pause on uncaught (or all) exceptions, pause where it was
         raised, its frames still holding their variables, before the report is printed."""
-        if not self.attached or self.pause_on_exceptions == "none" or error is self._last_exception:
+        if not self.attached or self.pause_on_exceptions == "none" or error is self._last_exception():
             return
         leaf = error
         while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
@@ -464,6 +462,13 @@ class Tracer:
             if self.paused:
                 self.commands.put(None)
         self.poke()
+
+
+def _weak(error: BaseException) -> Callable[[], BaseException | None]:
+    try:
+        return weakref.ref(error)
+    except TypeError:
+        return lambda: error
 
 
 def _frames_and_lines(tb: types.TracebackType | None) -> list[tuple[types.FrameType, types.TracebackType]]:
