@@ -254,6 +254,7 @@ def test_breakpoint_in_a_function_steps_and_evaluates(tmp_path: Path, programs: 
     assert _top(paused)["location"]["lineNumber"] == _line(script, "# method line")
     this = _top(paused)["this"]
     assert this["className"] == "Counter" and this["type"] == "object"
+    assert this["preview"]["properties"] == [{"name": "count", "type": "number", "value": "0"}]  # before +=
     # stepNext (the reference's name for step over) over the rest, then remove the breakpoint and run to the end
     client.call("Debugger.stepNext")
     assert _top(client.paused())["location"]["lineNumber"] == _line(script, "return self.count")

@@ -398,7 +398,9 @@ class Tracer:
                     "functionName": code.co_qualname,
                     "location": location,
                     "scopeChain": scopes,
-                    "this": self.objects.wrap(this, GROUP) if this is not None else {"type": "undefined"},
+                    "this": self.objects.wrap(this, GROUP, with_preview=True)
+                    if this is not None
+                    else {"type": "undefined"},
                     "isTailDeleted": False,
                 }
             )
