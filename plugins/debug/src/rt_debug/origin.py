@@ -12,6 +12,7 @@ import os
 import sys
 import sysconfig
 
+_CYTHON = (".pyx", ".pxd", ".pxi")
 _LIBRARY_PATHS = tuple(
     sorted({sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")})
 )
@@ -43,11 +44,15 @@ def _rt_package_dirs() -> tuple[str, ...]:
 
 def is_library(filename: str) -> bool:
     """True for the standard library, installed packages, frozen modules and rt's own packages."""
+    if filename.endswith(_CYTHON):  # compiled extensions name their frames by source: "uvloop/loop.pyx"
+        return True
     return filename.startswith((*_LIBRARY_PATHS, "<frozen ", *_rt_package_dirs()))
 
 
 def package_of(filename: str) -> str:
     """A short name for the package a library file belongs to (``asyncio``, ``anyio``, ``rt``)."""
+    if filename.endswith(_CYTHON) and not os.path.isabs(filename):
+        return filename.split("/", 1)[0]
     if filename.startswith("<frozen "):
         return filename[len("<frozen ") : -1].split(".")[0]
     for folder in _rt_package_dirs():
