@@ -460,3 +460,43 @@ def test_fixtures_of_installed_pytest_plugins_are_found(tmp_path: Path) -> None:
     """})
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 1}, result.output
+
+
+def test_details_real_suites_rely_on(tmp_path: Path) -> None:
+    """Found running python-dateutil and idna: each is a test that failed under rt and passed under pytest."""
+    project(tmp_path, {"test_details.py": """
+        import gc
+        import unittest
+        import weakref
+        import pytest
+
+        class Thing:
+            pass
+
+        def test_assert_temporaries_do_not_keep_values_alive():
+            thing = Thing()
+            ref = weakref.ref(thing)
+            assert ref() is not None
+            del thing
+            gc.collect()
+            assert ref() is None
+
+        class XunitInTestCase(unittest.TestCase):
+            @classmethod
+            def setup_class(cls):
+                cls.value = 3
+
+            def test_value(self):
+                self.assertEqual(self.value, 3)
+
+        class OnlyRunTest(unittest.TestCase):
+            def runTest(self):
+                self.assertTrue(True)
+
+        @pytest.mark.xfail
+        def test_did_not_raise_is_an_expected_failure():
+            with pytest.raises(ValueError):
+                pass
+    """})
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 3, "xfail": 1}, result.output

@@ -578,7 +578,10 @@ class PytestSession:
         class_marks = marks_of(cls, mro=True)
         if is_unittest:
             self._unittest_class_fixture(cls, base)
-            method_names = unittest.TestLoader().getTestCaseNames(cls)
+            self._xunit_class(cls, base)  # pytest runs setup_class/setup_method of TestCase classes too
+            method_names = list(unittest.TestLoader().getTestCaseNames(cls))
+            if not method_names and callable(getattr(cls, "runTest", None)):
+                method_names = ["runTest"]  # as pytest: a TestCase with no test* methods runs runTest
         else:
             self._xunit_class(cls, base)
             seen: set[str] = set()

@@ -74,16 +74,16 @@ class Recorder:
                 return TestStatus.SKIP, None, outcomes.reason(error)
             if kind is outcomes.Kind.XFAIL:
                 return TestStatus.XFAIL, None, outcomes.reason(error)
-            if kind is outcomes.Kind.FAIL:
-                return TestStatus.FAIL, plain_failure(outcomes.reason(error) or "Failed", "Failed",
-                                                      self.location(case.location)), ""
             if outcome.setup_error:
                 failure = self.failure(outcome, timeout_ms)
                 return TestStatus.ERROR, attrs.evolve(failure, details=f"error at setup: {failure.details}"), ""
-            if outcome.xfail is not None and kind is outcomes.Kind.OTHER:
+            if outcome.xfail is not None and kind in (outcomes.Kind.OTHER, outcomes.Kind.FAIL):
                 reason, raises, _ = outcome.xfail
                 if raises is None or isinstance(error, raises):
                     return TestStatus.XFAIL, None, reason
+            if kind is outcomes.Kind.FAIL:
+                return TestStatus.FAIL, plain_failure(outcomes.reason(error) or "Failed", "Failed",
+                                                      self.location(case.location)), ""
         elif outcome.xfail is not None and not outcome.timed_out:
             reason, _, strict = outcome.xfail
             if strict:

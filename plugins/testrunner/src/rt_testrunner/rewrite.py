@@ -154,12 +154,18 @@ class _AssertRewriter(ast.NodeTransformer):
                 targets=[ast.Name(name, ast.Store()) for name in names], value=ast.Name(_UNSET, ast.Load()),
             ))
         statements.append(ast.If(test=ast.UnaryOp(ast.Not(), new_test), body=[failure], orelse=[]))
+        if names:
+            # the temporaries must not keep the values alive after the assert (a test of a weak reference or
+            # of garbage collection would fail only under rt); pytest clears its own the same way
+            statements.append(ast.Assign(
+                targets=[ast.Name(name, ast.Store()) for name in names], value=ast.Constant(None),
+            ))
         for statement in statements:
             _locate(statement, node)
         return statements
 
 
-REWRITE_VERSION = 3
+REWRITE_VERSION = 4
 _CACHE_TAG = f"{sys.implementation.cache_tag}-rt-test-{REWRITE_VERSION}"
 
 
