@@ -145,6 +145,32 @@ async def test_an_idle_keep_alive_connection_is_closed(serve: Any) -> None:
         assert time.monotonic() - started < 2.5
 
 
+async def test_a_client_that_stops_reading_a_response_loses_the_connection(serve: Any) -> None:
+    """A streamed response to a client that never reads: the writes stall, and after idle_timeout the
+    connection (and the handler's stream with it) is ended instead of held forever."""
+    stopped = anyio.Event()
+
+    async def endless() -> Any:
+        try:
+            while True:
+                yield b"x" * 65536
+        finally:
+            stopped.set()
+
+    async with serve(fetch=lambda req, server: rt.Response(endless()), idle_timeout=1) as server:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            sock.connect(("127.0.0.1", server.port))
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # and never a recv()
+            with anyio.fail_after(6):
+                await stopped.wait()
+                while server.pending_requests:
+                    await anyio.sleep(0.05)
+        finally:
+            sock.close()
+
+
 async def test_max_connections_leaves_further_clients_in_the_backlog(serve: Any) -> None:
     async with serve(fetch=lambda req, server: rt.Response("ok"), max_connections=2) as server:
         first, second = await connect(server), await connect(server)

@@ -8,6 +8,8 @@ on each byte (a trickle of one byte every few seconds would otherwise hold the c
   These two are enforced by the server's sweep over its connections (:meth:`HttpConnection.check_deadline`,
   four times per the shorter of the two), not by a cancel scope per read, which measured at a fifth of the
   server's time for a small request; a byte that arrives after the deadline is refused at once;
+- a write (of a response, a 100 Continue, a 101) the client does not take within ``idle_timeout`` ends the
+  connection: a client that stops reading cannot hold it (nor a handler streaming to it) forever;
 - a body must make progress: the time spent waiting for it may be at most ``body_timeout`` plus one second
   per ``min_body_rate`` bytes received so far (408 past it). A slow but honest upload keeps going; a
   trickle is cut after about ``body_timeout`` seconds.
@@ -158,7 +160,8 @@ class HttpConnection:
         return self._upgrade_headers is not None
 
     def check_deadline(self, now: float) -> None:
-        """Called by the server's periodic sweep: end a wait for a request head that is past its deadline."""
+        """Called by the server's periodic sweep: end a wait for a request head, or a write, that is past its
+        deadline."""
         if self.deadline is not None and now >= self.deadline and self._watch is not None:
             self._watch.cancel()
 
@@ -279,6 +282,16 @@ class HttpConnection:
                 return
         raise _Expired
 
+    async def _send(self, data: bytes) -> None:
+        """Write ``data``; a client that does not take it within ``idle_timeout`` loses the connection (the
+        server's sweep cancels the write, as it does a wait for a request head)."""
+        self._head_expired = False
+        self.deadline = _now() + self.limits.idle_timeout
+        try:
+            await self.stream.send(data)
+        finally:
+            self.deadline = None
+
     def _feed(self, data: bytes) -> None:
         before = self._parser.buffered_body
         self._parser.feed(data)
@@ -314,7 +327,7 @@ class HttpConnection:
             return b""
 
     async def send_continue(self) -> None:
-        await self.stream.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+        await self._send(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     # -- responses ------------------------------------------------------------------------------------------
 
@@ -354,9 +367,9 @@ class HttpConnection:
             await self._send_error(500, "Internal Server Error")
             return False
         if not response.is_streaming or no_body:
-            await self.stream.send(data if no_body else data + response._body)
+            await self._send(data if no_body else data + response._body)
             return keep_alive
-        await self.stream.send(data)
+        await self._send(data)
         return await self._send_stream(response, chunked) and keep_alive
 
     async def _send_stream(self, response: Response, chunked: bool) -> bool:
@@ -365,11 +378,11 @@ class HttpConnection:
             if isinstance(stream, AsyncIterable):
                 async for chunk in stream:
                     if chunk:
-                        await self.stream.send(_framed(bytes(chunk), chunked))
+                        await self._send(_framed(bytes(chunk), chunked))
             else:
                 for chunk in stream or ():
                     if chunk:
-                        await self.stream.send(_framed(bytes(chunk), chunked))
+                        await self._send(_framed(bytes(chunk), chunked))
         except _CONNECTION_ERRORS:
             raise
         except Exception:
@@ -377,7 +390,7 @@ class HttpConnection:
             log.exception("a streaming response body raised; closing the connection")
             raise anyio.BrokenResourceError from None
         if chunked:
-            await self.stream.send(b"0\r\n\r\n")
+            await self._send(b"0\r\n\r\n")
         return chunked
 
     async def _send_error(self, status: int, text: str) -> None:
@@ -389,7 +402,7 @@ class HttpConnection:
             ("connection", "close"),
         ]
         try:
-            await self.stream.send(_head_bytes(status, _reason(status), fields) + body)
+            await self._send(_head_bytes(status, _reason(status), fields) + body)
         except _CONNECTION_ERRORS:
             pass
 
@@ -403,7 +416,7 @@ class HttpConnection:
             if isinstance(event, UpgradePaused):
                 trailing = event.trailing
         assert self._upgrade_headers is not None
-        await self.stream.send(_head_bytes(101, "Switching Protocols", self._upgrade_headers))
+        await self._send(_head_bytes(101, "Switching Protocols", self._upgrade_headers))
         return trailing
 
 
