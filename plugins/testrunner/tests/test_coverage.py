@@ -163,3 +163,18 @@ def test_bad_values_are_usage_errors(project: Path) -> None:
 def test_line_ranges() -> None:
     assert line_ranges([8, 4, 5, 6, 10]) == "4-6,8,10"
     assert line_ranges([]) == ""
+
+
+@pytest.mark.parametrize(
+    ("version", "branch", "core"),
+    [((3, 11), False, None), ((3, 12), False, "sysmon"), ((3, 13), True, None), ((3, 14), True, "sysmon")],
+)
+def test_sys_monitoring_core_where_it_can_measure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: tuple[int, int], branch: bool, core: str | None
+) -> None:
+    """coverage.py's sys.monitoring core on Python 3.12+ (branches need 3.14 there); the classic core before."""
+    from rt_testrunner.coverage_run import CoverageOptions, CoverageSession
+
+    monkeypatch.setattr(sys, "version_info", (*version, 0, "final", 0))
+    session = CoverageSession(tmp_path, CoverageOptions(branch=branch))
+    assert session.cov.get_option("run:core") == core
