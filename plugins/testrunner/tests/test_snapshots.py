@@ -186,3 +186,16 @@ def test_serialize_is_deterministic() -> None:
     cyclic.append(cyclic)
     assert serialize(cyclic) == "[\n  [Circular],\n]"
     assert normalize_inline(inline_literal('{\n  "a": 1,\n}', "        ")[3:-3]) == '{\n  "a": 1,\n}'
+
+
+def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
+    text = (Path(__file__).resolve().parents[3] / "docs" / "testing.md").read_text()
+    section = text[text.index("## Snapshots") :]
+    blocks = section.split("```python\n")
+    example, rewritten = blocks[1].split("```")[0], blocks[2].split("```")[0]
+    (tmp_path / "profile.test.py").write_text(example)
+    first = rt_test(tmp_path)
+    assert first.returncode == 0 and "snapshots: +2 added" in first.stderr, first.stderr
+    assert rewritten in (tmp_path / "profile.test.py").read_text()
+    assert '"roles": [' in (tmp_path / "__snapshots__" / "profile.test.py.snap").read_text()
+    assert " 2 snapshots, 2 expect() calls" in rt_test(tmp_path).stderr
