@@ -432,12 +432,13 @@ _CHILD = textwrap.dedent(
             print(server.port, flush=True)
             await server.serve_forever()
 
-    anyio.run(main, backend=sys.argv[1])
+    backend, _, loop = sys.argv[1].partition("+")
+    anyio.run(main, backend=backend, backend_options={"use_uvloop": loop == "uvloop"} if loop else {})
     """
 )
 
 
-@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("backend", ["asyncio", "asyncio+uvloop", "trio"])
 def test_running_out_of_descriptors_does_not_kill_the_server(backend: str) -> None:
     """The child may hold 40 descriptors; 80 clients connect at once. It keeps serving those it accepted,
     logs the shortage, and serves new clients again once descriptors are free."""
