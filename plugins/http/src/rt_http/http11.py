@@ -299,7 +299,7 @@ class HttpConnection:
 
     # -- bodies ---------------------------------------------------------------------------------------------
 
-    async def _read_body_chunk(self, body: _Body) -> bytes:
+    async def read_body_chunk(self, body: _Body) -> bytes:
         """The next piece of ``body`` (``b""`` at its end), reading from the socket only when none is parsed."""
         while True:
             event = self._next_event()
@@ -446,7 +446,7 @@ class _Body:
                     await self.connection.send_continue()
                 except _CONNECTION_ERRORS:
                     raise self.fail(400, "the client closed the connection before the body") from None
-        return await self.connection._read_body_chunk(self)
+        return await self.connection.read_body_chunk(self)
 
     def fail(self, status: int, message: str) -> RequestBodyError:
         self.error = RequestBodyError(status, message)

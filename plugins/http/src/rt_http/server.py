@@ -158,9 +158,9 @@ class Server:
         if self._supervisor is not None:
             return self._supervisor.port
         if self.listener is not None and self.transport_name in ("tcp", "tls"):
-            from rt_http.transports import _local_port
+            from rt_http.transports import local_port
 
-            return _local_port(self.listener)
+            return local_port(self.listener)
         return self.options.port
 
     @property

@@ -20,7 +20,8 @@ from anyio.streams.tls import TLSListener
 from rt.interfaces import ListenOptions
 
 
-def _local_port(listener: Any) -> int:
+def local_port(listener: Any) -> int:
+    """The port a tcp or tls listener is bound to (the one chosen by the system for port 0)."""
     inner = getattr(listener, "listener", listener)  # TLSListener wraps the TCP one
     listeners = getattr(inner, "listeners", [inner])
     return int(listeners[0].extra(anyio.abc.SocketAttribute.local_port))
@@ -45,14 +46,16 @@ def native_listener(listener: Listener[ByteStream]) -> Listener[ByteStream]:
     return listener
 
 
-def _wrap_socket_listeners(listener: Any, wrap: Any) -> Any:
+def _wrap_socket_listeners(listener: Any, wrap: Any) -> Listener[ByteStream]:
     """``listener`` with every socket listener in it (a TCP listener is a MultiListener of one per address
     family) replaced by ``wrap(socket_listener)``; any other listener unchanged."""
     if isinstance(listener, MultiListener):
         return MultiListener([_wrap_socket_listeners(inner, wrap) for inner in listener.listeners])
     if isinstance(listener, SocketListener):
-        return wrap(listener)
-    return listener
+        wrapped: Listener[ByteStream] = wrap(listener)
+        return wrapped
+    plain: Listener[ByteStream] = listener
+    return plain
 
 
 def _host_for_url(hostname: str) -> str:
@@ -73,7 +76,7 @@ class TcpTransport:
         return native_listener(listener)
 
     def url(self, listener: Listener[ByteStream], options: ListenOptions) -> str:
-        return f"{self.scheme}://{_host_for_url(options.hostname)}:{_local_port(listener)}/"
+        return f"{self.scheme}://{_host_for_url(options.hostname)}:{local_port(listener)}/"
 
 
 class TlsTransport(TcpTransport):
@@ -109,9 +112,10 @@ class _MemoryByteStream(ByteStream):
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         try:
-            return await self._receive.receive()
+            data: bytes = await self._receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise anyio.EndOfStream from None
+        return data
 
     async def send(self, item: bytes) -> None:
         try:
