@@ -344,12 +344,19 @@ async def idle_memory(port: int, pid: int, count: int) -> float:
     return (after - before) * 1024 / count
 
 
+BEFORE: list[str] = []  # --before DIR: an older rt_http source tree, measured as the "before-*" columns
+
+
 def start_server(impl: str, mode: str) -> tuple[subprocess.Popen[str], int]:
+    environ = None
     if impl == "bun":
         command = [str(BUN), str(HERE / "ws_bun.js"), mode]
+    elif impl.startswith("before-"):  # the same server script, importing rt_http from the older tree
+        environ = {**os.environ, "PYTHONPATH": BEFORE[0]}
+        command = [sys.executable, str(HERE / "ws_server.py"), "rt-" + impl.removeprefix("before-"), mode]
     else:
         command = [sys.executable, str(HERE / "ws_server.py"), impl, mode]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=environ)
     assert process.stdout is not None
     line = process.stdout.readline()
     if not line.startswith("READY "):
@@ -464,6 +471,12 @@ def main() -> None:
     parser.add_argument("--subscribers", type=int, default=1000, help="sockets in the fan-out-to-many row")
     parser.add_argument("--only", choices=["echo", "chat", "many", "idle", "fanout"], action="append")
     parser.add_argument("--impls", nargs="+", choices=IMPLS, help="servers to measure (default: all)")
+    parser.add_argument(
+        "--before",
+        metavar="DIR",
+        help="also measure rt_http from DIR (e.g. `git archive <commit> plugins/http/src | tar -x -C /tmp/x`, "
+        "then /tmp/x/plugins/http/src) on asyncio and trio: the before-* columns, for regressions",
+    )
     parser.add_argument("--baseline", action="store_true",
                         help="also measure bare stream echoes (no WebSocket): anyio's streams on asyncio "
                              "and trio, and rt-http's streams on each")
@@ -480,6 +493,9 @@ def main() -> None:
     if "bun" in chosen and not BUN.exists():
         print(f"note: no reference runtime at {BUN} (npm ci --prefix tools/reference-runtime): column left out")
         chosen = [impl for impl in chosen if impl != "bun"]
+    if args.before:
+        BEFORE.append(args.before)
+        chosen = [*chosen, "before-asyncio", "before-trio"]
     IMPLS[:] = chosen
 
     rows: list[tuple[str, str, dict[str, Sample]]] = []  # (name, unit, per-impl sample)
@@ -518,7 +534,7 @@ def main() -> None:
         }
         rows.append((f"memory per idle connection ({args.idle} open)", "bytes", values))
 
-    rt_impls = [impl for impl in IMPLS if impl.startswith("rt-")]
+    rt_impls = [impl for impl in IMPLS if impl.startswith(("rt-", "before-"))]
     peers = [peer for peer in ("websockets", "bun") if peer in IMPLS]
     ratios = [(impl, peer) for peer in peers for impl in rt_impls]
     print(

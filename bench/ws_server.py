@@ -11,12 +11,14 @@ or republish it to every socket in "room" (rt: ``server.publish``; websockets: i
 
 from __future__ import annotations
 
+import os
 import sys
+
+# bench/ holds http.py (bench/http.py), which would shadow the standard library's http for this script
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 
 
 def run_rt(backend: str, mode: str) -> None:
-    import os
-
     # rt runs asyncio on uvloop when it is installed: rt-asyncio is asyncio's own loop, rt-uvloop is uvloop
     os.environ["RT_LOOP"] = "uvloop" if backend == "uvloop" else "asyncio"
     backend = "asyncio" if backend == "uvloop" else backend

@@ -172,3 +172,54 @@ async def test_close_refuses_codes_that_may_not_be_sent(serve: Any, ws_tools: An
             await client.send_text("close please")
             assert await client.recv_frame() == (1, b"refused")
     assert len(errors) == 1 and "1000-1003, 1007-1014 or 3000-4999" in str(errors[0])
+
+
+async def test_a_big_message_is_deflated_off_the_event_loop_and_in_order(serve: Any, ws_tools: Any) -> None:
+    """Defect 8, the sending side: a socket's own compressor deflating a big message kept every other client
+    waiting. Deflating is made slow (0.5 s) to show where it runs; the small message sent after the big one
+    must still arrive after it, and both inflate right (the compressor's context advanced in order)."""
+    started, slow = threading.Event(), 0.5
+    original = deflate_module.Deflater.compress
+    big = base64.b64encode(os.urandom(90_000)).decode()
+
+    order: list[str] = []
+
+    def slow_compress(self: Any, data: bytes) -> bytes:
+        if len(data) > 100_000:
+            started.set()
+            time.sleep(slow)
+            order.append("deflated")
+        return original(self, data)
+
+    def message(ws: Any, msg: Any) -> None:
+        if msg == "big please":
+            ws.send(big, compress=True)
+            ws.send(big[:50] + " and after", compress=True)  # refers back into the big one
+        else:
+            order.append(msg)
+            ws.send(msg)
+
+    handler = rt.WebSocketHandler(message=message, per_message_deflate={"compress": "dedicated"})
+    patch = pytest.MonkeyPatch()
+    patch.setattr(deflate_module.Deflater, "compress", slow_compress)
+    try:
+        async with serve(fetch=upgrading, websocket=handler) as server:
+            async with (
+                await ws_tools.RawClient.connect(server, extra=OFFERING) as receiver,
+                await ws_tools.RawClient.connect(server) as other,
+            ):
+                await receiver.send_text("big please")
+                await ws_tools.wait_until(started.is_set)
+                await other.send_text("ping?")
+                with anyio.fail_after(5):
+                    assert await other.recv_frame() == (1, b"ping?")
+                assert order == ["ping?"]  # answered while the big message was still being deflated
+                inflater = zlib.decompressobj(wbits=-15)
+                with anyio.fail_after(10):
+                    for expected in (big, big[:50] + " and after"):
+                        opcode, payload = await receiver.recv_frame()
+                        assert opcode == 1
+                        assert inflater.decompress(payload + b"\x00\x00\xff\xff").decode() == expected
+    finally:
+        patch.undo()
+    assert order == ["ping?", "deflated"]

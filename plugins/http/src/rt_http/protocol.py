@@ -74,9 +74,9 @@ _CONTROL_OPCODES = (OP_CLOSE, OP_PING, OP_PONG)
 _U16 = struct.Struct("!H")
 _U64 = struct.Struct("!Q")
 _INVALID_UTF8 = "Received invalid UTF-8"
-# Compressed messages at least this large (compressed bytes) are inflated off the event loop. Measured with
-# bench/ws.py --inflate: zlib inflates text at roughly 300-800 MB/s here, so 64 KiB compressed (often
-# megabytes inflated) costs a millisecond or more, while a thread hand-off costs about 50-100 us.
+# Compressed messages at least this large (compressed bytes) are inflated off the event loop. bench/deflate.py
+# (docs/benchmarks.md): inflating 64 KiB of compressed text takes 0.5-1 ms here (more when it inflates 10:1),
+# several times a worker-thread round trip (50 us on a quiet machine, 270 us under load).
 INFLATE_THRESHOLD = 64 * 1024
 
 
