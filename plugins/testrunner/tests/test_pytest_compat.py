@@ -500,3 +500,19 @@ def test_details_real_suites_rely_on(tmp_path: Path) -> None:
     """})
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 3, "xfail": 1}, result.output
+
+
+def test_values_inside_an_assert_live_until_it_is_done(tmp_path: Path) -> None:
+    """Found running attrs: identity hashes of two objects built in one assert differ under pytest."""
+    project(tmp_path, {"test_identity.py": """
+        class C:
+            def __init__(self, x):
+                self.x = x
+
+        def test_two_objects_alive_at_once():
+            assert hash(C(1)) != hash(C(1))
+            assert id(C(2).x) == id(C(2).x)
+            assert C(3).x == 3
+    """})
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 1}, result.output

@@ -108,17 +108,39 @@ class _AssertRewriter(ast.NodeTransformer):
         labels.append(self.segment(node))
         return ast.NamedExpr(target=ast.Name(name, ast.Store()), value=node)
 
+    def _keep_alive(self, node: ast.expr, hidden: list[str]) -> ast.expr:
+        """Hold the intermediate values of calls (their arguments and receivers) in temporaries until the
+        assert is done, as pytest's rewrite does: ``hash(C(1)) != hash(C(1))`` compares two live objects."""
+        if isinstance(node, ast.Call):
+            node.func = self._keep_alive(node.func, hidden)
+            node.args = [a if isinstance(a, ast.Starred) else self._hold(self._keep_alive(a, hidden), hidden)
+                         for a in node.args]
+        elif isinstance(node, ast.Attribute | ast.Subscript):
+            node.value = self._hold(self._keep_alive(node.value, hidden), hidden)
+        return node
+
+    def _hold(self, node: ast.expr, hidden: list[str]) -> ast.expr:
+        if not isinstance(node, ast.Call):
+            return node
+        name = f"@rt_{self.counter}"
+        self.counter += 1
+        hidden.append(name)
+        return ast.NamedExpr(target=ast.Name(name, ast.Store()), value=node)
+
     def visit_Assert(self, node: ast.Assert) -> Any:
         test = node.test
         labels: list[str] = []
         names: list[str] = []
+        hidden: list[str] = []
         op: str | None = None
         if isinstance(test, ast.Compare):
             # one comparison: constants are kept too, for the explanation of the two sides
             single = len(test.ops) == 1
+            source_text = self.segment(test)
             new_test: ast.expr = ast.Compare(
-                left=self._temp(test.left, labels, names, single), ops=test.ops,
-                comparators=[self._temp(c, labels, names, single) for c in test.comparators],
+                left=self._temp(self._keep_alive(test.left, hidden), labels, names, single), ops=test.ops,
+                comparators=[self._temp(self._keep_alive(c, hidden), labels, names, single)
+                             for c in test.comparators],
             )
             if len(test.ops) == 1:
                 op = _OPS.get(type(test.ops[0]))
@@ -136,7 +158,7 @@ class _AssertRewriter(ast.NodeTransformer):
             names.insert(0, names.pop())
         else:
             new_test = self._temp(test, labels, names)
-        source = self.segment(test)
+        source = source_text if isinstance(test, ast.Compare) else self.segment(test)
         failure = ast.Raise(exc=ast.Call(
             func=ast.Name(_HELPER, ast.Load()),
             args=[
@@ -154,18 +176,18 @@ class _AssertRewriter(ast.NodeTransformer):
                 targets=[ast.Name(name, ast.Store()) for name in names], value=ast.Name(_UNSET, ast.Load()),
             ))
         statements.append(ast.If(test=ast.UnaryOp(ast.Not(), new_test), body=[failure], orelse=[]))
-        if names:
+        if names or hidden:
             # the temporaries must not keep the values alive after the assert (a test of a weak reference or
             # of garbage collection would fail only under rt); pytest clears its own the same way
             statements.append(ast.Assign(
-                targets=[ast.Name(name, ast.Store()) for name in names], value=ast.Constant(None),
+                targets=[ast.Name(name, ast.Store()) for name in [*names, *hidden]], value=ast.Constant(None),
             ))
         for statement in statements:
             _locate(statement, node)
         return statements
 
 
-REWRITE_VERSION = 4
+REWRITE_VERSION = 5
 _CACHE_TAG = f"{sys.implementation.cache_tag}-rt-test-{REWRITE_VERSION}"
 
 
