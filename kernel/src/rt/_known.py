@@ -15,6 +15,7 @@ NAME_TO_DISTRIBUTION: dict[str, dict[str, str]] = {
         "fetch": "rt-http",
         "FetchError": "rt-http",
         "WebSocket": "rt-http",
+        "WebSocketError": "rt-http",
         "WebSocketHandler": "rt-http",
         "Request": "rt-http",
         "Response": "rt-http",

@@ -15,6 +15,8 @@ from rt.interfaces import ConfigOption, KernelView, NamespaceEntry
 _NAMES = {
     "fetch": "rt_http.fetch",
     "FetchError": "rt_http.fetch",
+    "WebSocket": "rt_http.client",
+    "WebSocketError": "rt_http.client",
     "Server": "rt_http.server",
     "Request": "rt_http.messages",
     "Response": "rt_http.messages",
