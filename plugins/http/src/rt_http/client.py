@@ -193,13 +193,9 @@ class WebSocket:
     async def __aenter__(self) -> WebSocket:
         if self.ready_state != CONNECTING:
             raise RuntimeError("a WebSocket connects once; create a new one to reconnect")
+        await self._connect()
         task_group = anyio.create_task_group()
         await task_group.__aenter__()
-        try:
-            await self._connect()
-        except BaseException as exc:
-            await task_group.__aexit__(type(exc), exc, exc.__traceback__)
-            raise
         self._task_group = task_group
         await self._dispatch(Event("open", self))
         await task_group.start(self._read_loop)
@@ -227,7 +223,11 @@ class WebSocket:
                 if target.secure:
                     context = self._tls or ssl.create_default_context()
                     stream: anyio.abc.ByteStream = await anyio.connect_tcp(
-                        target.host, target.port, ssl_context=context, tls_hostname=target.host
+                        target.host,
+                        target.port,
+                        ssl_context=context,
+                        tls_hostname=target.host,
+                        tls_standard_compatible=False,  # servers often drop TCP without close_notify
                     )
                 else:
                     stream = await anyio.connect_tcp(target.host, target.port)
@@ -347,7 +347,10 @@ class WebSocket:
         stream, self._stream = self._stream, None
         if stream is not None:
             with anyio.CancelScope(shield=True):
-                await stream.aclose()
+                try:
+                    await stream.aclose()
+                except (anyio.BrokenResourceError, OSError, ssl.SSLError):
+                    pass  # the peer is gone already (TLS: no close_notify); there is nothing left to close
 
     def __aiter__(self) -> AsyncIterator[str | bytes]:
         return self._messages()
