@@ -32,7 +32,6 @@ def _payload(size: int) -> bytes:
 
 async def _rt_client(url: str, seconds: float, size: int, window: int) -> int:
     import anyio
-
     import rt
 
     payload = _payload(size)
@@ -116,7 +115,12 @@ def run_client(impl: str, url: str, seconds: float, size: int, window: int) -> N
         import anyio
 
         count = anyio.run(
-            _rt_client, url, seconds, size, window, backend="asyncio",
+            _rt_client,
+            url,
+            seconds,
+            size,
+            window,
+            backend="asyncio",
             backend_options={"use_uvloop": impl == "rt-uvloop"},
         )
     else:
@@ -140,7 +144,9 @@ def _available(impl: str) -> bool:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--size", type=int, default=32)
     parser.add_argument("--window", type=int, default=1, help="messages in flight per connection")
@@ -162,7 +168,9 @@ def main() -> None:
         url = f"ws://127.0.0.1:{port}/"
         clients = [impl for impl in CLIENTS if _available(impl)]
         missing = sorted(set(CLIENTS) - set(clients))
-        print(f"server {args.server}; {args.size} B messages, window {args.window}, {args.seconds:g} s x {args.repeat}")
+        print(
+            f"server {args.server}; {args.size} B messages, window {args.window}, {args.seconds:g} s x {args.repeat}"
+        )
         if missing:
             print(f"(not installed, left out: {', '.join(missing)})")
         rates: dict[str, list[float]] = {impl: [] for impl in clients}
@@ -171,9 +179,24 @@ def main() -> None:
             for impl in clients:
                 started = time.perf_counter()
                 out = subprocess.run(
-                    [sys.executable, __file__, "--client", impl, "--url", url, "--seconds", str(args.seconds),
-                     "--size", str(args.size), "--window", str(args.window)],
-                    capture_output=True, text=True, check=True, env={**os.environ, "PYTHONWARNINGS": "ignore"},
+                    [
+                        sys.executable,
+                        __file__,
+                        "--client",
+                        impl,
+                        "--url",
+                        url,
+                        "--seconds",
+                        str(args.seconds),
+                        "--size",
+                        str(args.size),
+                        "--window",
+                        str(args.window),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    env={**os.environ, "PYTHONWARNINGS": "ignore"},
                 )
                 wall = time.perf_counter() - started
                 result = json.loads(out.stdout.strip().splitlines()[-1])

@@ -29,7 +29,6 @@ PENDING_HOOKS: dict[str, str] = {
 }
 # Names the kernel already maps to their distribution in rt/_known.py (API.md) that no plugin registers yet.
 PENDING_NAMES: dict[str, str] = {
-    "rt.WebSocket": "the WebSocket client of rt-http (API.md)",
 }
 # Distributions the kernel already names in rt/_known.py but that are not in the workspace yet.
 PENDING_DISTRIBUTIONS: dict[str, str] = {}

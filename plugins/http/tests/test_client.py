@@ -20,7 +20,6 @@ from typing import Any
 
 import anyio
 import pytest
-
 import rt
 from rt_http.client import CLOSED, OPEN, CloseEvent, ErrorEvent, MessageEvent, WebSocket, WebSocketError
 
@@ -31,6 +30,22 @@ REPO = HERE.parents[2]
 BUN = REPO / "tools" / "reference-runtime" / "node_modules" / "@oven" / "bun-linux-x64" / "bin" / "bun"
 
 
+@pytest.fixture(params=["asyncio", "uvloop", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> Any:
+    """The client runs on asyncio, on asyncio with uvloop's loop, and on trio."""
+    return ("asyncio", {"use_uvloop": True}) if request.param == "uvloop" else request.param
+
+
+async def test_uvloop_row_really_runs_uvloop(anyio_backend: Any) -> None:
+    import sniffio
+
+    if sniffio.current_async_library() == "asyncio":
+        import asyncio
+
+        loop_module = type(asyncio.get_running_loop()).__module__
+        assert loop_module.startswith("uvloop") == (anyio_backend != "asyncio")
+
+
 # --- servers that speak the echo contract -------------------------------------------------------------------
 # "hello" -> JSON {"header": <x-test request header>, "extensions": <offered extensions>};
 # "close:<code>" -> the server closes with <code> "bye"; anything else is echoed with its type.
@@ -38,7 +53,10 @@ BUN = REPO / "tools" / "reference-runtime" / "node_modules" / "@oven" / "bun-lin
 
 def _rt_echo_app(deflate: bool) -> dict[str, Any]:
     def fetch(req: rt.Request, server: rt.Server) -> rt.Response | None:
-        info = {"header": req.headers.get("x-test"), "extensions": req.headers.get("sec-websocket-extensions")}
+        info = {
+            "header": req.headers.get("x-test"),
+            "extensions": req.headers.get("sec-websocket-extensions"),
+        }
         if server.upgrade(req, data=info):
             return None
         return rt.Response("no upgrade", status=400)
@@ -71,10 +89,16 @@ async def websockets_server(deflate: bool) -> AsyncIterator[str]:
     def handler(ws: ServerConnection) -> None:
         for msg in ws:
             if msg == "hello":
-                ws.send(json.dumps({
-                    "header": ws.request.headers.get("x-test") if ws.request else None,
-                    "extensions": ws.request.headers.get("sec-websocket-extensions") if ws.request else None,
-                }))
+                ws.send(
+                    json.dumps(
+                        {
+                            "header": ws.request.headers.get("x-test") if ws.request else None,
+                            "extensions": ws.request.headers.get("sec-websocket-extensions")
+                            if ws.request
+                            else None,
+                        }
+                    )
+                )
             elif isinstance(msg, str) and msg.startswith("close:"):
                 ws.close(int(msg[6:]), "bye")
             else:
@@ -109,7 +133,9 @@ async def node_server(deflate: bool) -> AsyncIterator[str]:
         pytest.fail("node is not installed: apt-get install nodejs npm")
     if not (NODE_DIR / "node_modules" / "ws").is_dir():
         pytest.fail(f"Node's ws is not installed: npm ci --prefix {NODE_DIR}")
-    async with process_server(["node", str(NODE_DIR / "echo_server.js"), "deflate" if deflate else "plain"]) as url:
+    async with process_server(
+        ["node", str(NODE_DIR / "echo_server.js"), "deflate" if deflate else "plain"]
+    ) as url:
         yield url
 
 
@@ -117,7 +143,9 @@ async def node_server(deflate: bool) -> AsyncIterator[str]:
 async def reference_server(deflate: bool) -> AsyncIterator[str]:
     if not BUN.is_file():
         pytest.fail(f"the reference runtime is not installed: npm ci --prefix {BUN.parents[3]}")
-    async with process_server([str(BUN), str(HERE / "reference_echo.js"), "deflate" if deflate else "plain"]) as url:
+    async with process_server(
+        [str(BUN), str(HERE / "reference_echo.js"), "deflate" if deflate else "plain"]
+    ) as url:
         yield url
 
 
@@ -155,6 +183,11 @@ async def test_interop(server_name: str, deflate: bool) -> None:
                 await ws.wait_closed()
     assert ws.ready_state == CLOSED
     assert [(c.code, c.reason, c.was_clean) for c in closes] == [(4001, "bye", True)]
+
+
+async def _within(seconds: float, awaitable: Any) -> Any:
+    with anyio.fail_after(seconds):
+        return await awaitable
 
 
 # --- the API --------------------------------------------------------------------------------------------------
@@ -221,22 +254,24 @@ async def test_client_close_reaches_the_server_handler() -> None:
                 await ws.close(1000, "x" * 124)
             await ws.close(4321, "done here")
             assert ws.ready_state == CLOSED
-            assert (ws.close_code, ws.close_reason) == (4321, "")  # rt.serve echoes the code, as the reference
+            assert (ws.close_code, ws.close_reason) == (
+                4321,
+                "",
+            )  # rt.serve echoes the code, as the reference
         with anyio.fail_after(5):
             await got_close.wait()
     assert closed == [(4321, "done here")]
 
 
 async def test_ping_pong_and_buffered_amount() -> None:
-    async with rt_server(False) as url:
-        async with rt.WebSocket(url) as ws:
-            rtt = await ws.ping(b"hi")
-            assert 0 <= rtt < 5
-            assert await ws.ping() >= 0  # an empty ping gets a payload of its own to match its pong
-            await ws.pong(b"unsolicited")
-            await ws.send("x" * 10_000)
-            assert ws.buffered_amount == 0  # send returns once the frame is written
-            assert await ws.receive() == "x" * 10_000
+    async with rt_server(False) as url, rt.WebSocket(url) as ws:
+        rtt = await ws.ping(b"hi")
+        assert 0 <= rtt < 5
+        assert await ws.ping() >= 0  # an empty ping gets a payload of its own to match its pong
+        await ws.pong(b"unsolicited")
+        await ws.send("x" * 10_000)
+        assert ws.buffered_amount == 0  # send returns once the frame is written
+        assert await ws.receive() == "x" * 10_000
 
 
 async def test_frames_sent_with_the_101_are_not_delayed() -> None:
@@ -247,14 +282,16 @@ async def test_frames_sent_with_the_101_are_not_delayed() -> None:
 
     handler = rt.WebSocketHandler(message=lambda ws, m: None, open=lambda ws: ws.send("welcome"))
     async with rt.serve(fetch=fetch, websocket=handler, port=0, hostname="127.0.0.1") as server:
-        async with rt.WebSocket(f"ws://127.0.0.1:{server.port}/") as ws:
-            with anyio.fail_after(5):
-                assert await ws.receive() == "welcome"
+        url = f"ws://127.0.0.1:{server.port}/"
+        async with rt.WebSocket(url) as ws:
+            assert await _within(5, ws.receive()) == "welcome"
 
 
 async def test_refused_handshake_and_unreachable_server() -> None:
     events: list[str] = []
-    async with rt.serve(fetch=lambda req, server: rt.Response("nope", status=403), port=0, hostname="127.0.0.1") as server:
+    async with rt.serve(
+        fetch=lambda req, server: rt.Response("nope", status=403), port=0, hostname="127.0.0.1"
+    ) as server:
         ws = rt.WebSocket(f"ws://127.0.0.1:{server.port}/")
         ws.add_event_listener("error", lambda e: events.append(f"error {type(e.error).__name__}"))
         ws.add_event_listener("close", lambda e: events.append(f"close {e.code} {e.was_clean}"))
@@ -289,20 +326,30 @@ async def test_a_protocol_violation_fails_the_connection() -> None:
         request = b""
         while b"\r\n\r\n" not in request:
             request += await stream.receive()
-        key = next(line.split(b":", 1)[1].strip() for line in request.split(b"\r\n") if line.lower().startswith(b"sec-websocket-key"))
+        key = next(
+            line.split(b":", 1)[1].strip()
+            for line in request.split(b"\r\n")
+            if line.lower().startswith(b"sec-websocket-key")
+        )
         from rt_http.handshake import accept_key
 
         await stream.send(
             b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            b"Sec-WebSocket-Accept: " + accept_key(key.decode()).encode() + b"\r\n\r\n"
-            + b"\x81\x82abcd" + bytes(c ^ m for c, m in zip(b"hi", b"ab"))
+            b"Sec-WebSocket-Accept: "
+            + accept_key(key.decode()).encode()
+            + b"\r\n\r\n"
+            + b"\x81\x82abcd"
+            + bytes(c ^ m for c, m in zip(b"hi", b"ab"))
         )
         with contextlib.suppress(Exception):
             while await stream.receive():
                 pass
 
     errors: list[ErrorEvent] = []
-    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listener, anyio.create_task_group() as tg:
+    async with (
+        await anyio.create_tcp_listener(local_host="127.0.0.1") as listener,
+        anyio.create_task_group() as tg,
+    ):
         tg.start_soon(listener.serve, handle)
         port = listener.extra(anyio.abc.SocketAttribute.local_port)
         ws = rt.WebSocket(f"ws://127.0.0.1:{port}/")

@@ -22,7 +22,7 @@ import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import timedelta
 from types import TracebackType
-from typing import Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn, Self
 
 import anyio
 import anyio.abc
@@ -80,7 +80,7 @@ class ErrorEvent(Event):
 Listener = Callable[[Any], Awaitable[None] | None]
 
 
-def _seconds(value: int | float | timedelta | None, what: str) -> float:
+def _seconds(value: float | timedelta | None, what: str) -> float:
     """A duration in milliseconds (as every rt duration) or a timedelta, as seconds; None is no limit."""
     if value is None:
         return math.inf
@@ -89,7 +89,9 @@ def _seconds(value: int | float | timedelta | None, what: str) -> float:
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         seconds = value / 1000
     else:
-        raise TypeError(f"WebSocket {what} must be milliseconds (int) or a timedelta, got {type(value).__name__}")
+        raise TypeError(
+            f"WebSocket {what} must be milliseconds (int) or a timedelta, got {type(value).__name__}"
+        )
     if not seconds > 0:
         raise ValueError(f"WebSocket {what} must be positive, got {value!r}")
     return seconds
@@ -122,7 +124,7 @@ class WebSocket:
         *,
         headers: HeadersInit = None,
         tls: ssl.SSLContext | None = None,
-        timeout: int | float | timedelta | None = 30_000,
+        timeout: float | timedelta | None = 30_000,
         per_message_deflate: bool = True,
         compress: bool = True,
         max_payload_length: int = 16 * 1024 * 1024,
@@ -154,7 +156,9 @@ class WebSocket:
         self._pings: dict[bytes, anyio.Event] = {}
         self._ping_counter = 0
         self._leftover = b""
-        self._reader: int | None = None  # the reader task's id: close() called from a listener must not wait on it
+        self._reader: int | None = (
+            None  # the reader task's id: close() called from a listener must not wait on it
+        )
         self.ready_state = CONNECTING
         self.protocol = ""  # the subprotocol the server chose
         self.extensions = ""  # the extensions the server accepted, as its header said
@@ -164,7 +168,7 @@ class WebSocket:
 
     # -- events ---------------------------------------------------------------------------------------------
 
-    def add_event_listener(self, type: EventType, listener: Listener) -> None:  # noqa: A002 - the DOM name
+    def add_event_listener(self, type: EventType, listener: Listener) -> None:
         """Call ``listener(event)`` (plain or async) on ``open``, ``message``, ``close`` or ``error``."""
         if type not in self._listeners:
             raise ValueError(f"unknown WebSocket event {type!r}: one of {', '.join(_EVENT_TYPES)}")
@@ -173,7 +177,7 @@ class WebSocket:
         if listener not in self._listeners[type]:
             self._listeners[type].append(listener)
 
-    def remove_event_listener(self, type: EventType, listener: Listener) -> None:  # noqa: A002
+    def remove_event_listener(self, type: EventType, listener: Listener) -> None:
         if type in self._listeners and listener in self._listeners[type]:
             self._listeners[type].remove(listener)
 
@@ -190,7 +194,7 @@ class WebSocket:
 
     # -- connecting -----------------------------------------------------------------------------------------
 
-    async def __aenter__(self) -> WebSocket:
+    async def __aenter__(self) -> Self:
         if self.ready_state != CONNECTING:
             raise RuntimeError("a WebSocket connects once; create a new one to reconnect")
         await self._connect()
@@ -265,9 +269,11 @@ class WebSocket:
 
     # -- receiving ------------------------------------------------------------------------------------------
 
-    async def _read_loop(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def _read_loop(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         stream, protocol = self._stream, self._protocol
-        assert stream is not None and protocol is not None  # noqa: S101 - set by _connect
+        assert stream is not None and protocol is not None
         self._reader = anyio.get_current_task().id
         task_status.started()
         try:
@@ -285,7 +291,7 @@ class WebSocket:
 
     async def _handle(self, events: list[Any]) -> None:
         protocol = self._protocol
-        assert protocol is not None  # noqa: S101
+        assert protocol is not None
         pending = list(events)
         while pending:
             event = pending.pop(0)
@@ -367,7 +373,9 @@ class WebSocket:
             return await self._queue_out.receive()
         except anyio.EndOfStream:
             self._raise_if_failed()
-            raise WebSocketError(f"WebSocket {self.url} is closed ({self.close_code})", self.close_code or 1006) from None
+            raise WebSocketError(
+                f"WebSocket {self.url} is closed ({self.close_code})", self.close_code or 1006
+            ) from None
 
     def _raise_if_failed(self) -> None:
         if self.close_code in (1006, 1002, 1007, 1009, 1011) and self._protocol is not None:
@@ -404,7 +412,7 @@ class WebSocket:
         finally:
             self.buffered_amount -= len(frame)
 
-    async def ping(self, data: str | bytes = b"", *, timeout: int | float | timedelta | None = 30_000) -> float:
+    async def ping(self, data: str | bytes = b"", *, timeout: float | timedelta | None = 30_000) -> float:
         """Send a ping and wait for its pong; returns the round trip in seconds."""
         protocol = self._protocol
         if self.ready_state != OPEN or protocol is None:
@@ -421,7 +429,9 @@ class WebSocket:
         with anyio.fail_after(_seconds(timeout, "ping timeout")):
             await waiter.wait()
         if self.ready_state == CLOSED:
-            raise WebSocketError(f"WebSocket {self.url} closed before the pong arrived", self.close_code or 1006)
+            raise WebSocketError(
+                f"WebSocket {self.url} closed before the pong arrived", self.close_code or 1006
+            )
         return anyio.current_time() - started
 
     async def pong(self, data: str | bytes = b"") -> None:

@@ -18,9 +18,10 @@ extension ``rt.observed`` so that rt-debug's process-wide httpx instrumentation 
 
 from __future__ import annotations
 
+import functools
 import ssl
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -32,7 +33,6 @@ from rt_http.headers import Headers, HeadersInit
 from rt_http.messages import BodyInit, Request, Response
 
 Redirect = Literal["follow", "manual", "error"]
-Observer = Callable[[str, Any], None]  # ("request" | "response", event)
 
 MAX_REDIRECTS = 20  # the fetch standard's limit, which the reference runtime follows too
 USER_AGENT = "rt-fetch/0.1"
@@ -53,12 +53,24 @@ class FetchTimeoutError(FetchError, TimeoutError):
     """``timeout`` elapsed before the response (or the part of its body being read) arrived."""
 
 
-def _observers() -> Any:
-    """The kernel's plugin host when a plugin observes HTTP clients, else None (then no event is built)."""
-    from rt.kernel import get_kernel
+def _observers(host: Any) -> Any:
+    """The kernel's plugin host when a plugin observes HTTP clients, else None (then no event is built).
+    ``host`` is the kernel's that resolved ``rt.fetch`` (:func:`bind`); None means the current kernel."""
+    if host is None:
+        from rt.kernel import get_kernel
 
-    host = get_kernel().host
+        host = get_kernel().host
     return host if host.has_http_observers() else None
+
+
+def bind(host: Any) -> Callable[..., Awaitable[Response]]:
+    """``fetch`` whose requests go to the observers of ``host`` (what ``rt.fetch`` is, per kernel)."""
+
+    @functools.wraps(fetch)
+    async def fetch_in_kernel(resource: str | Request, **options: Any) -> Response:
+        return await fetch(resource, _host=host, **options)
+
+    return fetch_in_kernel
 
 
 def _client(tls: ssl.SSLContext | None) -> httpx.AsyncClient:
@@ -160,6 +172,7 @@ async def fetch(
     timeout: float | timedelta | None = None,
     redirect: Redirect = "follow",
     tls: ssl.SSLContext | None = None,
+    _host: Any = None,
 ) -> Response:
     """Send a request and return the response once its status line and headers arrived.
 
@@ -180,7 +193,7 @@ async def fetch(
         raise ValueError(f"fetch: invalid URL {url!r}: {exc}") from None
     if request.url.scheme not in ("http", "https") or not request.url.host:
         raise ValueError(f"fetch: unsupported URL {url!r} (use http:// or https:// with a host)")
-    request.extensions[_OBSERVERS] = _observers()
+    request.extensions[_OBSERVERS] = _observers(_host)
 
     response: httpx.Response | None = None
     with deadline.scope():

@@ -13,7 +13,6 @@ from rt.hookspecs import hookimpl
 from rt.interfaces import ConfigOption, KernelView, NamespaceEntry
 
 _NAMES = {
-    "fetch": "rt_http.fetch",
     "FetchError": "rt_http.fetch",
     "WebSocket": "rt_http.client",
     "WebSocketError": "rt_http.client",
@@ -41,9 +40,17 @@ def _load_serve(kernel: KernelView) -> Callable[..., Any]:
     return serve_in_kernel
 
 
+def _load_fetch(kernel: KernelView) -> Callable[..., Any]:
+    """``rt.fetch`` for the kernel resolving it: its requests pass that kernel's HTTP observer hooks."""
+    from rt_http.fetch import bind
+
+    return bind(kernel.host)
+
+
 @hookimpl
 def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
     register(NamespaceEntry("serve", _load_serve))
+    register(NamespaceEntry("fetch", _load_fetch))
     for name, module in _NAMES.items():
         register(NamespaceEntry.lazy(name, f"{module}:{name}"))
 
