@@ -313,7 +313,7 @@ class WebSocket:
                 message = f"WebSocket connection to {self.url} failed: {event.reason} ({event.code})"
                 await self._dispatch(ErrorEvent("error", self, WebSocketError(message, event.code), message))
             elif isinstance(event, Ping):
-                pass  # the protocol object queued the pong
+                await self._flush()  # the pong the protocol queued goes out before anything a listener sends
         await self._flush()
 
     async def _flush(self) -> None:
