@@ -369,8 +369,7 @@ class Server:
         backoff = 0.0
         while True:
             while self._open_connections >= self.max_connections:  # new clients wait in the backlog
-                self._connection_closed = anyio.Event()
-                await self._connection_closed.wait()
+                await self._a_connection_closed().wait()
             try:
                 stream = await accept()
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
@@ -382,13 +381,19 @@ class Server:
                     log.warning("accept failed: %s; retrying until connections close", exc)
                 # out of descriptors: wait for a connection to end, or a moment, then try again
                 backoff = min(max(backoff * 2, 0.005), _ACCEPT_BACKOFF)
-                self._connection_closed = anyio.Event()
                 with anyio.move_on_after(backoff):
-                    await self._connection_closed.wait()
+                    await self._a_connection_closed().wait()
                 continue
             backoff = 0.0
             self._open_connections += 1
             self._task_group.start_soon(self._serve_accepted, stream, tls)
+
+    def _a_connection_closed(self) -> anyio.Event:
+        """The event the next closing connection sets, shared by every accepting task (one per socket of
+        the listener) that waits for one: a task replacing another's event would leave it waiting forever."""
+        if self._connection_closed is None or self._connection_closed.is_set():
+            self._connection_closed = anyio.Event()
+        return self._connection_closed
 
     async def _serve_accepted(self, stream: ByteStream, tls: TLSListener | None) -> None:
         try:
