@@ -275,25 +275,42 @@ class ServerWebSocket:
         return None
 
     def _send_frame(self, frame: bytes, length: int) -> int:
+        """Queue a framed message (the per-subscriber step of a fan-out: kept to one call and two checks)."""
         if self.ready_state != OPEN:
             return 0
-        if self._buffered > self._handler.backpressure_limit:
+        limit = self._handler.backpressure_limit
+        if self._buffered > limit:
             return self._refused()  # type: ignore[return-value]  # (over the limit: never None)
-        return self._queue(frame, length)
+        self._enqueue(frame)
+        if self._buffered > limit:
+            return self._over_limit()
+        return length or len(frame)  # an empty message reports its frame size: 0 means dropped
 
     def _queue(self, frame: bytes | _DeflateJob, length: int) -> int:
-        self._enqueue(frame)
+        if isinstance(frame, _DeflateJob):
+            self._buffer.append(frame)
+            self._buffered += len(frame.payload)  # its uncompressed size until it is compressed
+            if not self._writing and not self._dispatching and self._stream is not None:
+                self._start_writer()
+            size = 2  # an empty message's frame is at least 2 bytes
+        else:
+            self._enqueue(frame)
+            size = len(frame)
         if self._buffered > self._handler.backpressure_limit:
-            if self._handler.close_on_backpressure_limit:
-                self.terminate()
-                return 0
-            self._backpressured = True
-            return -1
-        return length or len(frame)  # type: ignore[arg-type]  # an empty message reports its frame size (a job is never empty)
+            return self._over_limit()
+        return length or size  # an empty message reports its frame size: 0 means dropped
 
-    def _enqueue(self, frame: bytes | _DeflateJob) -> None:
+    def _over_limit(self) -> int:
+        """The send that took the queue over ``backpressure_limit``: -1 (queued), or 0 and closed."""
+        if self._handler.close_on_backpressure_limit:
+            self.terminate()
+            return 0
+        self._backpressured = True
+        return -1
+
+    def _enqueue(self, frame: bytes) -> None:
         self._buffer.append(frame)
-        self._buffered += len(frame.payload) if isinstance(frame, _DeflateJob) else len(frame)
+        self._buffered += len(frame)
         if not self._writing and not self._dispatching and self._stream is not None:
             self._start_writer()
 
