@@ -25,6 +25,7 @@ by nobody (``O'Brien & <Co>`` stays that, and cannot inject markup).
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import hmac
 import html
@@ -245,9 +246,15 @@ server = rt.serve(
 
 async def main() -> None:
     await load_keys()
-    async with server:  # binds: server.url knows the real port now (PORT=0 picks a free one)
-        print(f"rt chat on {server.url} (Ctrl-C to stop)", flush=True)
-        await server.serve_forever()
+    try:
+        async with server:  # binds: server.url knows the real port now (PORT=0 picks a free one)
+            print(f"rt chat on {server.url} (Ctrl-C to stop)", flush=True)
+            await server.serve_forever()
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE or server.url:  # only a port taken before we could listen
+            raise
+        port = os.environ.get("PORT", "3000")
+        raise SystemExit(f"rt chat: port {port} is in use: set PORT to a free one (PORT=0 picks any)") from None
 
 
 if __name__ == "__main__":
