@@ -181,7 +181,7 @@ def install_reader(name: str) -> None:
 
     module = sys.modules["rt"]
     cls = type(module)
-    if cls is _ModuleType or name in module.__dict__ or name in cls.__dict__:
+    if cls is _ModuleType or name in vars(module) or name in vars(cls):
         return
     setattr(cls, name, property(_reader(name), doc=f"rt.{name}, resolved through the current kernel"))
 

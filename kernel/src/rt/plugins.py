@@ -258,11 +258,13 @@ class PluginHost:
                 f"plugin {plugin!r} failed in {hook_name}: {type(exc).__name__}: {exc}"
             ) from exc
 
-    def _collect(self, hook_name: str, kind: str, register_with: Callable[[Callable[[str, Any], None]], Any]) -> Any:
+    def _collect(
+        self, hook_name: str, kind: str, register_with: Callable[[Callable[[str, Any], None]], Any]
+    ) -> dict[str, Registered[Any]]:
         """Call a registration hook once and cache ``{name: Registered(thing, plugin)}`` until the registry
         changes. ``register_with(add)`` builds the ``register`` callback the hook receives; it validates
         what a plugin passes and calls ``add(name, thing)``, which rejects a name registered twice."""
-        cached = self._cache.get(hook_name)
+        cached: dict[str, Registered[Any]] | None = self._cache.get(hook_name)
         if cached is not None:
             return cached
         found: dict[str, Registered[Any]] = {}

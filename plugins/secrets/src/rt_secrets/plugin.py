@@ -7,7 +7,7 @@ heavy (anyio, keyring) is imported inside the callables registered below.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rt.hookspecs import hookimpl
 from rt.interfaces import Command, ConfigOption, KernelView, NamespaceEntry
