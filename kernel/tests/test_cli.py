@@ -34,7 +34,7 @@ class Greeter:
 
         def configure_run(parser):
             parser.add_argument("script")
-            parser.add_argument("args", nargs="*")
+            parser.add_argument("args", nargs=__import__("argparse").REMAINDER)  # as rt-debug does
 
         register(Command("greet", "say hello", configure, greet))
         register(Command("run", "run a script", configure_run, lambda a, k: self.calls.append(("run", a.script)) or 0))
@@ -106,14 +106,14 @@ def test_first_party_command_without_plugin_names_the_distribution(monkeypatch, 
     assert "pip install rt-secrets" in capsys.readouterr().err
 
 
-def test_config_error_is_one_line_exit_2(tmp_path, run_python):
+def test_config_error_is_one_line_exit_1(tmp_path, run_python):
     (tmp_path / "rt.toml").write_text("[nonsense]\nx = 1\n")
     result = subprocess.run(
         [sys.executable, "-m", "rt", "plugins"], capture_output=True, text=True, cwd=tmp_path,
         env=__import__("rt.testing").testing.clean_environ(),
     )
-    assert result.returncode == 2
-    assert result.stderr.startswith("rt: error: ") and "unknown section [nonsense]" in result.stderr
+    assert result.returncode == 1
+    assert result.stderr.startswith("rt: ") and "unknown section [nonsense]" in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -161,13 +161,47 @@ def test_a_broken_command_does_not_break_other_commands(fragile, capsys):
 
 
 def test_a_command_that_fails_to_configure_names_its_plugin(fragile, capsys):
-    assert cli.main(["broken"]) == 2
+    assert cli.main(["broken"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("rt: error: plugin 'fragile' failed to set up `rt broken`: ImportError: missing module")
+    assert err.startswith("rt broken: plugin 'fragile' failed to set up `rt broken`: ImportError: missing module")
 
 
 def test_a_crashing_command_names_its_plugin(fragile, capsys):
-    assert cli.main(["crash"]) == 70
+    assert cli.main(["crash"]) == 1
     err = capsys.readouterr().err
     assert "Traceback" in err
-    assert err.rstrip().endswith("`rt crash` crashed inside plugin 'fragile' (no distribution): ValueError: bad state")
+    assert err.rstrip().endswith("rt crash: crashed inside plugin 'fragile' (no distribution): ValueError: bad state")
+
+
+def test_errors_share_one_shape(greeter, capsys, monkeypatch):
+    """`rt <command>: message` on one line; usage errors exit 2, other errors 1."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(["greet", "--no-such-flag", "x"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "rt greet: unrecognized arguments: --no-such-flag (see `rt greet --help`)"
+    )
+    with pytest.raises(SystemExit) as info:
+        cli.main(["greet"])  # its required argument is missing
+    assert info.value.code == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("rt greet: the following arguments are required") and last.endswith("(see `rt greet --help`)")
+    assert cli.main(["nosuchcommand"]) == 2
+    assert capsys.readouterr().err.startswith("rt: unknown command 'nosuchcommand'.")
+    # a configuration error (not a usage error) is `rt: message`, status 1: test_config_error_is_one_line_exit_1
+
+
+def test_help_mentions_running_a_file(greeter, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert "rt FILE.py [ARGS ...]" in out
+
+
+def test_a_remainder_argument_is_not_called_required(greeter, capsys):
+    """rt run's usage: only the script is required, not the arguments passed on to it."""
+    with pytest.raises(SystemExit) as info:
+        cli.main(["run"])
+    assert info.value.code == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert "required: script" in last and "args" not in last, last

@@ -1,5 +1,9 @@
 """The ``rt`` command. The kernel owns ``--version``, ``--help``, ``--backend`` and ``rt plugins``;
 every other subcommand comes from a plugin through ``rt_register_commands``.
+
+Errors share one shape, one line on stderr: ``rt <command>: message`` (``rt: message`` before a command is
+known). A usage error (an unknown command or option, a missing argument) exits with status 2; every other
+error with status 1.
 """
 
 from __future__ import annotations
@@ -8,6 +12,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 import rt
 from rt._known import COMMAND_TO_DISTRIBUTION
@@ -17,11 +22,29 @@ from rt.interfaces import Command
 from rt.kernel import Kernel, use_kernel
 
 BUILTIN_COMMANDS = ("plugins",)
+USAGE_ERROR = 2
+ERROR = 1
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with rt's error shape: the usage line, then ``rt <command>: message``, exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(USAGE_ERROR, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def _optional_remainders(parser: argparse.ArgumentParser) -> None:
+    """A ``nargs=REMAINDER`` positional (``rt run script [args ...]``) may be empty: argparse would otherwise
+    report it as required ("the following arguments are required: script, args")."""
+    for action in parser._actions:
+        if action.nargs == argparse.REMAINDER:
+            action.required = False
 
 
 def _common_options() -> argparse.ArgumentParser:
     """Options every subcommand accepts, so ``rt test --backend trio`` and ``rt --backend trio test`` agree."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument(
         "--backend", choices=BACKENDS, default=argparse.SUPPRESS,
         help="async backend (default: RT_BACKEND, then config, then asyncio)",
@@ -34,15 +57,18 @@ def build_parser(kernel: Kernel, selected: str | None = None) -> argparse.Argume
     that plugin's command module, and neither ``rt --help`` nor ``rt plugins`` should pay for (or be broken
     by) every plugin's command."""
     common = _common_options()
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="rt",
+        usage="rt [-h] [--backend {asyncio,trio}] [--version] COMMAND ...\n       rt FILE.py [ARGS ...]",
         description="rt: a Python runtime kernel; facilities come from plugins (see `rt plugins`).",
+        epilog="rt FILE.py [ARGS ...] runs a Python script (or a folder or zip with __main__.py): the same as "
+        "`rt run FILE.py ...` (rt-debug).",
         parents=[common],
     )
     parser.add_argument("--version", action="version", version=f"rt {rt.__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     plugins_parser = subparsers.add_parser(
-        "plugins", parents=[common], help="list loaded plugins: name, distribution, version, hooks"
+        "plugins", prog="rt plugins", parents=[common], help="list loaded plugins: name, distribution, version, hooks"
     )
     plugins_parser.add_argument("--json", action="store_true", help="machine-readable output")
     seen: set[str] = set()
@@ -52,12 +78,13 @@ def build_parser(kernel: Kernel, selected: str | None = None) -> argparse.Argume
             continue
         seen.add(command.name)
         sub = subparsers.add_parser(
-            command.name, parents=[common], help=command.help, description=command.help,
+            command.name, prog=f"rt {command.name}", parents=[common], help=command.help, description=command.help,
             aliases=list(command.aliases),
         )
         if selected in (command.name, *command.aliases):
             try:
                 command.configure(sub)
+                _optional_remainders(sub)
             except Exception as exc:
                 raise PluginLoadError(
                     f"plugin {registered.plugin!r} failed to set up `rt {command.name}`: {type(exc).__name__}: {exc}"
@@ -165,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["--version"]:  # answered before plugins load, so a broken plugin cannot hide it
         print(f"rt {rt.__version__}")
         return 0
+    command_name: str | None = None
     try:
         kernel = Kernel()
         for warning in kernel.config.warnings:
@@ -172,8 +200,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         routed = _route(args_list, kernel)
         if isinstance(routed, int):
             return routed
-        parser = build_parser(kernel, _selected(routed))
-        args = parser.parse_args(routed)
+        selected = _selected(routed)
+        registered_commands = kernel.host.commands()
+        if selected in registered_commands:
+            command_name = registered_commands[selected].value.name
+        parser = build_parser(kernel, selected)
+        args, extra = parser.parse_known_args(routed)
+        if extra:
+            prog = f"rt {args.command}" if getattr(args, "command", None) else "rt"
+            parser.exit(USAGE_ERROR, f"{prog}: unrecognized arguments: {' '.join(extra)} (see `{prog} --help`)\n")
         if getattr(args, "backend", None):
             kernel.with_overrides({"backend": args.backend})
         if args.command is None:
@@ -182,11 +217,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "plugins":
             return _print_plugins(kernel, args.json)
         registered = kernel.host.commands()[args.command]
+        command_name = registered.value.name
         with use_kernel(kernel):
             return _run_command(registered.value, registered.plugin, args, kernel)
     except RtError as exc:
-        print(f"rt: error: {exc}", file=sys.stderr)
-        return 2
+        prog = f"rt {command_name}" if command_name else "rt"
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return ERROR
     except KeyboardInterrupt:
         return 130
 
@@ -204,10 +241,10 @@ def _run_command(command: Command, plugin: str, args: argparse.Namespace, kernel
         info = {p.name: p for p in kernel.plugins()}.get(plugin)
         origin = f"{info.distribution} {info.version}" if info and info.distribution else "no distribution"
         print(
-            f"rt: `rt {command.name}` crashed inside plugin {plugin!r} ({origin}): {type(exc).__name__}: {exc}",
+            f"rt {command.name}: crashed inside plugin {plugin!r} ({origin}): {type(exc).__name__}: {exc}",
             file=sys.stderr,
         )
-        return 70  # EX_SOFTWARE
+        return ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m rt.cli`
