@@ -84,7 +84,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 if not getattr(sys, "_rt_repo_guard", False):
-    sys._rt_repo_guard = True  # type: ignore[attr-defined]  # audit hooks cannot be removed: install once
+    sys._rt_repo_guard = (ROOT, _outside)  # type: ignore[attr-defined]  # hooks cannot be removed: once
     sys.addaudithook(_audit)
 
 
