@@ -42,7 +42,7 @@ def _optional_remainders(parser: argparse.ArgumentParser) -> None:
             action.required = False
 
 
-def _common_options() -> argparse.ArgumentParser:
+def _common_options() -> Parser:
     """Options every subcommand accepts, so ``rt test --backend trio`` and ``rt --backend trio test`` agree."""
     common = Parser(add_help=False)
     common.add_argument(
