@@ -15,12 +15,18 @@ REPO = Path(__file__).resolve().parents[2]
 def run_python(tmp_path: Path):
     """Run Python code in a fresh interpreter (same environment), in an empty directory; returns the result."""
 
-    def run(code: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        code: str, env: dict[str, str] | None = None, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
         from rt.testing import clean_environ
 
         return subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd or tmp_path,
-            env=clean_environ(env), timeout=60,
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            cwd=cwd or tmp_path,
+            env=clean_environ(env),
+            timeout=60,
         )
 
     return run

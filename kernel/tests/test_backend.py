@@ -34,7 +34,9 @@ def test_unknown_backend_names_its_source():
 
 def test_missing_trio_says_how_to_install(monkeypatch, tmp_path):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trio" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "trio" else real(name, *a)
+    )
     with pytest.raises(BackendError, match=r"trio is not installed: pip install 'rt-kernel\[trio\]'.*"):
         resolve_backend(config=Config.load(tmp_path, {"RT_BACKEND": "trio"}))
 

@@ -37,14 +37,19 @@ class Greeter:
             parser.add_argument("args", nargs=__import__("argparse").REMAINDER)  # as rt-debug does
 
         register(Command("greet", "say hello", configure, greet))
-        register(Command("run", "run a script", configure_run, lambda a, k: self.calls.append(("run", a.script)) or 0))
+        register(
+            Command(
+                "run", "run a script", configure_run, lambda a, k: self.calls.append(("run", a.script)) or 0
+            )
+        )
 
 
 @pytest.fixture
 def greeter(monkeypatch, tmp_path):
     plugin = Greeter()
     monkeypatch.setattr(
-        cli, "Kernel",
+        cli,
+        "Kernel",
         lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False, plugins=[("greeter", plugin)]),
     )
     return plugin
@@ -109,7 +114,10 @@ def test_first_party_command_without_plugin_names_the_distribution(monkeypatch, 
 def test_config_error_is_one_line_exit_1(tmp_path, run_python):
     (tmp_path / "rt.toml").write_text("[nonsense]\nx = 1\n")
     result = subprocess.run(
-        [sys.executable, "-m", "rt", "plugins"], capture_output=True, text=True, cwd=tmp_path,
+        [sys.executable, "-m", "rt", "plugins"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
         env=__import__("rt.testing").testing.clean_environ(),
     )
     assert result.returncode == 1
@@ -119,7 +127,10 @@ def test_config_error_is_one_line_exit_1(tmp_path, run_python):
 
 def test_plugins_command_lists_installed_plugins_as_json(tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "rt", "plugins", "--json"], capture_output=True, text=True, cwd=tmp_path,
+        [sys.executable, "-m", "rt", "plugins", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
         env=__import__("rt.testing").testing.clean_environ(),
     )
     assert result.returncode == 0, result.stderr
@@ -150,7 +161,8 @@ class Fragile:
 @pytest.fixture
 def fragile(monkeypatch, tmp_path):
     monkeypatch.setattr(
-        cli, "Kernel",
+        cli,
+        "Kernel",
         lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False, plugins=[("fragile", Fragile())]),
     )
 
@@ -163,14 +175,18 @@ def test_a_broken_command_does_not_break_other_commands(fragile, capsys):
 def test_a_command_that_fails_to_configure_names_its_plugin(fragile, capsys):
     assert cli.main(["broken"]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("rt broken: plugin 'fragile' failed to set up `rt broken`: ImportError: missing module")
+    assert err.startswith(
+        "rt broken: plugin 'fragile' failed to set up `rt broken`: ImportError: missing module"
+    )
 
 
 def test_a_crashing_command_names_its_plugin(fragile, capsys):
     assert cli.main(["crash"]) == 1
     err = capsys.readouterr().err
     assert "Traceback" in err
-    assert err.rstrip().endswith("rt crash: crashed inside plugin 'fragile' (no distribution): ValueError: bad state")
+    assert err.rstrip().endswith(
+        "rt crash: crashed inside plugin 'fragile' (no distribution): ValueError: bad state"
+    )
 
 
 def test_errors_share_one_shape(greeter, capsys, monkeypatch):
@@ -185,7 +201,9 @@ def test_errors_share_one_shape(greeter, capsys, monkeypatch):
         cli.main(["greet"])  # its required argument is missing
     assert info.value.code == 2
     last = capsys.readouterr().err.splitlines()[-1]
-    assert last.startswith("rt greet: the following arguments are required") and last.endswith("(see `rt greet --help`)")
+    assert last.startswith("rt greet: the following arguments are required") and last.endswith(
+        "(see `rt greet --help`)"
+    )
     assert cli.main(["nosuchcommand"]) == 2
     assert capsys.readouterr().err.startswith("rt: unknown command 'nosuchcommand'.")
     # a configuration error (not a usage error) is `rt: message`, status 1: test_config_error_is_one_line_exit_1

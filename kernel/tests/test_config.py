@@ -47,7 +47,9 @@ def test_rt_toml_in_a_parent_directory_is_found(tmp_path):
 
 
 def test_pyproject_tool_rt_is_the_fallback(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname="x"\n[tool.rt]\nbackend = "trio"\n[tool.rt.demo]\nretry = 2\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname="x"\n[tool.rt]\nbackend = "trio"\n[tool.rt.demo]\nretry = 2\n'
+    )
     config = load(tmp_path)
     assert (config["backend"], config["demo.retry"]) == ("trio", 2)
     assert "[tool.rt]" in config.source("demo.retry")
@@ -66,7 +68,10 @@ def test_rt_toml_wins_over_pyproject(tmp_path):
 
 def test_environment_wins_over_file_and_flags_win_over_environment(tmp_path):
     (tmp_path / "rt.toml").write_text("[demo]\nretry = 5\nverbose = false\n")
-    config = load(tmp_path, {"RT_DEMO_RETRY": "7", "RT_DEMO_VERBOSE": "yes", "RT_DEMO_TAGS": "a, b,,c", "DEMO_NAME": "n"})
+    config = load(
+        tmp_path,
+        {"RT_DEMO_RETRY": "7", "RT_DEMO_VERBOSE": "yes", "RT_DEMO_TAGS": "a, b,,c", "DEMO_NAME": "n"},
+    )
     assert config["demo.retry"] == 7
     assert config.source("demo.retry") == "RT_DEMO_RETRY"
     assert config["demo.verbose"] is True
@@ -123,7 +128,9 @@ def test_int_is_accepted_for_float(tmp_path):
     assert load(tmp_path)["demo.ratio"] == 2.0
 
 
-@pytest.mark.parametrize(("name", "value"), [("RT_DEMO_RETRY", "three"), ("RT_DEMO_VERBOSE", "maybe"), ("RT_BACKEND", "x")])
+@pytest.mark.parametrize(
+    ("name", "value"), [("RT_DEMO_RETRY", "three"), ("RT_DEMO_VERBOSE", "maybe"), ("RT_BACKEND", "x")]
+)
 def test_bad_environment_value_names_the_variable(tmp_path, name, value):
     with pytest.raises(ConfigError, match=f"environment variable {name}"):
         load(tmp_path, {name: value})

@@ -51,8 +51,14 @@ def test_every_hook_spec_has_a_docstring():
 def test_config_page_example_runs(tmp_path):
     text = (DOCS / "config.md").read_text()
     code = re.search(r"```python\n(.*?)```", text, flags=re.DOTALL).group(1)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
-                            env=clean_environ(), timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=clean_environ(),
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["done", "done"]
 
@@ -68,6 +74,8 @@ def test_every_first_party_name_has_a_row_in_the_spec_name_table(rt_kernel):
 
     table = (DOCS / "spec-names.md").read_text()
     first_party = {name for name, _dist in NAME_TO_DISTRIBUTION["rt"].items()}
-    registered = {entry.value.name for key, entry in rt_kernel.host.namespace().items() if key.startswith("rt:")}
+    registered = {
+        entry.value.name for key, entry in rt_kernel.host.namespace().items() if key.startswith("rt:")
+    }
     missing = sorted(name for name in registered & first_party if f"rt.{name}" not in table)
     assert not missing, f"docs/spec-names.md has no row for: {missing}"

@@ -12,7 +12,11 @@ from rt._entrypoints import entry_points
 
 
 def _reference(group: str, path: list[str] | None = None) -> list[tuple[str, str, str]]:
-    distributions = importlib.metadata.distributions(path=path) if path is not None else importlib.metadata.distributions()
+    distributions = (
+        importlib.metadata.distributions(path=path)
+        if path is not None
+        else importlib.metadata.distributions()
+    )
     seen, found = set(), []
     for dist in distributions:
         name = dist.metadata["Name"]
@@ -45,7 +49,10 @@ def test_zip_files_on_the_path_go_through_importlib(tmp_path):
     archive = tmp_path / "bundle.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("zipped_plugin.py", "VALUE = 7\n")
-        zf.writestr("zipped_plugin-2.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: zipped-plugin\nVersion: 2.0\n")
+        zf.writestr(
+            "zipped_plugin-2.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: zipped-plugin\nVersion: 2.0\n",
+        )
         zf.writestr("zipped_plugin-2.0.dist-info/entry_points.txt", "[rt]\nzipped = zipped_plugin:VALUE\n")
     found = entry_points("rt", path=[str(archive)])
     assert [(e.name, e.distribution, e.version) for e in found] == [("zipped", "zipped-plugin", "2.0")]
@@ -63,7 +70,9 @@ def test_egg_info_and_first_on_path_wins(tmp_path):
         info = root / "legacy_plugin.egg-info"
         info.mkdir(parents=True)
         (info / "PKG-INFO").write_text(f"Metadata-Version: 1.1\nName: legacy-plugin\nVersion: {version}\n")
-        (info / "entry_points.txt").write_text("[console_scripts]\nx = y\n\n[rt]\nlegacy = legacy_mod:plugin\n")
+        (info / "entry_points.txt").write_text(
+            "[console_scripts]\nx = y\n\n[rt]\nlegacy = legacy_mod:plugin\n"
+        )
     found = entry_points("rt", path=[str(first), str(second)])
     assert [(e.name, e.value, e.version) for e in found] == [("legacy", "legacy_mod:plugin", "1.0")]
     assert _reference("rt", [str(first), str(second)]) == [("legacy", "legacy_mod:plugin", "legacy-plugin")]

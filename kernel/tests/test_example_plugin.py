@@ -24,7 +24,9 @@ def _uv() -> list[str]:
     try:
         import uv  # noqa: F401
     except ImportError:
-        pytest.fail("this test installs distributions with uv: pip install uv (the dev group and tox envs include it)")
+        pytest.fail(
+            "this test installs distributions with uv: pip install uv (the dev group and tox envs include it)"
+        )
     return [sys.executable, "-m", "uv"]
 
 
@@ -34,21 +36,29 @@ def venv(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("example-venv")
     env = clean_environ({"VIRTUAL_ENV": str(root / "venv")})
     env.pop("UV_PROJECT_ENVIRONMENT", None)
-    subprocess.run([*_uv(), "venv", "--quiet", "--python", sys.executable, str(root / "venv")], check=True, env=env)
+    subprocess.run(
+        [*_uv(), "venv", "--quiet", "--python", sys.executable, str(root / "venv")], check=True, env=env
+    )
     packages = [str(REPO / "kernel"), str(EXAMPLE)]
     if (REPO / "plugins" / "csrf" / "src" / "rt_csrf" / "csrf.py").exists():
         packages.insert(1, str(REPO / "plugins" / "csrf"))
     subprocess.run(
         [*_uv(), "pip", "install", "--quiet", "--python", str(root / "venv" / "bin" / "python"), *packages],
-        check=True, env=env, cwd=root,
+        check=True,
+        env=env,
+        cwd=root,
     )
     return root / "venv"
 
 
 def _run(venv: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
-        [str(venv / "bin" / args[0]), *args[1:]], capture_output=True, text=True, cwd=venv.parent,
-        env=clean_environ(env), timeout=120,
+        [str(venv / "bin" / args[0]), *args[1:]],
+        capture_output=True,
+        text=True,
+        cwd=venv.parent,
+        env=clean_environ(env),
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     return result

@@ -49,7 +49,9 @@ def test_call_monitoring_sees_registration_hooks():
     kernel = bare_kernel(("sha", Sha()))
     kernel.register(object(), "empty")
     called: list[str] = []
-    undo = kernel.host.pm.add_hookcall_monitoring(lambda name, impls, kwargs: called.append(name), lambda *a: None)
+    undo = kernel.host.pm.add_hookcall_monitoring(
+        lambda name, impls, kwargs: called.append(name), lambda *a: None
+    )
     try:
         kernel.host.hmac_algorithms()
         kernel.host.transports()
@@ -81,7 +83,10 @@ def test_a_wrapper_implementation_runs_around_the_others():
     kernel = bare_kernel(("wrapper", Wrapper()), ("plain", Plain()))
     registered = kernel.host.hmac_algorithms()
     assert events == ["before", "plain", "after"]
-    assert {name: r.plugin for name, r in registered.items()} == {"wrapped-first": "wrapper", "plain": "plain"}
+    assert {name: r.plugin for name, r in registered.items()} == {
+        "wrapped-first": "wrapper",
+        "plain": "plain",
+    }
 
 
 def test_a_wrapper_sees_a_failing_implementation_and_the_error_names_the_plugin():
@@ -101,7 +106,9 @@ def test_a_wrapper_sees_a_failing_implementation_and_the_error_names_the_plugin(
         def rt_configure(self, config):
             raise RuntimeError("bad config")
 
-    with pytest.raises(PluginLoadError, match="plugin 'broken' failed in rt_configure: RuntimeError: bad config"):
+    with pytest.raises(
+        PluginLoadError, match="plugin 'broken' failed in rt_configure: RuntimeError: bad config"
+    ):
         bare_kernel(("wrapper", Wrapper()), ("broken", Broken()))
     assert [str(exc) for exc in seen] == ["bad config"]
 
@@ -110,5 +117,7 @@ def test_two_instances_of_one_plugin_class_are_told_apart():
     from rt.errors import DuplicateRegistrationError
 
     kernel = bare_kernel(("first", Sha()), ("second", Sha()))
-    with pytest.raises(DuplicateRegistrationError, match="both plugin '(first|second)' and plugin '(?!\1)(first|second)'"):
+    with pytest.raises(
+        DuplicateRegistrationError, match="both plugin '(first|second)' and plugin '(?!\1)(first|second)'"
+    ):
         kernel.host.hmac_algorithms()

@@ -17,9 +17,7 @@ def test_import_rt_loads_no_plugin_and_no_dependency(run_python):
 
 def test_first_namespace_access_loads_plugins_then(run_python):
     result = run_python(
-        "import sys, rt\n"
-        "print(hasattr(rt, 'no_such_name'))\n"
-        "print('pluggy' in sys.modules)\n"
+        "import sys, rt\nprint(hasattr(rt, 'no_such_name'))\nprint('pluggy' in sys.modules)\n"
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "True"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 import rt
 import rt.test as rt_test
 from rt._known import NAME_TO_DISTRIBUTION
@@ -23,7 +24,9 @@ class Provides:
     def rt_register_namespace(self, register):
         for name, value in self.names.items():
             module, _, attr = name.rpartition("__")
-            register(NamespaceEntry(attr, self._loader(value), module="rt.test" if module == "test" else "rt"))
+            register(
+                NamespaceEntry(attr, self._loader(value), module="rt.test" if module == "test" else "rt")
+            )
 
     def _loader(self, value):
         def load(kernel):
@@ -80,7 +83,9 @@ def test_two_plugins_same_name_is_an_error_naming_both(rt_register):
     ("module", "name", "distribution"),
     [(m, n, d) for m, names in NAME_TO_DISTRIBUTION.items() for n, d in names.items()],
 )
-def test_every_first_party_name_without_its_plugin_names_the_distribution(rt_make_kernel, module, name, distribution):
+def test_every_first_party_name_without_its_plugin_names_the_distribution(
+    rt_make_kernel, module, name, distribution
+):
     kernel = rt_make_kernel(load_entry_points=False)
     with rt.use_kernel(kernel):
         target = rt if module == "rt" else rt_test
@@ -90,9 +95,7 @@ def test_every_first_party_name_without_its_plugin_names_the_distribution(rt_mak
         assert not hasattr(target, name)
 
 
-@pytest.mark.parametrize(
-    ("name", "distribution"), sorted(NAME_TO_DISTRIBUTION["rt"].items())
-)
+@pytest.mark.parametrize(("name", "distribution"), sorted(NAME_TO_DISTRIBUTION["rt"].items()))
 def test_first_party_names_with_real_entry_points(rt_kernel, name, distribution):
     """In the `kernel` tox env nothing is installed and every name must give the clear error; where the plugin
     is installed and provides the name, it must resolve."""

@@ -57,7 +57,9 @@ def test_a_failing_hook_names_its_plugin():
         def rt_register_hmac_algorithms(self, register):
             raise RuntimeError("boom")
 
-    with pytest.raises(PluginLoadError, match="plugin 'broken' failed in rt_register_hmac_algorithms: RuntimeError: boom"):
+    with pytest.raises(
+        PluginLoadError, match="plugin 'broken' failed in rt_register_hmac_algorithms: RuntimeError: boom"
+    ):
         bare_kernel(("broken", Broken())).host.hmac_algorithms()
 
 
@@ -141,8 +143,16 @@ def test_every_registration_kind_goes_through_the_facade():
     assert set(host.commands()) == {"hello", "hi"}
     assert set(host.namespace()) == {"rt:thing"}
     assert "all.flag" in host.config_options()
-    assert [set(d) for d in (host.secret_backends(), host.reporters(), host.transports(), host.compressors(),
-                             host.brokers())] == [{"b"}, {"r"}, {"t"}, {"c"}, {"k"}]
+    assert [
+        set(d)
+        for d in (
+            host.secret_backends(),
+            host.reporters(),
+            host.transports(),
+            host.compressors(),
+            host.brokers(),
+        )
+    ] == [{"b"}, {"r"}, {"t"}, {"c"}, {"k"}]
     assert [p.name for p in host.plugins()] == ["all"]
     assert "rt_register_brokers" in host.plugins()[0].hooks
 
@@ -193,14 +203,20 @@ def site(tmp_path, monkeypatch):
 
 
 def test_entry_points_are_loaded_and_can_be_blocked(site, rt_make_kernel):
-    _fake_distribution(site, "rt-fake", "fake", "fakeplug_ok", """
+    _fake_distribution(
+        site,
+        "rt-fake",
+        "fake",
+        "fakeplug_ok",
+        """
         import hashlib
         from rt import hookimpl
 
         @hookimpl
         def rt_register_hmac_algorithms(register):
             register("fake-256", hashlib.sha256)
-    """)
+    """,
+    )
     kernel = rt_make_kernel()
     info = {p.name: p for p in kernel.plugins()}["fake"]
     assert (info.distribution, info.version, info.disabled) == ("rt-fake", "1.2.3", False)
@@ -239,13 +255,19 @@ def test_get_kernel_default_is_created_once():
 
 
 def test_broken_distribution_metadata_does_not_stop_the_kernel(site, rt_make_kernel):
-    _fake_distribution(site, "rt-halfway", "halfway", "fakeplug_halfway", """
+    _fake_distribution(
+        site,
+        "rt-halfway",
+        "halfway",
+        "fakeplug_halfway",
+        """
         from rt import hookimpl
 
         @hookimpl
         def rt_configure(config):
             pass
-    """)
+    """,
+    )
     (site / "rt_halfway-1.2.3.dist-info" / "METADATA").unlink()  # as if a package manager were mid-install
     info = {p.name: p for p in rt_make_kernel().plugins()}["halfway"]
     assert (info.distribution, info.version, info.hooks) == ("rt_halfway", "1.2.3", ("rt_configure",))
@@ -275,7 +297,11 @@ def test_lazy_entries_and_commands_import_on_first_use(site, rt_make_kernel):
 
         @hookimpl
         def rt_register_commands(self, register):
-            register(Command.lazy("double", "doubles", "fakeplug_lazy_target:configure", "fakeplug_lazy_target:run"))
+            register(
+                Command.lazy(
+                    "double", "doubles", "fakeplug_lazy_target:configure", "fakeplug_lazy_target:run"
+                )
+            )
 
     kernel = rt_make_kernel(load_entry_points=False)
     kernel.register(Lazy(), "lazy")
@@ -291,12 +317,16 @@ def test_lazy_entries_and_commands_import_on_first_use(site, rt_make_kernel):
     assert command.run(parser.parse_args(["--n", "21"]), kernel) == 42
 
 
-def test_two_distributions_claiming_one_plugin_name_is_an_error(site, tmp_path_factory, monkeypatch, rt_make_kernel):
+def test_two_distributions_claiming_one_plugin_name_is_an_error(
+    site, tmp_path_factory, monkeypatch, rt_make_kernel
+):
     _fake_distribution(site, "rt-one", "same", "fakeplug_one", "")
     other = tmp_path_factory.mktemp("other-site")
     _fake_distribution(other, "rt-two", "same", "fakeplug_two", "")
     monkeypatch.syspath_prepend(str(other))
-    with pytest.raises(DuplicateRegistrationError, match="'same' is declared by two distributions, rt-two and rt-one"):
+    with pytest.raises(
+        DuplicateRegistrationError, match="'same' is declared by two distributions, rt-two and rt-one"
+    ):
         rt_make_kernel()
 
 
@@ -315,7 +345,10 @@ def test_a_failing_observer_is_logged_and_does_not_stop_the_others(caplog):
         def rt_http_request(self, request):
             seen.append(request.url)
 
-    for order in ((("broken", Broken()), ("working", Working())), (("working", Working()), ("broken", Broken()))):
+    for order in (
+        (("broken", Broken()), ("working", Working())),
+        (("working", Working()), ("broken", Broken())),
+    ):
         seen.clear()
         caplog.clear()
         kernel = bare_kernel(*order)
@@ -339,7 +372,9 @@ def test_an_installed_plugin_without_the_name_says_upgrade(site, rt_make_kernel)
     """A first-party name its (older) distribution does not provide is not "not installed"."""
     from rt.errors import PluginNotInstalledError
 
-    _fake_distribution(site, "rt-http", "http", "fakeplug_old_http", "")  # first on sys.path: shadows a real one
+    _fake_distribution(
+        site, "rt-http", "http", "fakeplug_old_http", ""
+    )  # first on sys.path: shadows a real one
     with rt.use_kernel(rt_make_kernel()), pytest.raises(PluginNotInstalledError) as info:
         rt.fetch  # noqa: B018
     assert "installed but does not provide it" in str(info.value)

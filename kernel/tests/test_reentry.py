@@ -36,7 +36,11 @@ def _site(root: Path, entry_point: str) -> Path:
 def _run(args: list[str], cwd: Path, site: Path) -> subprocess.CompletedProcess[str]:
     # A deadlock shows as a timeout (an error of this test), not as a hang of the suite.
     return subprocess.run(
-        [sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+        [sys.executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env=clean_environ({"PYTHONPATH": str(site)}),
     )
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import sniffio
 import pytest
+import sniffio
 
 import rt
 from rt.hookspecs import hookimpl
@@ -56,7 +56,9 @@ def test_without_trio_only_asyncio_is_offered(monkeypatch):
     from rt import testing
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trio" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "trio" else real(name, *a)
+    )
     assert testing._installed_backends() == ("asyncio",)
     monkeypatch.undo()
     assert testing._installed_backends() == ("asyncio", "trio")
@@ -74,7 +76,11 @@ def _fixtures(directory, *, opt_in: bool) -> str:
         (directory / "conftest.py").write_text('pytest_plugins = ["rt.testing"]\n', encoding="utf-8")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--fixtures", "-v", str(directory)],
-        capture_output=True, text=True, cwd=directory, env=clean_environ(), timeout=120,
+        capture_output=True,
+        text=True,
+        cwd=directory,
+        env=clean_environ(),
+        timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout

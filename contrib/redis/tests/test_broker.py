@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+
 import rt
 from rt_redis.broker import RedisBroker
 

@@ -14,9 +14,21 @@ __version__ = "0.1.0"
 
 # The kernel's own public names; plugin names (rt.CSRF, rt.serve ...) are added by the installed plugins.
 __all__ = [
-    "BackendError", "Config", "ConfigError", "DuplicateRegistrationError", "Kernel", "PluginLoadError",
-    "PluginNotInstalledError", "RtError", "get_kernel", "hookimpl", "hookspec", "resolve_backend", "run",
-    "test", "use_kernel",
+    "BackendError",
+    "Config",
+    "ConfigError",
+    "DuplicateRegistrationError",
+    "Kernel",
+    "PluginLoadError",
+    "PluginNotInstalledError",
+    "RtError",
+    "get_kernel",
+    "hookimpl",
+    "hookspec",
+    "resolve_backend",
+    "run",
+    "test",
+    "use_kernel",
 ]
 
 # Kernel names: imported from their module on first use, so that `import rt` stays cheap.

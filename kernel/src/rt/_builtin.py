@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-
-from rt.hookspecs import hookimpl
 from rt.config import KERNEL_OPTIONS, ConfigOption
+from rt.hookspecs import hookimpl
 
 
 @hookimpl

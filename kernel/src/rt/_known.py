@@ -29,8 +29,16 @@ NAME_TO_DISTRIBUTION: dict[str, dict[str, str]] = {
     "rt.test": {
         name: "rt-testrunner"
         for name in (
-            "test", "it", "describe", "expect", "mock", "spy_on",
-            "before_all", "before_each", "after_each", "after_all",
+            "test",
+            "it",
+            "describe",
+            "expect",
+            "mock",
+            "spy_on",
+            "before_all",
+            "before_each",
+            "after_each",
+            "after_all",
         )
     },
 }

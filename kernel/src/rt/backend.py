@@ -31,7 +31,9 @@ def resolve_backend(backend: str | None = None, config: Config | None = None) ->
             config = get_kernel().config
         chosen, source = config.get("backend", DEFAULT_BACKEND), config.source("backend")
     if chosen not in BACKENDS:
-        raise BackendError(f"unknown async backend {chosen!r} (from {source}); choose one of {', '.join(BACKENDS)}")
+        raise BackendError(
+            f"unknown async backend {chosen!r} (from {source}); choose one of {', '.join(BACKENDS)}"
+        )
     import importlib.util
 
     if chosen == "trio" and importlib.util.find_spec("trio") is None:
@@ -61,7 +63,9 @@ def use_uvloop(config: Config | None = None) -> bool:
     return loop != "asyncio" and installed
 
 
-def run(func: Callable[..., Awaitable[T]], *args: Any, backend: str | None = None, config: Config | None = None) -> T:
+def run(
+    func: Callable[..., Awaitable[T]], *args: Any, backend: str | None = None, config: Config | None = None
+) -> T:
     """Run ``func(*args)`` to completion on the chosen backend and return its result."""
     import anyio
 

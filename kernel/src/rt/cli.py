@@ -46,7 +46,9 @@ def _common_options() -> Parser:
     """Options every subcommand accepts, so ``rt test --backend trio`` and ``rt --backend trio test`` agree."""
     common = Parser(add_help=False)
     common.add_argument(
-        "--backend", choices=BACKENDS, default=argparse.SUPPRESS,
+        "--backend",
+        choices=BACKENDS,
+        default=argparse.SUPPRESS,
         help="async backend (default: RT_BACKEND, then config, then asyncio)",
     )
     return common
@@ -68,7 +70,10 @@ def build_parser(kernel: Kernel, selected: str | None = None) -> argparse.Argume
     parser.add_argument("--version", action="version", version=f"rt {rt.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     plugins_parser = subparsers.add_parser(
-        "plugins", prog="rt plugins", parents=[common], help="list loaded plugins: name, distribution, version, hooks"
+        "plugins",
+        prog="rt plugins",
+        parents=[common],
+        help="list loaded plugins: name, distribution, version, hooks",
     )
     plugins_parser.add_argument("--json", action="store_true", help="machine-readable output")
     seen: set[str] = set()
@@ -78,7 +83,11 @@ def build_parser(kernel: Kernel, selected: str | None = None) -> argparse.Argume
             continue
         seen.add(command.name)
         sub = subparsers.add_parser(
-            command.name, prog=f"rt {command.name}", parents=[common], help=command.help, description=command.help,
+            command.name,
+            prog=f"rt {command.name}",
+            parents=[common],
+            help=command.help,
+            description=command.help,
             aliases=list(command.aliases),
         )
         if selected in (command.name, *command.aliases):
@@ -145,7 +154,9 @@ def _route(argv: list[str], kernel: Kernel) -> list[str] | int:
     hint = ""
     if close:
         missing = close[0] not in names
-        hint = f" Did you mean `rt {close[0]}`?" + (f" (provided by {_why_missing(close[0], kernel)})" if missing else "")
+        hint = f" Did you mean `rt {close[0]}`?" + (
+            f" (provided by {_why_missing(close[0], kernel)})" if missing else ""
+        )
     print(f"rt: unknown command {word!r}.{hint} Commands: {', '.join(names)}", file=sys.stderr)
     return 2
 
@@ -166,15 +177,27 @@ def _print_plugins(kernel: Kernel, as_json: bool) -> int:
     if as_json:
         import json
 
-        print(json.dumps([
-            {"name": i.name, "distribution": i.distribution, "version": i.version, "hooks": list(i.hooks),
-             "disabled": i.disabled}
-            for i in infos
-        ], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": i.name,
+                        "distribution": i.distribution,
+                        "version": i.version,
+                        "hooks": list(i.hooks),
+                        "disabled": i.disabled,
+                    }
+                    for i in infos
+                ],
+                indent=2,
+            )
+        )
         return 0
     if not infos:
-        print("No plugins installed. Each facility is a plugin: pip install rt-csrf rt-secrets rt-http "
-              "rt-testrunner rt-debug")
+        print(
+            "No plugins installed. Each facility is a plugin: pip install rt-csrf rt-secrets rt-http "
+            "rt-testrunner rt-debug"
+        )
         return 0
     rows = [("NAME", "DISTRIBUTION", "VERSION", "HOOKS")]
     for info in infos:
@@ -182,7 +205,9 @@ def _print_plugins(kernel: Kernel, as_json: bool) -> int:
         rows.append((info.name, info.distribution or "-", info.version or "-", hooks))
     widths = [max(len(row[col]) for row in rows) for col in range(3)]
     for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths)) + "  " + row[3])
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=False)) + "  " + row[3]
+        )
     return 0
 
 
@@ -208,7 +233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args, extra = parser.parse_known_args(routed)
         if extra:
             prog = f"rt {args.command}" if getattr(args, "command", None) else "rt"
-            parser.exit(USAGE_ERROR, f"{prog}: unrecognized arguments: {' '.join(extra)} (see `{prog} --help`)\n")
+            parser.exit(
+                USAGE_ERROR, f"{prog}: unrecognized arguments: {' '.join(extra)} (see `{prog} --help`)\n"
+            )
         if getattr(args, "backend", None):
             kernel.with_overrides({"backend": args.backend})
         if args.command is None:

@@ -53,17 +53,30 @@ class ConfigOption:
     def dotted(self) -> str:
         return f"{self.section}.{self.key}" if self.section else self.key
 
+
 KERNEL_OPTIONS: tuple[ConfigOption, ...] = (
     ConfigOption(
-        "", "backend", str, "asyncio", choices=("asyncio", "trio"),
+        "",
+        "backend",
+        str,
+        "asyncio",
+        choices=("asyncio", "trio"),
         help="async backend for everything rt runs (rt.serve(...).run(), rt test, rt run)",
     ),
     ConfigOption(
-        "", "loop", str, "auto", choices=("auto", "asyncio", "uvloop"),
+        "",
+        "loop",
+        str,
+        "auto",
+        choices=("auto", "asyncio", "uvloop"),
         help="the asyncio event loop: uvloop when installed (auto), or always asyncio's own",
     ),
     ConfigOption(
-        "plugins", "disable", list, (), env="RT_DISABLE_PLUGINS",
+        "plugins",
+        "disable",
+        list,
+        (),
+        env="RT_DISABLE_PLUGINS",
         help="entry-point names of plugins not to load",
     ),
 )
@@ -94,7 +107,9 @@ def find_config_file(cwd: Path) -> ConfigFile:
     for directory in directories:
         candidate = directory / "rt.toml"
         if candidate.is_file():
-            return ConfigFile(candidate, str(candidate), _split_sections(_read_toml(candidate), str(candidate)))
+            return ConfigFile(
+                candidate, str(candidate), _split_sections(_read_toml(candidate), str(candidate))
+            )
     for directory in directories:
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
@@ -217,7 +232,9 @@ class Config:
         self.declare(options)
 
     @classmethod
-    def load(cls, cwd: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    def load(
+        cls, cwd: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
+    ) -> Config:
         """Read the configuration file for ``cwd`` (default: the working directory) and the environment."""
         return cls(find_config_file(Path(cwd or os.getcwd()).resolve()), environ)
 

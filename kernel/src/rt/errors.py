@@ -15,7 +15,9 @@ class PluginNotInstalledError(AttributeError):
     ``ModuleNotFoundError`` (see ``rt.__getattr__``).
     """
 
-    def __init__(self, name: str, distribution: str, *, disabled: bool = False, installed: bool = False) -> None:
+    def __init__(
+        self, name: str, distribution: str, *, disabled: bool = False, installed: bool = False
+    ) -> None:
         self.name = name
         self.distribution = distribution
         self.disabled = disabled

@@ -25,10 +25,29 @@ if TYPE_CHECKING:  # only for annotations: keeps `import rt.interfaces` from imp
     from rt.events import HttpRequest, HttpResponse, TestEvent
 
 __all__ = [
-    "Broker", "BrokerFactory", "Command", "Compressor", "CompressorFactory", "CompressorOptions", "ConfigOption",
-    "DigestFactory", "HashObject", "HostView", "KernelView", "ListenOptions", "NamespaceEntry", "Registered",
-    "Reporter", "ReporterFactory", "ReporterOptions", "SecretBackend", "SecretBackendError",
-    "SecretBackendFactory", "Transport", "TransportFactory", "import_target",
+    "Broker",
+    "BrokerFactory",
+    "Command",
+    "Compressor",
+    "CompressorFactory",
+    "CompressorOptions",
+    "ConfigOption",
+    "DigestFactory",
+    "HashObject",
+    "HostView",
+    "KernelView",
+    "ListenOptions",
+    "NamespaceEntry",
+    "Registered",
+    "Reporter",
+    "ReporterFactory",
+    "ReporterOptions",
+    "SecretBackend",
+    "SecretBackendError",
+    "SecretBackendFactory",
+    "Transport",
+    "TransportFactory",
+    "import_target",
 ]
 
 T = TypeVar("T")

@@ -79,7 +79,8 @@ class Kernel:
     def _apply_config_options(self) -> None:
         self.config.declare(r.value for r in self.host.config_options().values())
         disabled_sections = {
-            section for section, dist in SECTION_TO_DISTRIBUTION.items()
+            section
+            for section, dist in SECTION_TO_DISTRIBUTION.items()
             if any(p.disabled and p.distribution == dist for p in self.host.plugins())
         }
         self.config.check_unknown_keys(disabled_sections)
@@ -111,7 +112,9 @@ class Kernel:
             return value
 
     def names(self, module: str = "rt") -> list[str]:
-        return sorted(entry.value.name for entry in self.host.namespace().values() if entry.value.module == module)
+        return sorted(
+            entry.value.name for entry in self.host.namespace().values() if entry.value.module == module
+        )
 
     def _missing(self, module: str, name: str) -> AttributeError:
         distribution = NAME_TO_DISTRIBUTION.get(module, {}).get(name)
@@ -119,8 +122,10 @@ class Kernel:
             return AttributeError(f"module {module!r} has no attribute {name!r}")
         states = [p for p in self.host.plugins() if p.distribution == distribution]
         return PluginNotInstalledError(
-            name if module == "rt" else f"test.{name}", distribution,
-            disabled=any(p.disabled for p in states), installed=bool(states),
+            name if module == "rt" else f"test.{name}",
+            distribution,
+            disabled=any(p.disabled for p in states),
+            installed=bool(states),
         )
 
 
@@ -203,7 +208,9 @@ def _reader(name: str) -> Any:
 _ModuleType = type(contextlib)
 
 
-_OWN_FILES = {os.path.join(os.path.dirname(__file__), name) for name in ("__init__.py", "kernel.py", "test.py")}
+_OWN_FILES = {
+    os.path.join(os.path.dirname(__file__), name) for name in ("__init__.py", "kernel.py", "test.py")
+}
 
 
 def _called_by_from_import() -> bool:

@@ -22,8 +22,8 @@ import pluggy
 
 from rt import hookspecs
 from rt._entrypoints import entry_points
-from rt.errors import DuplicateRegistrationError, PluginLoadError
 from rt.config import ConfigOption
+from rt.errors import DuplicateRegistrationError, PluginLoadError
 from rt.interfaces import Command, NamespaceEntry, Registered
 
 ENTRY_POINT_GROUP = "rt"
@@ -127,7 +127,9 @@ class PluginHost:
                 )
             if ep.name in blocked:
                 self.pm.set_blocked(ep.name)
-                self._infos[ep.name] = PluginInfo(ep.name, dist_name, version, disabled=True, entry_point=ep.value)
+                self._infos[ep.name] = PluginInfo(
+                    ep.name, dist_name, version, disabled=True, entry_point=ep.value
+                )
                 continue
             shadow = shadowing_file(ep.value)
             if shadow is not None:
@@ -165,7 +167,9 @@ class PluginHost:
         try:
             registered = self.pm.register(plugin, name)
         except pluggy.PluginValidationError as exc:
-            raise PluginLoadError(f"plugin {name or plugin!r} does not match rt's hook specifications: {exc}") from exc
+            raise PluginLoadError(
+                f"plugin {name or plugin!r} does not match rt's hook specifications: {exc}"
+            ) from exc
         except ValueError as exc:
             raise PluginLoadError(f"cannot register plugin {name or plugin!r}: {exc}") from exc
         if registered is None:  # blocked
@@ -175,7 +179,10 @@ class PluginHost:
         if internal:
             self._internal.add(plugin_name)
         self._infos[plugin_name] = PluginInfo(
-            plugin_name, distribution, version, entry_point=entry_point,
+            plugin_name,
+            distribution,
+            version,
+            entry_point=entry_point,
             hooks=tuple(sorted(h.name for h in self.pm.get_hookcallers(plugin) or ())),
         )
         self._cache.clear()
@@ -200,7 +207,9 @@ class PluginHost:
     def plugins(self, *, include_internal: bool = False) -> list[PluginInfo]:
         """Loaded and disabled plugins, by name."""
         return [
-            info for name, info in sorted(self._infos.items()) if include_internal or name not in self._internal
+            info
+            for name, info in sorted(self._infos.items())
+            if include_internal or name not in self._internal
         ]
 
     # -- the typed facade ----------------------------------------------------------------------------------
@@ -300,7 +309,9 @@ class PluginHost:
 
         return self._collect(hook_name, kind, register_with)
 
-    def _objects(self, hook_name: str, kind: str, cls: type[T], key: Callable[[T], str]) -> dict[str, Registered[T]]:
+    def _objects(
+        self, hook_name: str, kind: str, cls: type[T], key: Callable[[T], str]
+    ) -> dict[str, Registered[T]]:
         """A hook whose plugins call ``register(obj)`` with an instance of ``cls``, named by ``key(obj)``."""
 
         def register_with(add: Callable[[str, Any], None]) -> Callable[[T], None]:
@@ -335,7 +346,9 @@ class PluginHost:
         )
 
     def config_options(self) -> dict[str, Registered[ConfigOption]]:
-        return self._objects("rt_register_config_options", "configuration key", ConfigOption, lambda o: o.dotted)
+        return self._objects(
+            "rt_register_config_options", "configuration key", ConfigOption, lambda o: o.dotted
+        )
 
     def secret_backends(self) -> dict[str, Registered[Any]]:
         return self._named("rt_register_secret_backends", "secret backend")
@@ -393,5 +406,6 @@ class PluginHost:
 
         An installed observer may still be switched off by its own configuration (rt-debug's verbose fetch),
         so a True answer means "build the event", not "it will be printed"."""
-        return bool(self.pm.hook.rt_http_request.get_hookimpls() or self.pm.hook.rt_http_response.get_hookimpls())
-
+        return bool(
+            self.pm.hook.rt_http_request.get_hookimpls() or self.pm.hook.rt_http_response.get_hookimpls()
+        )

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import rt
 from csrf_reference import DIGESTS, to_raw
+
+import rt
 from rt.hookspecs import hookimpl
 from rt.kernel import use_kernel
 

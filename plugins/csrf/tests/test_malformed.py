@@ -7,10 +7,11 @@ import hmac
 from typing import Any
 
 import pytest
-import rt
 from csrf_reference import DIGESTS, ENCODINGS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import rt
 
 SECRET = "malformed-secret"
 CHECKS = settings(

@@ -37,7 +37,12 @@ def _run(code: str, directory: Path, *args: str, name: str = "app.py") -> subpro
     environ = {k: v for k, v in os.environ.items() if not k.startswith("RT_")}
     environ.update({"RT_DISABLE_PLUGINS": ",".join(others), "NO_COLOR": "1"})
     return subprocess.run(
-        [sys.executable, "-m", "rt", name, *args], cwd=directory, capture_output=True, text=True, check=False, env=environ,
+        [sys.executable, "-m", "rt", name, *args],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environ,
         timeout=60,
     )
 

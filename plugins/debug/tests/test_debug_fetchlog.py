@@ -14,6 +14,7 @@ import attrs
 import httpx
 import pytest
 import requests
+
 from rt.events import HttpRequest, HttpResponse
 from rt.hookspecs import hookimpl
 from rt.kernel import Kernel, use_kernel

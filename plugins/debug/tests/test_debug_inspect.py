@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 import pytest
+
 import rt
 from rt.kernel import Kernel
 
@@ -114,7 +115,9 @@ def test_exception_chain_reports_the_cause_first() -> None:
             raise RuntimeError("lookup failed") from inner
     except RuntimeError as exc:
         text = rt.inspect(exc)
-    assert text.index("KeyError: 'key'") < text.index("direct cause") < text.index("RuntimeError: lookup failed")
+    assert (
+        text.index("KeyError: 'key'") < text.index("direct cause") < text.index("RuntimeError: lookup failed")
+    )
 
 
 def test_colors_highlight_the_source_with_pygments_and_only_when_asked() -> None:

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from rt.kernel import Kernel
 from rt_debug.runner import run_script
 

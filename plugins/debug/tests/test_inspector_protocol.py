@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+
 from rt_debug.inspector.address import InspectAddress, InspectValueError, parse_inspect_value
 from rt_debug.inspector.endpoints import answer, host_allowed, origin_allowed
 from rt_debug.inspector.flags import add_inspect_options, inspect_address

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 import rt
 from rt.interfaces import Broker
 

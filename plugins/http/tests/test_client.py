@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 import rt
 from rt_http.client import CLOSED, OPEN, CloseEvent, ErrorEvent, MessageEvent, WebSocket, WebSocketError
 
@@ -339,7 +340,7 @@ async def test_a_protocol_violation_fails_the_connection() -> None:
             + accept_key(key.decode()).encode()
             + b"\r\n\r\n"
             + b"\x81\x82abcd"
-            + bytes(c ^ m for c, m in zip(b"hi", b"ab"))
+            + bytes(c ^ m for c, m in zip(b"hi", b"ab", strict=False))
         )
         with contextlib.suppress(Exception):
             while await stream.receive():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from rt_http.client_handshake import ClientHandshake, HandshakeError, check_protocols, parse_url
 from rt_http.handshake import accept_key
 

@@ -164,8 +164,12 @@ async def test_publish_compresses_once_for_shared_sockets_and_not_for_others(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the websockets client is asyncio-only; the server side
-async def test_the_websockets_client_talks_compressed(serve: Any, ws_tools: Any) -> None:  # runs on trio elsewhere
+@pytest.mark.parametrize(
+    "anyio_backend", ["asyncio"]
+)  # the websockets client is asyncio-only; the server side
+async def test_the_websockets_client_talks_compressed(
+    serve: Any, ws_tools: Any
+) -> None:  # runs on trio elsewhere
     assert sniffio.current_async_library() == "asyncio"
     from websockets.asyncio.client import connect
 
@@ -193,7 +197,9 @@ async def test_the_websockets_client_talks_compressed(serve: Any, ws_tools: Any)
         ("3KB", "permessage-deflate", None),  # not offered: may not be answered (RFC 7692 7.1.2.2)
     ],
 )
-def test_small_decompress_sizes_limit_the_clients_window(decompress: str, offer: str, expected: str | None) -> None:
+def test_small_decompress_sizes_limit_the_clients_window(
+    decompress: str, offer: str, expected: str | None
+) -> None:
     """REFERENCE.md: as a ``decompress`` value, 3KB..16KB limit the client's window too."""
     answered = answer({"compress": "dedicated", "decompress": decompress}, offer)
     assert answered is not None
@@ -207,7 +213,9 @@ async def test_a_client_that_exceeds_the_window_it_agreed_to_fails_1007(serve: A
     """With ``decompress: "3KB"`` the client agreed to a 2 KiB window (11 bits) and keeps its context: the
     server keeps only that much of earlier messages, so a message that refers 4 KB back (into the previous
     message) does not inflate: 1007. A client that keeps to its window is understood."""
-    handler = rt.WebSocketHandler(message=echo, per_message_deflate={"compress": "dedicated", "decompress": "3KB"})
+    handler = rt.WebSocketHandler(
+        message=echo, per_message_deflate={"compress": "dedicated", "decompress": "3KB"}
+    )
     block = os.urandom(4000)
     async with serve(fetch=upgrading, websocket=handler) as server:
         for bits, fits in ((11, True), (15, False)):

@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+
 import rt
 from rt.events import HttpRequest, HttpResponse
 from rt.hookspecs import hookimpl

@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 import rt
 
 pytestmark = pytest.mark.anyio

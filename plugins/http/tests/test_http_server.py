@@ -354,7 +354,6 @@ async def test_transports_come_from_the_hook(rt_kernel: Any) -> None:
 
 async def test_a_third_party_transport_is_used(rt_kernel: Any, rt_register: Any) -> None:
     from rt.hookspecs import hookimpl
-
     from rt_http.transports import MemoryTransport
 
     class Wrapped(MemoryTransport):
@@ -379,7 +378,6 @@ async def test_a_transport_whose_url_fails_does_not_leak_its_listener(
     rt_kernel: Any, rt_register: Any
 ) -> None:
     from rt.hookspecs import hookimpl
-
     from rt_http.transports import TcpTransport
 
     ports: list[int] = []

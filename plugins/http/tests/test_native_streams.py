@@ -19,6 +19,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import pytest
+
 from rt_http import asyncio_streams
 from rt_http.asyncio_streams import ProtocolListener, ProtocolStream
 from rt_http.transports import native_listener
@@ -341,7 +342,7 @@ async def test_send_waits_for_a_peer_that_stops_reading_and_resumes(pair: Any) -
     async def read_to_the_end() -> None:
         received = b""
         while not received.endswith(tail):
-            received = (received + await client.receive())[-len(tail):]
+            received = (received + await client.receive())[-len(tail) :]
 
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
@@ -475,4 +476,3 @@ async def test_operations_that_never_wait_still_yield_and_a_cancellation_loses_n
     finally:
         peer.close()
         await listener.aclose()
-

@@ -9,6 +9,7 @@ import tracemalloc
 import zlib
 
 import pytest
+
 from rt_http import frames
 from rt_http.deflate import Deflater, Inflater, Session
 from rt_http.frames import Close, Fail, Message, Ping

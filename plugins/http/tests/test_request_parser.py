@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from rt_http.request_parser import (
     BodyChunk,
     MessageEnd,

@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 import rt
 from rt_http import deflate as deflate_module
 

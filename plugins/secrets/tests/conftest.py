@@ -50,9 +50,12 @@ class SecretServiceSession:
 def _require(tool: str) -> str:
     path = shutil.which(tool)
     if path is None:
-        pytest.fail(f"{tool} is not installed; install the Debian packages dbus gnome-keyring "
-                    "libsecret-tools "
-                    "(.ci/run does) to test the Linux Secret Service for real", pytrace=False)
+        pytest.fail(
+            f"{tool} is not installed; install the Debian packages dbus gnome-keyring "
+            "libsecret-tools "
+            "(.ci/run does) to test the Linux Secret Service for real",
+            pytrace=False,
+        )
     return path
 
 
@@ -88,12 +91,17 @@ def running_bus(root: Path, *, with_keyring: bool = True) -> Iterator[SecretServ
     config.write_text(BUS_CONFIG.format(socket=socket), encoding="utf-8")
     environ = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     environ.update(
-        HOME=str(root / "home"), XDG_DATA_HOME=str(root / "data"), XDG_CONFIG_HOME=str(root / "config"),
-        XDG_CACHE_HOME=str(root / "cache"), XDG_RUNTIME_DIR=str(runtime),
+        HOME=str(root / "home"),
+        XDG_DATA_HOME=str(root / "data"),
+        XDG_CONFIG_HOME=str(root / "config"),
+        XDG_CACHE_HOME=str(root / "cache"),
+        XDG_RUNTIME_DIR=str(runtime),
     )
     bus = subprocess.Popen(
         [_require("dbus-daemon"), f"--config-file={config}", "--nofork", "--print-address=1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environ,
     )
     processes = [bus]
     daemon_log = None
@@ -101,14 +109,19 @@ def running_bus(root: Path, *, with_keyring: bool = True) -> Iterator[SecretServ
         assert bus.stdout is not None
         address = bus.stdout.readline().decode().strip()
         if not address:
-            pytest.fail(f"dbus-daemon did not start: {bus.stderr.read().decode() if bus.stderr else ''}",
-                        pytrace=False)
+            pytest.fail(
+                f"dbus-daemon did not start: {bus.stderr.read().decode() if bus.stderr else ''}",
+                pytrace=False,
+            )
         environ["DBUS_SESSION_BUS_ADDRESS"] = address
         if with_keyring:
             daemon_log = (root / "gnome-keyring.log").open("wb")
             daemon = subprocess.Popen(
                 [_require("gnome-keyring-daemon"), "--foreground", "--unlock", "--components=secrets"],
-                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=daemon_log, env=environ,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=daemon_log,
+                env=environ,
             )
             processes.append(daemon)
             assert daemon.stdin is not None
@@ -118,8 +131,11 @@ def running_bus(root: Path, *, with_keyring: bool = True) -> Iterator[SecretServ
             while not _service_owned(address):
                 if daemon.poll() is not None or time.monotonic() > deadline:
                     err = (root / "gnome-keyring.log").read_text(errors="replace")
-                    pytest.fail(f"gnome-keyring-daemon did not provide org.freedesktop.secrets within "
-                                f"{START_TIMEOUT}s (exit {daemon.poll()}): {err}", pytrace=False)
+                    pytest.fail(
+                        f"gnome-keyring-daemon did not provide org.freedesktop.secrets within "
+                        f"{START_TIMEOUT}s (exit {daemon.poll()}): {err}",
+                        pytrace=False,
+                    )
                 time.sleep(0.05)
         yield SecretServiceSession(address, environ)
     finally:
@@ -145,8 +161,9 @@ ISOLATED_VARIABLES = ("DBUS_SESSION_BUS_ADDRESS", "XDG_DATA_HOME", "XDG_CONFIG_H
 
 
 @pytest.fixture
-def secret_service(secret_service_daemons: SecretServiceSession,
-                   monkeypatch: pytest.MonkeyPatch) -> SecretServiceSession:
+def secret_service(
+    secret_service_daemons: SecretServiceSession, monkeypatch: pytest.MonkeyPatch
+) -> SecretServiceSession:
     """Point this test (and the subprocesses it starts) at the private Secret Service.
 
     Per test, through monkeypatch, so the tests of other plugins in the same pytest session never see a

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 import rt
 from rt.hookspecs import hookimpl
 from rt.interfaces import SecretBackend, SecretBackendError
@@ -57,8 +58,9 @@ async def test_third_party_backend_errors_become_secrets_error(rt_kernel, rt_reg
         max_value_bytes = None
 
         def get(self, service, name):
-            raise SecretBackendError("the vault is sealed: run `vault operator unseal`",
-                                     "ERR_SECRETS_UNAVAILABLE")
+            raise SecretBackendError(
+                "the vault is sealed: run `vault operator unseal`", "ERR_SECRETS_UNAVAILABLE"
+            )
 
         set = delete = get
 

@@ -16,8 +16,14 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 
 def rt_cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("RT_")}
-    return subprocess.run([sys.executable, "-m", "rt", "secrets", *args], input=stdin, capture_output=True,
-                          timeout=60, env=environ, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "rt", "secrets", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        env=environ,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -27,12 +33,16 @@ def service(secret_service) -> str:
 
 @linux_only
 def test_set_get_delete_through_the_os_store(service) -> None:
-    value = "tok with spaces, \"quotes\" and é🔑"
+    value = 'tok with spaces, "quotes" and é🔑'
     stored = rt_cli("set", "--service", service, "--name", "alice", stdin=value.encode() + b"\n")
     assert stored.returncode == 0, stored.stderr
     assert stored.stdout == b""
-    looked_up = subprocess.run(["secret-tool", "lookup", "service", service, "username", "alice"],
-                               capture_output=True, timeout=20, check=False)
+    looked_up = subprocess.run(
+        ["secret-tool", "lookup", "service", service, "username", "alice"],
+        capture_output=True,
+        timeout=20,
+        check=False,
+    )
     assert looked_up.stdout.decode() == value  # the trailing newline of the pipe is not part of it
     got = rt_cli("get", "-s", service, "-n", "alice")
     assert got.returncode == 0
@@ -52,10 +62,12 @@ def test_multiline_value_keeps_inner_newlines(service) -> None:
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["get", "-n", "alice"], b"Missing required --service"),
-     (["set", "-s", "svc"], b"Missing required --name"),
-     (["delete"], b"Missing required --service"),
-     ([], b"Missing action")],
+    [
+        (["get", "-n", "alice"], b"Missing required --service"),
+        (["set", "-s", "svc"], b"Missing required --name"),
+        (["delete"], b"Missing required --service"),
+        ([], b"Missing action"),
+    ],
 )
 def test_missing_flags_exit_1(args: list[str], message: bytes) -> None:
     result = rt_cli(*args, stdin=b"x")

@@ -14,6 +14,7 @@ import traceback
 import uuid
 
 import pytest
+
 import rt
 
 pytestmark = pytest.mark.anyio
@@ -84,10 +85,17 @@ async def test_locked_keyring(secret_service, rt_kernel, start_bus, monkeypatch)
 
 
 def run_rt(args: list[str], environ: dict[str, str], stdin: bytes = b"") -> subprocess.CompletedProcess[str]:
-    completed = subprocess.run([sys.executable, "-m", "rt", *args], input=stdin, capture_output=True,
-                               timeout=60, env=environ, check=False)
-    return subprocess.CompletedProcess(completed.args, completed.returncode, completed.stdout.decode(),
-                                       completed.stderr.decode())
+    completed = subprocess.run(
+        [sys.executable, "-m", "rt", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        env=environ,
+        check=False,
+    )
+    return subprocess.CompletedProcess(
+        completed.args, completed.returncode, completed.stdout.decode(), completed.stderr.decode()
+    )
 
 
 def test_no_keyring_backend_at_all(tmp_path) -> None:
@@ -104,9 +112,11 @@ def test_no_keyring_backend_at_all(tmp_path) -> None:
 @linux_only
 def test_headless_machine_without_dbus(tmp_path) -> None:
     """No D-Bus session and no DISPLAY, as on a server: keyring detects nothing, rt says what to do."""
-    environ = {k: v for k, v in os.environ.items()
-               if not k.startswith(("RT_", "DBUS_", "PYTHON_KEYRING"))
-               and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("RT_", "DBUS_", "PYTHON_KEYRING")) and k not in ("DISPLAY", "WAYLAND_DISPLAY")
+    }
     environ.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path))
     result = run_rt(["secrets", "set", "-s", "svc", "-n", "n"], environ, stdin=CANARY.encode())
     assert result.returncode == 1
@@ -133,11 +143,15 @@ class _WinError(Exception):
 
 @pytest.mark.parametrize(
     ("status", "code"),
-    [(-128, "ERR_SECRETS_USER_CANCELED"), (-25293, "ERR_SECRETS_AUTH_FAILED"),
-     (-25308, "ERR_SECRETS_INTERACTION_NOT_ALLOWED")],
+    [
+        (-128, "ERR_SECRETS_USER_CANCELED"),
+        (-25293, "ERR_SECRETS_AUTH_FAILED"),
+        (-25308, "ERR_SECRETS_INTERACTION_NOT_ALLOWED"),
+    ],
 )
 def test_macos_statuses_map_to_codes(status: int, code: str) -> None:
     from keyring.errors import KeyringError
+
     from rt_secrets.backends.keyring_errors import translate
 
     try:

@@ -15,6 +15,7 @@ import uuid
 
 import anyio
 import pytest
+
 import rt
 from rt.hookspecs import hookimpl
 
@@ -81,8 +82,13 @@ async def test_secret_tool_and_keyring_see_what_rt_stored(service) -> None:
     assert looked_up.stdout.decode("utf-8") == "tok-é-🔑"
     assert keyring.get_password(service, "alice") == "tok-é-🔑"
     # and the other way round: what the keyring CLI stores, rt reads
-    cli = subprocess.run([sys.executable, "-m", "keyring", "set", service, "bob"], input=b"from-keyring\n",  # noqa: ASYNC221
-                         capture_output=True, timeout=30, check=False)
+    cli = subprocess.run(
+        [sys.executable, "-m", "keyring", "set", service, "bob"],
+        input=b"from-keyring\n",  # noqa: ASYNC221
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     assert cli.returncode == 0, cli.stderr
     assert await rt.secrets.get(service, "bob") == "from-keyring"
 
@@ -143,6 +149,7 @@ async def test_calls_reuse_one_dbus_connection(service, monkeypatch) -> None:
     (see rt_secrets.backends.secret_service); rt keeps a small pool per bus and reuses it: calls one after
     the other use one connection."""
     import secretstorage
+
     from rt_secrets.backends.keyring_backend import KeyringBackend
 
     if KeyringBackend._secret_service_store is not None:
@@ -160,6 +167,7 @@ async def test_calls_reuse_one_dbus_connection(service, monkeypatch) -> None:
 
 async def test_a_broken_connection_is_replaced_and_a_fork_gets_its_own(service, monkeypatch) -> None:
     import secretstorage
+
     from rt_secrets.backends.keyring_backend import KeyringBackend
 
     await rt.secrets.set(service, "alice", "one")

@@ -15,8 +15,9 @@ def test_importing_the_plugin_module_stays_light() -> None:
         "heavy = [m for m in ('keyring', 'anyio', 'secretstorage', 'jeepney') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                            check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
     assert result.stdout.strip() == ""
 
 
@@ -54,8 +55,13 @@ def test_memory_backend_repr_hides_values() -> None:
 
 
 def test_rt_help_lists_the_command() -> None:
-    result = subprocess.run([sys.executable, "-m", "rt", "secrets", "--help"], capture_output=True, text=True,
-                            timeout=60, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "rt", "secrets", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0
     assert "--service" in result.stdout and "--name" in result.stdout
     assert "--value" not in result.stdout

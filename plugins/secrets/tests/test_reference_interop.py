@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+
 import rt
 
 pytestmark = [

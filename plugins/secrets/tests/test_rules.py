@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 import rt
 from rt.kernel import Kernel
 
@@ -49,7 +50,10 @@ async def test_pairs_are_independent(memory_kernel: Kernel) -> None:
     await rt.secrets.set("svc-b", "x", "2")
     await rt.secrets.set("svc-a", "y", "3")
     assert [await rt.secrets.get(s, n) for s, n in [("svc-a", "x"), ("svc-b", "x"), ("svc-a", "y")]] == [
-        "1", "2", "3"]
+        "1",
+        "2",
+        "3",
+    ]
 
 
 @pytest.mark.parametrize("value", ODD_VALUES)
@@ -66,10 +70,16 @@ async def test_exact_round_trip(memory_kernel: Kernel, value: str) -> None:
         (lambda: rt.secrets.get(service=1, name="n"), TypeError, "Expected service and name to be strings"),
         (lambda: rt.secrets.get("", "n"), ValueError, "Expected service and name to not be empty"),
         (lambda: rt.secrets.delete("svc", ""), ValueError, "Expected service and name to not be empty"),
-        (lambda: rt.secrets.set("svc", "n"), TypeError,
-         "Expected 'value' to be a string. To delete the secret, call secrets.delete instead."),
-        (lambda: rt.secrets.set("svc", "n", b"bytes"), TypeError,
-         "Expected 'value' to be a string. To delete the secret, call secrets.delete instead."),
+        (
+            lambda: rt.secrets.set("svc", "n"),
+            TypeError,
+            "Expected 'value' to be a string. To delete the secret, call secrets.delete instead.",
+        ),
+        (
+            lambda: rt.secrets.set("svc", "n", b"bytes"),
+            TypeError,
+            "Expected 'value' to be a string. To delete the secret, call secrets.delete instead.",
+        ),
         (lambda: rt.secrets.set(name="n", value="v"), TypeError, "Expected service and name to be strings"),
     ],
 )
@@ -108,8 +118,11 @@ async def test_argument_errors_raise_before_any_backend_call(rt_register) -> Non
     kernel = rt.get_kernel()
     rt_register(Plugin(), "recording-plugin")
     kernel.with_overrides({"secrets.backend": "recording"})
-    for bad in (lambda: rt.secrets.get("", "x"), lambda: rt.secrets.set("s", "n", 5),
-                lambda: rt.secrets.delete(None, "x")):
+    for bad in (
+        lambda: rt.secrets.get("", "x"),
+        lambda: rt.secrets.set("s", "n", 5),
+        lambda: rt.secrets.delete(None, "x"),
+    ):
         with pytest.raises((TypeError, ValueError)):
             await bad()
     assert calls == []

@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 import rt
 from rt.hookspecs import hookimpl
 from rt.interfaces import SecretBackendError
@@ -104,7 +105,7 @@ class Failing:
             try:
                 raise OSError(f"socket said {value}")
             except OSError:
-                raise SecretBackendError("The vault is down.", "ERR_SECRETS_UNAVAILABLE")
+                raise SecretBackendError("The vault is down.", "ERR_SECRETS_UNAVAILABLE")  # noqa: B904 - the chain is the point
         if self.how == "slow":
             time.sleep(0.3)
 

@@ -28,13 +28,21 @@ class Result:
         return self.stdout + self.stderr
 
 
-def run_rt_test(project: str | Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Result:
+def run_rt_test(
+    project: str | Path, *args: str, env: dict[str, str] | None = None, timeout: float = 60
+) -> Result:
     cwd = project if isinstance(project, Path) else FIXTURES / project
     environ = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in _SCRUBBED}
     environ.update(env or {})
     completed = subprocess.run(
-        [sys.executable, "-m", "rt", "test", *args], cwd=cwd, env=environ, capture_output=True, text=True,
-        timeout=timeout, stdin=subprocess.DEVNULL, check=False,
+        [sys.executable, "-m", "rt", "test", *args],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     return Result(completed.returncode, completed.stdout, completed.stderr)
 
@@ -57,7 +65,12 @@ def test_discovers_the_four_patterns_and_skips_other_files() -> None:
     result = run_rt_test("basic")
     assert result.code == 0, result.output
     assert set(names(result.stderr)) == {
-        "adds", "outer > inner > nested", "upper", "test_plain_function_runs", "spec file runs", "deep spec runs",
+        "adds",
+        "outer > inner > nested",
+        "upper",
+        "test_plain_function_runs",
+        "spec file runs",
+        "deep spec runs",
     }
     for header in ("math.test.py:", "strings_test.py:", "sub/api.spec.py:", "sub/deeper/parse_spec.py:"):
         assert f"\n{header}\n" in result.stderr
@@ -115,8 +128,12 @@ def test_no_tests_found(tmp_path: Path) -> None:
 
 
 def test_all_files_run_in_one_process(tmp_path: Path) -> None:
-    (tmp_path / "a.test.py").write_text("import os\nfrom rt.test import test\ntest('a', lambda: print('PID', os.getpid()))\n")
-    (tmp_path / "b.test.py").write_text("import os\nfrom rt.test import test\ntest('b', lambda: print('PID', os.getpid()))\n")
+    (tmp_path / "a.test.py").write_text(
+        "import os\nfrom rt.test import test\ntest('a', lambda: print('PID', os.getpid()))\n"
+    )
+    (tmp_path / "b.test.py").write_text(
+        "import os\nfrom rt.test import test\ntest('b', lambda: print('PID', os.getpid()))\n"
+    )
     result = run_rt_test(tmp_path)
     pids = re.findall(r"PID (\d+)", result.stdout)
     assert len(pids) == 2 and pids[0] == pids[1]
@@ -142,13 +159,23 @@ def test_hooks_order_with_preload() -> None:
         "preload before_all",
         "a before_all",
         "group before_all",
-        "preload before_each", "a before_each", "group before_each",
+        "preload before_each",
+        "a before_each",
+        "group before_each",
         "test inside",
-        "group after_each", "a after_each", "preload after_each",
+        "group after_each",
+        "a after_each",
+        "preload after_each",
         "group after_all",
-        "preload before_each", "a before_each", "test outside", "a after_each", "preload after_each",
+        "preload before_each",
+        "a before_each",
+        "test outside",
+        "a after_each",
+        "preload after_each",
         "a after_all",
-        "preload before_each", "test b", "preload after_each",
+        "preload before_each",
+        "test b",
+        "preload after_each",
         "preload after_all",
     ]
 
@@ -156,8 +183,9 @@ def test_hooks_order_with_preload() -> None:
 def test_preload_from_config(tmp_path: Path) -> None:
     (tmp_path / "rt.toml").write_text('[test]\npreload = ["setup.py"]\n')
     (tmp_path / "setup.py").write_text("import builtins\nbuiltins.PRELOADED = True\n")
-    (tmp_path / "p.test.py").write_text("from rt.test import test, expect\n"
-                                        "test('sees preload', lambda: expect(PRELOADED).to_be(True))\n")
+    (tmp_path / "p.test.py").write_text(
+        "from rt.test import test, expect\ntest('sees preload', lambda: expect(PRELOADED).to_be(True))\n"
+    )
     result = run_rt_test(tmp_path)
     assert result.code == 0, result.output
 
@@ -270,15 +298,19 @@ def test_backend_from_environment() -> None:
     assert "BACKEND=trio" in result.stdout
 
 
-@pytest.mark.parametrize(("backend", "concurrent"), [("asyncio", False), ("trio", False), ("asyncio", True),
-                                                    ("trio", True)])
+@pytest.mark.parametrize(
+    ("backend", "concurrent"), [("asyncio", False), ("trio", False), ("asyncio", True), ("trio", True)]
+)
 def test_timeouts_fail_the_test_and_the_run_continues(backend: str, concurrent: bool) -> None:
     flags = ["--concurrent"] if concurrent else []
     result = run_rt_test("timeouts", "--timeout", "100", "--backend", backend, *flags)
     got = {name: status for status, name in results(result.stderr)}
     assert got == {
-        "sync loops forever": "fail", "async sleeps forever": "fail", "sync sleeps": "fail",
-        "own timeout wins": "pass", "still runs after time-outs": "pass",
+        "sync loops forever": "fail",
+        "async sleeps forever": "fail",
+        "sync sleeps": "fail",
+        "own timeout wins": "pass",
+        "still runs after time-outs": "pass",
     }
     assert result.stderr.count("^ this test timed out after 100ms.") == 3
     assert result.code == 1
@@ -326,7 +358,10 @@ def test_sync_hooks_of_a_concurrent_group_time_out(tmp_path: Path, backend: str)
     (tmp_path / "hooks.test.py").write_text(SYNC_HOOKS_THAT_HANG)
     result = run_rt_test(tmp_path, "--timeout", "150", "--backend", backend, timeout=30)
     assert dict((name, status) for status, name in results(result.stderr)) == {
-        "before_each > a": "fail", "before_each > b": "fail", "after_each > c": "fail", "after_each > d": "fail",
+        "before_each > a": "fail",
+        "before_each > b": "fail",
+        "after_each > c": "fail",
+        "after_each > d": "fail",
         "still runs after the hooks": "pass",
     }, result.output
     assert result.stderr.count("^ this test timed out after 150ms.") == 4  # the report of every time-out
@@ -376,14 +411,18 @@ def test_retry_from_pyproject_and_environment(tmp_path: Path) -> None:
 
 def test_timeout_from_config(tmp_path: Path) -> None:
     (tmp_path / "rt.toml").write_text("[test]\ntimeout = 50\n")
-    (tmp_path / "t.test.py").write_text("import time\nfrom rt.test import test\ntest('slow', lambda: time.sleep(5))\n")
+    (tmp_path / "t.test.py").write_text(
+        "import time\nfrom rt.test import test\ntest('slow', lambda: time.sleep(5))\n"
+    )
     result = run_rt_test(tmp_path)
     assert "^ this test timed out after 50ms." in result.stderr
     assert result.code == 1
 
 
 def test_rerun_each_reevaluates_the_file_and_counts_one_file(tmp_path: Path) -> None:
-    (tmp_path / "r.test.py").write_text("from rt.test import test\nprint('LOADED')\ntest('x', lambda: None)\n")
+    (tmp_path / "r.test.py").write_text(
+        "from rt.test import test\nprint('LOADED')\ntest('x', lambda: None)\n"
+    )
     result = run_rt_test(tmp_path, "--rerun-each", "3")
     assert result.stdout.count("LOADED") == 3
     passes = [re.sub(r" \[.*", "", line) for line in result.stderr.splitlines() if line.startswith("(pass)")]
@@ -391,10 +430,13 @@ def test_rerun_each_reevaluates_the_file_and_counts_one_file(tmp_path: Path) -> 
     assert "Ran 3 tests across 1 file." in result.stderr
 
 
-@pytest.mark.parametrize(("args", "failures", "message"), [
-    (["--bail"], 1, "Bailed out after 1 failure\n"),
-    (["--bail=3"], 3, "Bailed out after 3 failures\n"),
-])
+@pytest.mark.parametrize(
+    ("args", "failures", "message"),
+    [
+        (["--bail"], 1, "Bailed out after 1 failure\n"),
+        (["--bail=3"], 3, "Bailed out after 3 failures\n"),
+    ],
+)
 def test_bail(args: list[str], failures: int, message: str) -> None:
     result = run_rt_test("bail", *args)
     assert result.code == 1
@@ -415,8 +457,18 @@ def test_invalid_bail(value: str) -> None:
     assert "Invalid --bail value" in result.stderr
 
 
-@pytest.mark.parametrize("flag", ["--retry=-1", "--rerun-each=0", "--max-concurrency=x", "--seed=abc",
-                                  "--shard=3/2", "--shard=x", "--no-such-flag"])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--retry=-1",
+        "--rerun-each=0",
+        "--max-concurrency=x",
+        "--seed=abc",
+        "--shard=3/2",
+        "--shard=x",
+        "--no-such-flag",
+    ],
+)
 def test_invalid_values_are_usage_errors(flag: str) -> None:
     # rt test's own checks exit 1 as the reference does; an unknown flag is the rt CLI's argparse error (2)
     assert run_rt_test("basic", flag).code == (2 if flag == "--no-such-flag" else 1)
@@ -455,8 +507,12 @@ def test_seed_reproduces_order_of_tests_and_files() -> None:
     assert names(first.stderr) == names(second.stderr)
     assert names(first.stderr) != names(other.stderr)
     assert sorted(names(first.stderr)) == sorted(names(run_rt_test("randomize").stderr))
-    orders = {tuple(re.findall(r"^(\w+\.test\.py):$", run_rt_test("randomize", "--seed", str(s)).stderr, re.MULTILINE))
-              for s in range(6)}
+    orders = {
+        tuple(
+            re.findall(r"^(\w+\.test\.py):$", run_rt_test("randomize", "--seed", str(s)).stderr, re.MULTILINE)
+        )
+        for s in range(6)
+    }
     assert len(orders) == 2  # both file orders occur across seeds
 
 
@@ -479,7 +535,9 @@ def test_shards_partition_the_suite() -> None:
     for index in (1, 2, 3):
         result = run_rt_test("shard", "--shard", f"{index}/3")
         seen.extend(names(result.stderr))
-        assert run_rt_test("shard", "--shard", f"{index}/3").stderr.count("(pass)") == len(names(result.stderr))
+        assert run_rt_test("shard", "--shard", f"{index}/3").stderr.count("(pass)") == len(
+            names(result.stderr)
+        )
     assert sorted(seen) == sorted(f"shard file {i}" for i in range(1, 8))
 
 
@@ -543,7 +601,7 @@ def test_agent_must_be_exactly_one() -> None:
 
 # --- JUnit and GitHub Actions ------------------------------------------------------------------------------
 
-CI_SUITE = '''\
+CI_SUITE = """\
 from rt.test import describe, expect, test
 
 attempts = []
@@ -560,7 +618,7 @@ with describe("outer"):
 def _():
     attempts.append(1)
     expect(len(attempts)).to_be(2)
-'''
+"""
 
 
 def _ci_project(tmp_path: Path) -> Path:
@@ -580,7 +638,12 @@ def test_junit_report_structure(tmp_path: Path) -> None:
     root = ET.fromstring(text)
     assert root.tag == "testsuites" and root.get("name") == "rt test"
     # the file that fails to load is an <error> (not a test), as pytest's junitxml reports collection errors
-    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("6", "1", "1", "2")
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
+        "6",
+        "1",
+        "1",
+        "2",
+    )
     assert int(root.get("assertions") or 0) >= 3 and float(root.get("time") or -1) >= 0
     files = {suite.get("name"): suite for suite in root.findall("testsuite")}
     assert set(files) == {"sample.test.py", "broken_test.py"}
@@ -710,13 +773,23 @@ def test_resolves_and_rejects_without_await_fail_the_test(tmp_path: Path, backen
     (tmp_path / "u.test.py").write_text(UNAWAITED)
     result = run_rt_test(tmp_path, "--backend", backend)
     assert dict((name, status) for status, name in results(result.stderr)) == {
-        "sync test without await": "fail", "async test without await": "fail", "rejects without await": "fail",
-        "awaited": "pass", "sync lambda returning the matcher, which the runner awaits": "pass",
-        "concurrent > awaits": "pass", "concurrent > does not await": "fail", "hook > fails for its after_each": "fail",
+        "sync test without await": "fail",
+        "async test without await": "fail",
+        "rejects without await": "fail",
+        "awaited": "pass",
+        "sync lambda returning the matcher, which the runner awaits": "pass",
+        "concurrent > awaits": "pass",
+        "concurrent > does not await": "fail",
+        "hook > fails for its after_each": "fail",
     }, result.output
-    assert result.stderr.count("expect(received).resolves.to_be(1) was never awaited, so it checked nothing.") == 4
+    assert (
+        result.stderr.count("expect(received).resolves.to_be(1) was never awaited, so it checked nothing.")
+        == 4
+    )
     assert "expect(received).rejects.to_raise(<class 'KeyError'>) was never awaited" in result.stderr
-    assert "write `await expect(received).resolves.to_be(1)` (in an `async def` test or hook)" in result.stderr
+    assert (
+        "write `await expect(received).resolves.to_be(1)` (in an `async def` test or hook)" in result.stderr
+    )
     assert "    at u.test.py:10 in _\n        expect(one()).resolves.to_be(1)\n" in result.stderr  # where
     assert "RuntimeWarning" not in result.stderr  # the unawaited coroutines were closed: the failure says it
     assert result.code == 1

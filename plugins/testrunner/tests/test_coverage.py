@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from rt_testrunner.coverage_run import OMIT, line_ranges
 
 FIXTURE = Path(__file__).parent / "fixtures" / "coverage"

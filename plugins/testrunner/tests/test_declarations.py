@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 import rt
 from rt_testrunner import api
 from rt_testrunner.discovery import discover, parse_shard, shard
@@ -36,8 +37,18 @@ def test_every_shape_of_test() -> None:
         api.test.skip.only("so", lambda: None)
 
     tests = collect(body).tests()
-    assert [t.name for t in tests] == ["plain", "dict options", "decorated", "alias", "c", "sf", "each 1", "each 2",
-                                       "todo alone", "so"]
+    assert [t.name for t in tests] == [
+        "plain",
+        "dict options",
+        "decorated",
+        "alias",
+        "c",
+        "sf",
+        "each 1",
+        "each 2",
+        "todo alone",
+        "so",
+    ]
     assert tests[1].retry == 3
     assert (tests[2].retry, tests[2].timeout) == (1, 250)
     assert tests[4].flags == {"concurrent"}
@@ -89,8 +100,12 @@ def test_describe_forms_nest_and_inherit_flags() -> None:
 
     root = collect(body)
     tests = root.tests()
-    assert [t.path for t in tests] == [("call", "a"), ("decorator", "b"), ("with", "inner", "c"),
-                                       ("each v", "d")]
+    assert [t.path for t in tests] == [
+        ("call", "a"),
+        ("decorator", "b"),
+        ("with", "inner", "c"),
+        ("each v", "d"),
+    ]
     assert tests[2].has("skip") and not tests[0].has("skip")
     inner = root.children[2].children[0]  # type: ignore[union-attr]
     assert isinstance(inner, Suite) and len(inner.hooks["before_each"]) == 1
@@ -103,23 +118,29 @@ def test_hooks_register_on_the_current_suite() -> None:
 
     root = collect(body)
     assert {kind: len(hooks) for kind, hooks in root.hooks.items()} == {
-        "before_all": 1, "before_each": 1, "after_each": 1, "after_all": 1,
+        "before_all": 1,
+        "before_each": 1,
+        "after_each": 1,
+        "after_all": 1,
     }
     with pytest.raises(TypeError, match="expects a function"):
         collect(lambda: api.before_all(3))  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("template", "row", "index", "expected"), [
-    ("%d and %i", (1.5, 2.7), 0, "1.5 and 2"),
-    ("%f", (2.25,), 0, "2.25"),
-    ("%s|%o|%j", ("x", {"a": 1}, [1]), 0, 'x|{"a": 1}|[1]'),
-    ("%p", ({"a": 1},), 0, "{'a': 1}"),
-    ("case %# is 100%%", (5,), 3, "case 3 is 100%"),
-    ("$name is $age", {"name": "ann", "age": 3}, 0, "ann is 3"),
-    ("$a.b", {"a": {"b": "deep"}}, 0, "deep"),
-    ("%d", ("x",), 0, "NaN"),
-    ("%s %s", ("only",), 0, "only %s"),
-])
+@pytest.mark.parametrize(
+    ("template", "row", "index", "expected"),
+    [
+        ("%d and %i", (1.5, 2.7), 0, "1.5 and 2"),
+        ("%f", (2.25,), 0, "2.25"),
+        ("%s|%o|%j", ("x", {"a": 1}, [1]), 0, 'x|{"a": 1}|[1]'),
+        ("%p", ({"a": 1},), 0, "{'a': 1}"),
+        ("case %# is 100%%", (5,), 3, "case 3 is 100%"),
+        ("$name is $age", {"name": "ann", "age": 3}, 0, "ann is 3"),
+        ("$a.b", {"a": {"b": "deep"}}, 0, "deep"),
+        ("%d", ("x",), 0, "NaN"),
+        ("%s %s", ("only",), 0, "only %s"),
+    ],
+)
 def test_each_name_formats(template: str, row: object, index: int, expected: str) -> None:
     assert format_case_name(template, row, index) == expected
 
@@ -128,8 +149,18 @@ def test_rt_test_module_forwards_to_the_plugin(rt_kernel: object) -> None:
     from rt.test import describe, expect, test
 
     assert test is api.test and describe is api.describe and expect is api.expect
-    assert {"test", "it", "describe", "expect", "mock", "spy_on", "before_all", "before_each", "after_each",
-            "after_all"} <= set(dir(rt.test))
+    assert {
+        "test",
+        "it",
+        "describe",
+        "expect",
+        "mock",
+        "spy_on",
+        "before_all",
+        "before_each",
+        "after_each",
+        "after_all",
+    } <= set(dir(rt.test))
 
 
 def test_assert_rewrite_reports_operands(tmp_path: Path) -> None:
@@ -152,7 +183,9 @@ def test_assert_rewrite_reports_operands(tmp_path: Path) -> None:
     module.check([1], 5)
     with pytest.raises(AssertionError) as info:
         module.check([1, 2, 3], 2)
-    assert str(info.value) == "too many\nassert len(items) < limit\n + where len(items) = 3\n +   and limit = 2"
+    assert (
+        str(info.value) == "too many\nassert len(items) < limit\n + where len(items) = 3\n +   and limit = 2"
+    )
     with pytest.raises(AssertionError, match=r"(?s)assert a and b.*a = 1.*b = 0"):
         module.check_bool(1, 0)
     with pytest.raises(AssertionError, match=r"(?s)assert not a.*a = 'x'"):
@@ -167,8 +200,19 @@ def test_assert_rewrite_reports_operands(tmp_path: Path) -> None:
 
 
 def test_discovery_and_shards(tmp_path: Path) -> None:
-    for name in ("a.test.py", "b_test.py", "c.spec.py", "d_spec.py", "e.py", "test_f.py", "sub/g.test.py",
-                 "node_modules/h.test.py", ".git/i.test.py", "__pycache__/j.test.py", "env/k.test.py"):
+    for name in (
+        "a.test.py",
+        "b_test.py",
+        "c.spec.py",
+        "d_spec.py",
+        "e.py",
+        "test_f.py",
+        "sub/g.test.py",
+        "node_modules/h.test.py",
+        ".git/i.test.py",
+        "__pycache__/j.test.py",
+        "env/k.test.py",
+    ):
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("")
@@ -195,7 +239,9 @@ def test_files_whose_names_clean_alike_get_distinct_modules(tmp_path: Path) -> N
     second = load_test_module(underscored, "a_test.py")
     try:
         assert first.__name__ != second.__name__
-        assert sys.modules[first.__name__].WHO == "dotted" and sys.modules[second.__name__].WHO == "underscored"
+        assert (
+            sys.modules[first.__name__].WHO == "dotted" and sys.modules[second.__name__].WHO == "underscored"
+        )
         assert load_test_module(dotted, "a.test.py").__name__ == first.__name__  # a rerun keeps its name
     finally:
         sys.modules.pop(first.__name__, None)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from rt.events import (
     FileFinished,
     FileStarted,
@@ -57,8 +58,20 @@ def test_event_order_and_fields(tmp_path: Path) -> None:
     )
     events = run_in_process(tmp_path).events
     kinds = [type(e).__name__ for e in events]
-    assert kinds == ["RunStarted", "FileStarted", "TestStarted", "TestFinished", "TestStarted", "TestFinished",
-                     "TestStarted", "TestStarted", "TestFinished", "TestFinished", "FileFinished", "RunFinished"]
+    assert kinds == [
+        "RunStarted",
+        "FileStarted",
+        "TestStarted",
+        "TestFinished",
+        "TestStarted",
+        "TestFinished",
+        "TestStarted",
+        "TestStarted",
+        "TestFinished",
+        "TestFinished",
+        "FileFinished",
+        "RunFinished",
+    ]
     started = events[0]
     assert isinstance(started, RunStarted) and started.files == ["e.test.py"] and started.seed is None
     assert isinstance(events[1], FileStarted) and events[1].file == "e.test.py"
@@ -77,7 +90,13 @@ def test_event_order_and_fields(tmp_path: Path) -> None:
     assert isinstance(events[10], FileFinished) and events[10].error is None
     finished = events[11]
     assert isinstance(finished, RunFinished)
-    assert (finished.passed, finished.failed, finished.skipped, finished.todo, finished.files) == (2, 1, 1, 0, 1)
+    assert (finished.passed, finished.failed, finished.skipped, finished.todo, finished.files) == (
+        2,
+        1,
+        1,
+        0,
+        1,
+    )
     assert finished.tests == 4 and not finished.bailed
     assert finished.expect_calls == 3  # a retried test counts the expect() calls of its final attempt
 
@@ -113,8 +132,15 @@ def test_sync_suites_never_import_the_event_loop(tmp_path: Path) -> None:
         "import sys\nfrom rt.test import test\n"
         "test('no loop', lambda: print('ANYIO_LOADED', 'anyio' in sys.modules, 'asyncio' in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-m", "rt", "test"], cwd=tmp_path, capture_output=True, text=True,
-                         env={"PATH": "/usr/bin:/bin"}, timeout=60, check=False).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "rt", "test"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=False,
+    ).stdout
     assert "ANYIO_LOADED False False" in out
 
 
@@ -226,8 +252,12 @@ def test_sync_hooks_of_concurrent_async_tests_run_on_the_main_thread(tmp_path: P
     recorder = Recorder()
     Runner(RunOptions(root=tmp_path), [recorder], backend=backend).run_sync(discover(tmp_path, []))
     finished = [e for e in recorder.events if isinstance(e, TestFinished)]
-    assert len(finished) == 3 and all(e.expect_calls == 2 for e in finished)  # the hook's expect() and the test's
-    failed = [e for e in finished if e.status is TestStatus.FAIL]  # which test got request 2: the scheduler's call
+    assert len(finished) == 3 and all(
+        e.expect_calls == 2 for e in finished
+    )  # the hook's expect() and the test's
+    failed = [
+        e for e in finished if e.status is TestStatus.FAIL
+    ]  # which test got request 2: the scheduler's call
     assert len(failed) == 1 and failed[0].failure is not None and failed[0].failure.kind == "RuntimeError"
     assert "after_each of request 2" in failed[0].failure.message
     module = sys.modules["rt_test_files.c_test"]

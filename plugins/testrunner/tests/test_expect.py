@@ -8,6 +8,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+
 from rt_testrunner.expect import ExpectationError, expect
 from rt_testrunner.mocking import mock, spy_on
 from rt_testrunner.state import CURRENT, TestState
@@ -241,7 +242,9 @@ async def test_resolves_and_rejects(anyio_backend: str) -> None:
     await expect(failure()).rejects.to_be_instance_of(KeyError)
     with pytest.raises(ExpectationError, match="Received an exception instead of a value") as raised:
         await expect(failure()).resolves.to_be(5)
-    assert str(raised.value).startswith("expect(received).resolves.to_be(5)\n")  # the argument, not a function
+    assert str(raised.value).startswith(
+        "expect(received).resolves.to_be(5)\n"
+    )  # the argument, not a function
     with pytest.raises(ExpectationError, match="Received a value instead of an exception"):
         await expect(value()).rejects.to_raise()
 

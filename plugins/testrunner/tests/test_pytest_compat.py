@@ -32,10 +32,17 @@ class Result:
 def run_rt_test(cwd: Path, *args: str, timeout: float = 120) -> Result:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in _SCRUBBED}
     completed = subprocess.run(
-        [sys.executable, "-m", "rt", "test", *args], cwd=cwd, env=environ, capture_output=True, text=True,
-        timeout=timeout, stdin=subprocess.DEVNULL, check=False,
+        [sys.executable, "-m", "rt", "test", *args],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     return Result(completed.returncode, completed.stdout, completed.stderr)
+
 
 SUMMARY = re.compile(r"^ (\d+) (pass|fail|skip|todo|error|xfail|xpass)$", re.MULTILINE)
 
@@ -53,7 +60,10 @@ def counts(result: Result) -> dict[str, int]:
 
 
 def test_system_exit_and_argparse_errors_are_failed_tests(tmp_path: Path) -> None:
-    project(tmp_path, {"test_exit.py": """
+    project(
+        tmp_path,
+        {
+            "test_exit.py": """
         import argparse, sys
 
         def test_exit_zero():
@@ -64,7 +74,9 @@ def test_system_exit_and_argparse_errors_are_failed_tests(tmp_path: Path) -> Non
 
         def test_after():
             pass
-    """})
+    """
+        },
+    )
     result = run_rt_test(tmp_path)
     assert result.code == 1, result.output
     assert counts(result) == {"pass": 1, "fail": 2}, result.output
@@ -72,7 +84,10 @@ def test_system_exit_and_argparse_errors_are_failed_tests(tmp_path: Path) -> Non
 
 
 def test_keyboard_interrupt_stops_the_run_with_a_summary_and_reports(tmp_path: Path) -> None:
-    project(tmp_path, {"test_stop.py": """
+    project(
+        tmp_path,
+        {
+            "test_stop.py": """
         def test_first():
             pass
 
@@ -81,7 +96,9 @@ def test_keyboard_interrupt_stops_the_run_with_a_summary_and_reports(tmp_path: P
 
         def test_never_runs():
             pass
-    """})
+    """
+        },
+    )
     result = run_rt_test(tmp_path, "--reporter=junit", "--reporter-outfile=out.xml")
     assert result.code == 1, result.output
     assert counts(result) == {"pass": 1, "fail": 1}, result.output
@@ -271,7 +288,9 @@ def test_a_pytest_suite_runs_with_pytest_outcomes(tmp_path: Path) -> None:
     result = run_rt_test(tmp_path, "--reporter=junit", "--reporter-outfile=out.xml")
     assert result.code == 1, result.output
     # pytest 9.2 on this project: 3 failed, 14 passed, 4 skipped, 4 xfailed, 1 xpassed, 1 error
-    assert counts(result) == {"pass": 14, "fail": 3, "skip": 4, "xfail": 4, "xpass": 1, "error": 1}, result.output
+    assert counts(result) == {"pass": 14, "fail": 3, "skip": 4, "xfail": 4, "xpass": 1, "error": 1}, (
+        result.output
+    )
     err = result.stderr
     assert "test_fixture_params[ten]" in err and "test_stacked[three-1]" in err
     assert "TestGroup > test_method" in err and "test_never_collected" not in err
@@ -290,7 +309,9 @@ def test_keyword_and_mark_expressions_and_node_ids(tmp_path: Path) -> None:
     assert counts(result) == {"pass": 1}, result.output
     result = run_rt_test(tmp_path, "-k", "stacked and not three")
     assert counts(result) == {"xfail": 2}, result.output
-    result = run_rt_test(tmp_path, "tests/test_suite.py::TestGroup", "tests/test_suite.py::test_fixture_params")
+    result = run_rt_test(
+        tmp_path, "tests/test_suite.py::TestGroup", "tests/test_suite.py::test_fixture_params"
+    )
     assert counts(result) == {"pass": 3}, result.output
     result = run_rt_test(tmp_path, "tests/sub")
     assert counts(result) == {"pass": 1, "fail": 1}, result.output
@@ -303,19 +324,26 @@ def test_no_capture_flag_lets_output_through(tmp_path: Path) -> None:
 
 
 def test_pytest_is_not_imported_unless_the_suite_does(tmp_path: Path) -> None:
-    project(tmp_path, {"test_plain.py": """
+    project(
+        tmp_path,
+        {
+            "test_plain.py": """
         import sys
 
         def test_no_pytest():
             assert "pytest" not in sys.modules and "_pytest" not in sys.modules
-    """})
+    """
+        },
+    )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 1}, result.output
 
 
 def test_conftest_options_and_collection_hook(tmp_path: Path) -> None:
-    project(tmp_path, {
-        "conftest.py": """
+    project(
+        tmp_path,
+        {
+            "conftest.py": """
             import pytest
 
             def pytest_addoption(parser):
@@ -332,7 +360,7 @@ def test_conftest_options_and_collection_hook(tmp_path: Path) -> None:
                     if "slow" in item.keywords:
                         item.add_marker(skip_slow)
         """,
-        "test_slow.py": """
+            "test_slow.py": """
             import pytest
 
             @pytest.mark.slow
@@ -342,14 +370,17 @@ def test_conftest_options_and_collection_hook(tmp_path: Path) -> None:
             def test_fast():
                 pass
         """,
-    })
+        },
+    )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 1, "skip": 1}, result.output
 
 
 def test_concurrent_tests_keep_their_own_output(tmp_path: Path) -> None:
-    project(tmp_path, {
-        "talk.test.py": """
+    project(
+        tmp_path,
+        {
+            "talk.test.py": """
             import anyio
             from rt.test import test
 
@@ -361,7 +392,7 @@ def test_concurrent_tests_keep_their_own_output(tmp_path: Path) -> None:
             test("a", lambda: talk("alpha"))
             test("b", lambda: talk("beta"))
         """,
-        "test_pytest_style.py": """
+            "test_pytest_style.py": """
             import anyio
 
             async def test_one():
@@ -376,7 +407,8 @@ def test_concurrent_tests_keep_their_own_output(tmp_path: Path) -> None:
                     await anyio.sleep(0.02)
                 assert False
         """,
-    })
+        },
+    )
     result = run_rt_test(tmp_path, "--concurrent")
     lines = [line for line in result.stdout.splitlines() if line in ("alpha", "beta")]
     assert lines in (["alpha"] * 3 + ["beta"] * 3, ["beta"] * 3 + ["alpha"] * 3), result.output
@@ -436,8 +468,10 @@ def test_assertion_messages_explain_the_difference(tmp_path: Path) -> None:
 
 
 def test_module_level_skip_counts_as_one_skipped_test(tmp_path: Path) -> None:
-    project(tmp_path, {
-        "test_skipped_module.py": """
+    project(
+        tmp_path,
+        {
+            "test_skipped_module.py": """
             import pytest
 
             pytest.importorskip("no_such_module_anywhere_i15")
@@ -445,8 +479,9 @@ def test_module_level_skip_counts_as_one_skipped_test(tmp_path: Path) -> None:
             def test_never():
                 pass
         """,
-        "test_ok.py": "def test_ok():\n    pass\n",
-    })
+            "test_ok.py": "def test_ok():\n    pass\n",
+        },
+    )
     result = run_rt_test(tmp_path)
     assert result.code == 0, result.output
     assert counts(result) == {"pass": 1, "skip": 1}, result.output
@@ -454,17 +489,25 @@ def test_module_level_skip_counts_as_one_skipped_test(tmp_path: Path) -> None:
 
 def test_fixtures_of_installed_pytest_plugins_are_found(tmp_path: Path) -> None:
     # anyio's pytest plugin (installed with anyio) provides free_tcp_port, through its pytest11 entry point
-    project(tmp_path, {"test_plugin_fixture.py": """
+    project(
+        tmp_path,
+        {
+            "test_plugin_fixture.py": """
         def test_uses_it(free_tcp_port):
             assert isinstance(free_tcp_port, int)
-    """})
+    """
+        },
+    )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 1}, result.output
 
 
 def test_details_real_suites_rely_on(tmp_path: Path) -> None:
     """Found running python-dateutil and idna: each is a test that failed under rt and passed under pytest."""
-    project(tmp_path, {"test_details.py": """
+    project(
+        tmp_path,
+        {
+            "test_details.py": """
         import gc
         import unittest
         import weakref
@@ -497,14 +540,19 @@ def test_details_real_suites_rely_on(tmp_path: Path) -> None:
         def test_did_not_raise_is_an_expected_failure():
             with pytest.raises(ValueError):
                 pass
-    """})
+    """
+        },
+    )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 3, "xfail": 1}, result.output
 
 
 def test_values_inside_an_assert_live_until_it_is_done(tmp_path: Path) -> None:
     """Found running attrs: identity hashes of two objects built in one assert differ under pytest."""
-    project(tmp_path, {"test_identity.py": """
+    project(
+        tmp_path,
+        {
+            "test_identity.py": """
         class C:
             def __init__(self, x):
                 self.x = x
@@ -513,6 +561,8 @@ def test_values_inside_an_assert_live_until_it_is_done(tmp_path: Path) -> None:
             assert hash(C(1)) != hash(C(1))
             assert id(C(2).x) == id(C(2).x)
             assert C(3).x == 3
-    """})
+    """
+        },
+    )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 1}, result.output

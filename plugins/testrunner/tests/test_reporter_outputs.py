@@ -195,5 +195,8 @@ def test_a_filter_that_names_a_file_hints_at_dot_slash(tmp_path: Path) -> None:
     (tmp_path / "a.test.py").write_text("from rt.test import test\ntest('a', lambda: None)\n")
     result = rt_test(tmp_path, "missing.test.py")
     assert result.returncode == 1 and "No tests found!" in result.stderr
-    assert 'note: To treat the "missing.test.py" filter as a path, run "rt test ./missing.test.py"' in result.stderr
+    assert (
+        'note: To treat the "missing.test.py" filter as a path, run "rt test ./missing.test.py"'
+        in result.stderr
+    )
     assert "note:" not in rt_test(tmp_path, "nothing_like_it").stderr

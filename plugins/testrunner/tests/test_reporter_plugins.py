@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from rt.testing import clean_environ
 from rt_testrunner.plugin import BUILTIN_REPORTERS
 from rt_testrunner.reporter_setup import ReporterSetupError, build_reporters, ci_detected, parse_names

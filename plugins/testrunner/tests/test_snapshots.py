@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from rt_testrunner.snapshots import inline_literal, normalize_inline, parse_snap, render_snap, serialize
 
 _SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR", "CI")

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from rt_testrunner.watch import affected, child_argv, dependencies
 
 _SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR", "CI")

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from filelock import FileLock, Timeout
-from rt.interfaces import SecretBackendError
 
+from rt.interfaces import SecretBackendError
 from rt_filesecrets import crypto
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # refuse to read a file larger than this: it is not ours, or it is damaged

@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 import attrs
+
 import rt
 
 

@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from rt.interfaces import KernelView
 from rt.kernel import get_kernel
-
 from rt_csrf.errors import CSRFRangeError
 from rt_csrf.layout import HEADER, HEADER_SIZE, NONCE_SIZE, TIMES, U64_MAX
 from rt_csrf.nonces import nonce

@@ -59,7 +59,11 @@ def _span(code: types.CodeType, lasti: int, fallback_line: int | None) -> _Span:
         line, end_line, column, end_column = entry
         if line is not None:
             start = _characters(code.co_filename, line, column or 0)
-            end = None if end_column is None or end_line is None else _characters(code.co_filename, end_line, end_column)
+            end = (
+                None
+                if end_column is None or end_line is None
+                else _characters(code.co_filename, end_line, end_column)
+            )
             return _Span(line, start + 1, end_line, None if end is None else end + 1)
     return _Span(fallback_line or code.co_firstlineno, 1)
 
@@ -117,7 +121,9 @@ class CallSite:
     _function: Callable[[], Any] = attrs.field(default=lambda: None, repr=False)
 
     @classmethod
-    def from_frame(cls, frame: types.FrameType, lasti: int | None = None, lineno: int | None = None) -> CallSite:
+    def from_frame(
+        cls, frame: types.FrameType, lasti: int | None = None, lineno: int | None = None
+    ) -> CallSite:
         """Describe ``frame`` at instruction ``lasti`` (a traceback's ``tb_lasti``; default: where it is now)."""
         code = frame.f_code
         offset = frame.f_lasti if lasti is None else lasti
@@ -125,8 +131,13 @@ class CallSite:
         this = _receiver(frame, code)
         function = _find_function(code, this, frame.f_globals)
         return cls(
-            code, span.line, span.column, span.end_line, span.end_column,
-            _weak_or_strong(this), _weak_or_strong(function),
+            code,
+            span.line,
+            span.column,
+            span.end_line,
+            span.end_column,
+            _weak_or_strong(this),
+            _weak_or_strong(function),
         )
 
     # -- the V8 CallSite methods ---------------------------------------------------------------------------

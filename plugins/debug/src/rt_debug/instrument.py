@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from rt.events import HttpRequest, HttpResponse
-
 from rt_debug.fetchlog import preview
 
 _lock = threading.Lock()
@@ -66,7 +65,11 @@ def _connection_url(connection: http.client.HTTPConnection, target: str) -> str:
         return target
     scheme = "https" if isinstance(connection, http.client.HTTPSConnection) else "http"
     host = getattr(connection, "_tunnel_host", None) or connection.host
-    port = getattr(connection, "_tunnel_port", None) if getattr(connection, "_tunnel_host", None) else connection.port
+    port = (
+        getattr(connection, "_tunnel_port", None)
+        if getattr(connection, "_tunnel_host", None)
+        else connection.port
+    )
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"
     authority = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
@@ -107,8 +110,12 @@ def _wrap_endheaders(original: Callable[..., Any]) -> Callable[..., Any]:
                 if body is None:
                     body = getattr(self, _BODY, None)
                 request = HttpRequest(
-                    method=state["method"], url=state["url"], headers=tuple(state["headers"]), body=body,
-                    http_version="HTTP/1.1", client="http.client",
+                    method=state["method"],
+                    url=state["url"],
+                    headers=tuple(state["headers"]),
+                    body=body,
+                    http_version="HTTP/1.1",
+                    client="http.client",
                 )
                 state["request"], state["started"] = request, time.perf_counter()
                 _emit("request", request)
@@ -127,12 +134,17 @@ def _wrap_getresponse(original: Callable[..., Any]) -> Callable[..., Any]:
         if state is not None and "request" in state:
             with contextlib.suppress(Exception):
                 setattr(self, _STATE, None)
-                _emit("response", HttpResponse(
-                    request=state["request"], status=response.status, reason=response.reason or "",
-                    headers=tuple(response.getheaders()),
-                    http_version="HTTP/1.0" if response.version == 10 else "HTTP/1.1",
-                    elapsed=time.perf_counter() - state["started"],
-                ))
+                _emit(
+                    "response",
+                    HttpResponse(
+                        request=state["request"],
+                        status=response.status,
+                        reason=response.reason or "",
+                        headers=tuple(response.getheaders()),
+                        http_version="HTTP/1.0" if response.version == 10 else "HTTP/1.1",
+                        elapsed=time.perf_counter() - state["started"],
+                    ),
+                )
         return response
 
     return getresponse
@@ -157,15 +169,22 @@ def _httpx_request(request: Any) -> HttpRequest:
     except Exception:  # noqa: BLE001 - httpx.RequestNotRead (a streamed body); no httpx import here
         body = None
     return HttpRequest(
-        method=request.method, url=str(request.url), headers=tuple(request.headers.multi_items()),
-        body=body, http_version="HTTP/1.1", client="httpx",
+        method=request.method,
+        url=str(request.url),
+        headers=tuple(request.headers.multi_items()),
+        body=body,
+        http_version="HTTP/1.1",
+        client="httpx",
     )
 
 
 def _httpx_response(event: HttpRequest, response: Any, started: float) -> HttpResponse:
     return HttpResponse(
-        request=event, status=response.status_code, reason=response.reason_phrase or "",
-        headers=tuple(response.headers.multi_items()), http_version=response.http_version or "HTTP/1.1",
+        request=event,
+        status=response.status_code,
+        reason=response.reason_phrase or "",
+        headers=tuple(response.headers.multi_items()),
+        http_version=response.http_version or "HTTP/1.1",
         elapsed=time.perf_counter() - started,
     )
 

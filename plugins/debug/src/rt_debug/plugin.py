@@ -35,30 +35,61 @@ def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
 
 @hookimpl
 def rt_register_commands(register: Callable[[Command], None]) -> None:
-    register(Command.lazy("run", "run a Python script as `python script.py` would, with rt's error reports",
-                          "rt_debug.runner:configure", "rt_debug.runner:run"))
+    register(
+        Command.lazy(
+            "run",
+            "run a Python script as `python script.py` would, with rt's error reports",
+            "rt_debug.runner:configure",
+            "rt_debug.runner:run",
+        )
+    )
 
 
 @hookimpl
 def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None:
-    register(ConfigOption(
-        "debug", "verbose_fetch", str, "false", env="RT_CONFIG_VERBOSE_FETCH", choices=_verbose_fetch_choices(),
-        help="log outgoing HTTP requests on stderr: curl (a curl command, then the request and response lines), "
-             "true or 1 (request and response lines), false or 0; any case",
-    ))
-    register(ConfigOption(
-        "debug", "verbose_fetch_mask_headers", list, (), env="RT_CONFIG_VERBOSE_FETCH_MASK_HEADERS",
-        help="more header names whose values verbose fetch logs mask (besides any name containing auth, key, "
-             "token, secret, signature, session, cookie, passw, credential, csrf or xsrf)",
-    ))
-    register(ConfigOption(
-        "debug", "verbose_fetch_secrets", bool, False, env="RT_CONFIG_VERBOSE_FETCH_SECRETS",
-        help="show Authorization/Cookie header values and URL passwords in verbose fetch logs (masked by default)",
-    ))
-    register(ConfigOption(
-        "debug", "inspector_ui_url", str, "https://debug.bun.sh/#", env="RT_INSPECTOR_UI_URL",
-        help="the web debugger the --inspect banner links to (host:port/path is appended)",
-    ))
+    register(
+        ConfigOption(
+            "debug",
+            "verbose_fetch",
+            str,
+            "false",
+            env="RT_CONFIG_VERBOSE_FETCH",
+            choices=_verbose_fetch_choices(),
+            help="log outgoing HTTP requests on stderr: curl (a curl command, then the request and response lines), "
+            "true or 1 (request and response lines), false or 0; any case",
+        )
+    )
+    register(
+        ConfigOption(
+            "debug",
+            "verbose_fetch_mask_headers",
+            list,
+            (),
+            env="RT_CONFIG_VERBOSE_FETCH_MASK_HEADERS",
+            help="more header names whose values verbose fetch logs mask (besides any name containing auth, key, "
+            "token, secret, signature, session, cookie, passw, credential, csrf or xsrf)",
+        )
+    )
+    register(
+        ConfigOption(
+            "debug",
+            "verbose_fetch_secrets",
+            bool,
+            False,
+            env="RT_CONFIG_VERBOSE_FETCH_SECRETS",
+            help="show Authorization/Cookie header values and URL passwords in verbose fetch logs (masked by default)",
+        )
+    )
+    register(
+        ConfigOption(
+            "debug",
+            "inspector_ui_url",
+            str,
+            "https://debug.bun.sh/#",
+            env="RT_INSPECTOR_UI_URL",
+            help="the web debugger the --inspect banner links to (host:port/path is appended)",
+        )
+    )
 
 
 def _verbose_fetch_enabled(config: Config) -> bool:

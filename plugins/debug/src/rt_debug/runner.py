@@ -30,7 +30,6 @@ from rt_debug.report import error_report
 
 if TYPE_CHECKING:
     from rt.kernel import Kernel
-
     from rt_debug.inspector.server import Inspector
 
 EXIT_USAGE = 2

@@ -19,8 +19,7 @@ def accept_key(key: str) -> str:
 
 @attrs.frozen
 class HandshakeResult:
-    """``headers`` for the 101 response when ``ok``; else ``status`` (0: plain refusal, 426: wrong version).
-    """
+    """``headers`` for the 101 response when ``ok``; else ``status`` (0: plain refusal, 426: wrong version)."""
 
     ok: bool
     headers: tuple[tuple[str, str], ...] = ()

@@ -19,7 +19,6 @@ from rt_http import frames
 
 if TYPE_CHECKING:
     from rt.interfaces import Broker
-
     from rt_http.websocket import ServerWebSocket
 
 log = logging.getLogger("rt.serve")

@@ -19,8 +19,8 @@ import attrs
 from anyio.abc import ByteStream, Listener, TaskGroup
 from anyio.streams.stapled import MultiListener
 from anyio.streams.tls import TLSListener, TLSStream
-from rt.interfaces import Broker, KernelView, ListenOptions, Transport
 
+from rt.interfaces import Broker, KernelView, ListenOptions, Transport
 from rt_http import workers
 from rt_http.deflate import negotiate
 from rt_http.handshake import check_upgrade

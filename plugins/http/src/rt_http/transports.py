@@ -17,6 +17,7 @@ import anyio
 from anyio.abc import ByteStream, Listener, SocketListener
 from anyio.streams.stapled import MultiListener
 from anyio.streams.tls import TLSListener
+
 from rt.interfaces import ListenOptions
 
 

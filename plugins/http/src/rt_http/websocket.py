@@ -189,7 +189,9 @@ class ServerWebSocket:
         self._handler = handler
         self._topics: dict[str, None] = {}
         self._stream: ByteStream | None = None
-        self._buffer: list[bytes | _DeflateJob] = []  # frames to write (and _DeflateJobs: frames still to compress)
+        self._buffer: list[
+            bytes | _DeflateJob
+        ] = []  # frames to write (and _DeflateJobs: frames still to compress)
         self._buffered = 0
         self._deflating = 0  # _DeflateJobs queued: later compressed messages must queue behind them
         self._writing = False  # a task (the reader inline, or a spawned writer) is sending the buffer

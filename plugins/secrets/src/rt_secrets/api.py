@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 import anyio.to_thread
 from anyio.lowlevel import RunVar
-from rt.interfaces import SecretBackend, SecretBackendError
 
+from rt.interfaces import SecretBackend, SecretBackendError
 from rt_secrets import errors
 from rt_secrets.errors import (
     InvalidSecretArgumentType,
@@ -183,7 +183,7 @@ class Secrets:
         try:
             return await _get(self._current(), service, name)
         except BaseException as exc:  # noqa: BLE001 - re-raised, scrubbed
-            raise _scrubbed(exc)  # the chain is dropped on purpose: _scrubbed
+            raise _scrubbed(exc)  # noqa: B904 - the chain is dropped on purpose: _scrubbed
 
     async def set(
         self, service: str | None = None, name: str | None = None, value: str | None = None
@@ -195,7 +195,7 @@ class Secrets:
             await _set(self._current(), service, name, box)
         except BaseException as exc:  # noqa: BLE001 - re-raised, scrubbed
             box.clear()
-            raise _scrubbed(exc)  # the chain is dropped on purpose: _scrubbed
+            raise _scrubbed(exc)  # noqa: B904 - the chain is dropped on purpose: _scrubbed
         finally:
             box.clear()
 
@@ -204,7 +204,7 @@ class Secrets:
         try:
             return await _delete(self._current(), service, name)
         except BaseException as exc:  # noqa: BLE001 - re-raised, scrubbed
-            raise _scrubbed(exc)  # the chain is dropped on purpose: _scrubbed
+            raise _scrubbed(exc)  # noqa: B904 - the chain is dropped on purpose: _scrubbed
 
     def __repr__(self) -> str:
         return "<rt.secrets>"

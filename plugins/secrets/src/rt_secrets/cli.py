@@ -13,7 +13,6 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 import rt.backend
-
 from rt_secrets.api import secrets
 from rt_secrets.errors import InvalidSecretArgumentType, InvalidSecretArgumentValue, SecretsError
 
@@ -28,11 +27,19 @@ MAX_STDIN_CHARS = 1 << 20
 class _RefuseValueFlag(argparse.Action):
     """``--value`` exists only to explain why it does not."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: object, values: object,
-                 option_string: str | None = None) -> None:
-        parser.exit(1, "rt secrets: the value is never taken from the command line (it would show in `ps` "
-                       "and shell history): pipe it on stdin, or run `rt secrets set` in a terminal for a "
-                       "hidden prompt\n")
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: object,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        parser.exit(
+            1,
+            "rt secrets: the value is never taken from the command line (it would show in `ps` "
+            "and shell history): pipe it on stdin, or run `rt secrets set` in a terminal for a "
+            "hidden prompt\n",
+        )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -64,8 +71,14 @@ async def _perform(action: str, service: str, name: str, value: str | None) -> s
     return None
 
 
-def run(args: argparse.Namespace, kernel: Kernel, *, stdin: TextIO | None = None,
-        stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+def run(
+    args: argparse.Namespace,
+    kernel: Kernel,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
 
     def fail(message: str) -> int:

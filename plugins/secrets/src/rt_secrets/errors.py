@@ -25,7 +25,9 @@ VALUE_TOO_LONG = "ERR_SECRETS_VALUE_TOO_LONG"
 MSG_NOT_STRINGS = "Expected service and name to be strings"
 MSG_EMPTY = "Expected service and name to not be empty"
 MSG_VALUE_NOT_STRING = "Expected 'value' to be a string. To delete the secret, call secrets.delete instead."
-MSG_VALUE_NOT_UNICODE = "Expected 'value' to be valid Unicode: it contains a lone surrogate, which no store can keep"
+MSG_VALUE_NOT_UNICODE = (
+    "Expected 'value' to be valid Unicode: it contains a lone surrogate, which no store can keep"
+)
 
 # Appended to every "no store" message, so the reader always learns the alternatives.
 CHOOSE_ANOTHER_BACKEND = (

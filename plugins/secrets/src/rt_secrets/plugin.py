@@ -13,7 +13,6 @@ from rt.hookspecs import hookimpl
 from rt.interfaces import Command, ConfigOption, KernelView, NamespaceEntry
 
 if TYPE_CHECKING:
-
     from rt.config import Config
     from rt.interfaces import SecretBackend
 
@@ -33,19 +32,35 @@ def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
 
 @hookimpl
 def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None:
-    register(ConfigOption(
-        "secrets", "backend", str, "keyring",
-        help="where rt.secrets keeps credentials: keyring (OS store), memory (tests), file (rt-filesecrets)",
-    ))
-    register(ConfigOption(
-        "secrets", "schema", str, "keyring", choices=("keyring", "reference"),
-        help="the Secret Service item schema the keyring backend writes on Linux: keyring (the keyring "
-             "package's) or reference (the reference runtime's); reads find items under either",
-    ))
-    register(ConfigOption(
-        "secrets", "max_threads", int, 8,
-        help="worker threads rt.secrets uses at once for OS calls (per event loop)",
-    ))
+    register(
+        ConfigOption(
+            "secrets",
+            "backend",
+            str,
+            "keyring",
+            help="where rt.secrets keeps credentials: keyring (OS store), memory (tests), file (rt-filesecrets)",
+        )
+    )
+    register(
+        ConfigOption(
+            "secrets",
+            "schema",
+            str,
+            "keyring",
+            choices=("keyring", "reference"),
+            help="the Secret Service item schema the keyring backend writes on Linux: keyring (the keyring "
+            "package's) or reference (the reference runtime's); reads find items under either",
+        )
+    )
+    register(
+        ConfigOption(
+            "secrets",
+            "max_threads",
+            int,
+            8,
+            help="worker threads rt.secrets uses at once for OS calls (per event loop)",
+        )
+    )
 
 
 def _keyring_backend(config: Config) -> SecretBackend:
@@ -68,7 +83,11 @@ def rt_register_secret_backends(register: Callable[[str, Callable[[Config], Secr
 
 @hookimpl
 def rt_register_commands(register: Callable[[Command], None]) -> None:
-    register(Command.lazy(
-        "secrets", "store, read and delete secrets in the OS credential store (set|get|delete -s S -n N)",
-        "rt_secrets.cli:configure", "rt_secrets.cli:run",
-    ))
+    register(
+        Command.lazy(
+            "secrets",
+            "store, read and delete secrets in the OS credential store (set|get|delete -s S -n N)",
+            "rt_secrets.cli:configure",
+            "rt_secrets.cli:run",
+        )
+    )

@@ -13,14 +13,22 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from rt.events import Location
-
 from rt_testrunner.expect import expect
 from rt_testrunner.mocking import mock, spy_on
 from rt_testrunner.model import COLLECTOR, Suite, TestCase
 from rt_testrunner.naming import case_args, format_case_name
 
 __all__ = [
-    "after_all", "after_each", "before_all", "before_each", "describe", "expect", "it", "mock", "spy_on", "test",
+    "after_all",
+    "after_each",
+    "before_all",
+    "before_each",
+    "describe",
+    "expect",
+    "it",
+    "mock",
+    "spy_on",
+    "test",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -42,7 +50,9 @@ def _location_of(fn: Callable[..., Any] | None) -> Location | None:
     return Location(code.co_filename, code.co_firstlineno, 1)
 
 
-def _options(options: Mapping[str, Any] | None, retry: int | None, timeout: Any) -> tuple[int | None, int | None]:
+def _options(
+    options: Mapping[str, Any] | None, retry: int | None, timeout: Any
+) -> tuple[int | None, int | None]:
     given = dict(options or {})
     unknown = set(given) - _OPTION_KEYS
     if unknown:
@@ -53,8 +63,12 @@ def _options(options: Mapping[str, Any] | None, retry: int | None, timeout: Any)
         timeout = timeout.total_seconds() * 1000
     if retry is not None and (isinstance(retry, bool) or not isinstance(retry, int) or retry < 0):
         raise ValueError(f"retry must be a non-negative integer, got {retry!r}")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
-                                or not timeout > 0 or timeout == float("inf")):
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not timeout > 0
+        or timeout == float("inf")
+    ):
         raise ValueError(f"timeout must be a positive number of milliseconds, got {timeout!r}")
     # at least 1 ms: a sub-millisecond time-out must not round to 0, which would mean "the default"
     return retry, (max(1, round(timeout)) if timeout is not None else None)
@@ -93,8 +107,14 @@ class TestDeclarer:
         return self._with("skip") if condition else self
 
     def __call__(
-        self, name: str, fn_or_options: Any = None, fn: Any = None, /, *,
-        retry: int | None = None, timeout: Any = None,
+        self,
+        name: str,
+        fn_or_options: Any = None,
+        fn: Any = None,
+        /,
+        *,
+        retry: int | None = None,
+        timeout: Any = None,
     ) -> Any:
         if not isinstance(name, str):
             raise TypeError(f"a test name must be a string, got {type(name).__name__}; use test(name, fn)")
@@ -106,13 +126,27 @@ class TestDeclarer:
             location = _location_of(function)
             if function is not None:
                 REGISTERED_FUNCTIONS.add(id(function))
-            rows = [(name, ())] if self._table is None else [
-                (format_case_name(name, row, index), case_args(row)) for index, row in enumerate(self._table)
-            ]
+            rows = (
+                [(name, ())]
+                if self._table is None
+                else [
+                    (format_case_name(name, row, index), case_args(row))
+                    for index, row in enumerate(self._table)
+                ]
+            )
             for case_name, args in rows:
-                suite.children.append(TestCase(
-                    case_name, function, suite, self._flags, args, retry, timeout_ms, location,
-                ))
+                suite.children.append(
+                    TestCase(
+                        case_name,
+                        function,
+                        suite,
+                        self._flags,
+                        args,
+                        retry,
+                        timeout_ms,
+                        location,
+                    )
+                )
 
         if function is not None:
             if not callable(function):
@@ -204,7 +238,9 @@ def _hook(kind: str) -> Callable[[F], F]:
         return fn
 
     register.__name__ = kind
-    register.__doc__ = f"Register ``fn`` as a {kind.replace('_', ' ')} hook of the current file or describe block."
+    register.__doc__ = (
+        f"Register ``fn`` as a {kind.replace('_', ' ')} hook of the current file or describe block."
+    )
     return register
 
 

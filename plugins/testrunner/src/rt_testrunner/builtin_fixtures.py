@@ -91,7 +91,7 @@ class CaptureFixture:
     def readouterr(self) -> CaptureResult:
         assert self._capture is not None
         out, err = "".join(self._capture.out), "".join(self._capture.err)
-        new_out, new_err = out[self._out:], err[self._err:]
+        new_out, new_err = out[self._out :], err[self._err :]
         self._out, self._err = len(out), len(err)
         if self._binary:
             return CaptureResult(new_out.encode(), new_err.encode())
@@ -324,13 +324,33 @@ def anyio_backend_options(anyio_backend: Any) -> dict[str, Any]:
     return {} if isinstance(anyio_backend, str) else dict(anyio_backend[1])
 
 
-_SCOPES = {"tmp_path_factory": "session", "tmpdir_factory": "session", "pytestconfig": "session",
-           "anyio_backend": "module"}
-_NAMES = ("tmp_path_factory", "tmp_path", "tmpdir", "tmpdir_factory", "capsys", "capsysbinary", "capfd", "caplog",
-          "monkeypatch", "recwarn", "pytestconfig", "anyio_backend", "anyio_backend_name", "anyio_backend_options")
+_SCOPES = {
+    "tmp_path_factory": "session",
+    "tmpdir_factory": "session",
+    "pytestconfig": "session",
+    "anyio_backend": "module",
+}
+_NAMES = (
+    "tmp_path_factory",
+    "tmp_path",
+    "tmpdir",
+    "tmpdir_factory",
+    "capsys",
+    "capsysbinary",
+    "capfd",
+    "caplog",
+    "monkeypatch",
+    "recwarn",
+    "pytestconfig",
+    "anyio_backend",
+    "anyio_backend_name",
+    "anyio_backend_options",
+)
 
 
 def definitions() -> list[FixtureDef]:
     namespace = globals()
-    return [FixtureDef(name, namespace[name], _SCOPES.get(name, "function"), argnames=argnames(namespace[name]))
-            for name in _NAMES]
+    return [
+        FixtureDef(name, namespace[name], _SCOPES.get(name, "function"), argnames=argnames(namespace[name]))
+        for name in _NAMES
+    ]

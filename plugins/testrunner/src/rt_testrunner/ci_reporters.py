@@ -22,7 +22,6 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-
 def _escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -57,21 +56,32 @@ class GitHubReporter:
             failure = event.failure
             where = (failure.location if failure is not None else None) or event.location
             message = strip_ansi((failure.details or failure.message) if failure is not None else "failed")
-            self._error(where.file if where else event.file, where.line if where else 0,
-                        where.column if where else 0, event.name, message)
+            self._error(
+                where.file if where else event.file,
+                where.line if where else 0,
+                where.column if where else 0,
+                event.name,
+                message,
+            )
         elif isinstance(event, FileFinished):
             if event.error is not None:
                 where = event.error.location
-                self._error(where.file if where else event.file, where.line if where else 0,
-                            where.column if where else 0, f"{event.file} failed to load",
-                            strip_ansi(event.error.details or event.error.message))
+                self._error(
+                    where.file if where else event.file,
+                    where.line if where else 0,
+                    where.column if where else 0,
+                    f"{event.file} failed to load",
+                    strip_ansi(event.error.details or event.error.message),
+                )
             if self.groups:
                 self.stream.write("::endgroup::\n")
             self.stream.flush()
 
     def _error(self, file: str, line: int, column: int, title: str, message: str) -> None:
-        self.stream.write(f"::error file={_escape_property(file)},line={line},col={column},"
-                          f"title={_escape_property(title)}::{_escape_data(message)}\n")
+        self.stream.write(
+            f"::error file={_escape_property(file)},line={line},col={column},"
+            f"title={_escape_property(title)}::{_escape_data(message)}\n"
+        )
 
     def close(self) -> None:
         self.stream.flush()

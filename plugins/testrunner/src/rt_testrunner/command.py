@@ -25,8 +25,12 @@ class UsageError(Exception):
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
-    add("filters", nargs="*", metavar="FILTER",
-        help="path fragments selecting test files (no globs); ./path or /path runs that file")
+    add(
+        "filters",
+        nargs="*",
+        metavar="FILTER",
+        help="path fragments selecting test files (no globs); ./path or /path runs that file",
+    )
     add("--timeout", metavar="MS", help="per-test time-out in milliseconds (default 5000)")
     add("--rerun-each", metavar="N", help="run each test file N times")
     add("--retry", metavar="N", help="retry failed tests up to N times")
@@ -37,31 +41,75 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--bail", nargs="?", const="1", metavar="N", help="stop after N failures (1 when given alone)")
     add("--todo", action="store_true", default=None, help="also run tests marked todo")
     add("-t", "--test-name-pattern", metavar="REGEX", help="run only tests whose full name matches")
-    add("-k", dest="keyword", metavar="EXPRESSION",
+    add(
+        "-k",
+        dest="keyword",
+        metavar="EXPRESSION",
         help="pytest's keyword expression: names (substrings of test, class, module names and marks) with "
-        "not/and/or")
+        "not/and/or",
+    )
     add("-m", dest="markexpr", metavar="MARKEXPR", help="pytest's mark expression, e.g. 'not slow'")
-    add("-s", "--no-capture", dest="no_capture", action="store_true",
-        help="do not capture the tests' output (stdout, stderr, logging)")
+    add(
+        "-s",
+        "--no-capture",
+        dest="no_capture",
+        action="store_true",
+        help="do not capture the tests' output (stdout, stderr, logging)",
+    )
     add("--only", action="store_true", help="run only tests and describes marked .only")
     add("--pass-with-no-tests", action="store_true", help="exit 0 when no test is found")
     add("--shard", metavar="K/N", help="run the K-th of N deterministic parts of the suite")
     add("--preload", action="append", metavar="PATH", help="script loaded before the tests (repeatable)")
-    add("--reporter", action="append", metavar="NAME[,NAME]", help="reporters to run besides the automatic "
-        "ones: dots, junit (needs --reporter-outfile), github, agent, or one registered by a plugin")
-    add("--reporter-outfile", action="append", metavar="PATH", help="output file of the --reporter that writes "
-        "one (repeat for several, in the order of --reporter)")
+    add(
+        "--reporter",
+        action="append",
+        metavar="NAME[,NAME]",
+        help="reporters to run besides the automatic "
+        "ones: dots, junit (needs --reporter-outfile), github, agent, or one registered by a plugin",
+    )
+    add(
+        "--reporter-outfile",
+        action="append",
+        metavar="PATH",
+        help="output file of the --reporter that writes one (repeat for several, in the order of --reporter)",
+    )
     add("--dots", action="store_true", help="shorthand for --reporter=dots")
-    add("--coverage", action="store_true", default=None, help="measure coverage with coverage.py (test files "
-        "and installed packages left out)")
-    add("--coverage-reporter", action="append", metavar="text|lcov", help="coverage output: text (a table on "
-        "stderr, the default) and/or lcov (<coverage-dir>/lcov.info); repeatable; implies --coverage")
-    add("--coverage-dir", metavar="DIR", help="directory of the lcov file (default coverage); implies --coverage")
-    add("--coverage-branch", action="store_true", default=None, help="measure branches too (a %% Branch column)")
-    add("-u", "--update-snapshots", action="store_true", help="rewrite snapshots that differ and remove obsolete "
-        "ones (refused in CI)")
-    add("--watch", action="store_true", help="run, then re-run the affected test files when a file changes "
-        "(watchfiles; a fresh process per run)")
+    add(
+        "--coverage",
+        action="store_true",
+        default=None,
+        help="measure coverage with coverage.py (test files and installed packages left out)",
+    )
+    add(
+        "--coverage-reporter",
+        action="append",
+        metavar="text|lcov",
+        help="coverage output: text (a table on "
+        "stderr, the default) and/or lcov (<coverage-dir>/lcov.info); repeatable; implies --coverage",
+    )
+    add(
+        "--coverage-dir",
+        metavar="DIR",
+        help="directory of the lcov file (default coverage); implies --coverage",
+    )
+    add(
+        "--coverage-branch",
+        action="store_true",
+        default=None,
+        help="measure branches too (a %% Branch column)",
+    )
+    add(
+        "-u",
+        "--update-snapshots",
+        action="store_true",
+        help="rewrite snapshots that differ and remove obsolete ones (refused in CI)",
+    )
+    add(
+        "--watch",
+        action="store_true",
+        help="run, then re-run the affected test files when a file changes "
+        "(watchfiles; a fresh process per run)",
+    )
 
 
 def _positive_int(text: str, what: str, *, allow_zero: bool = False) -> int:
@@ -105,16 +153,23 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
     timeout = _timeout(args.timeout) if args.timeout is not None else config.get("test.timeout", 5000)
     if not isinstance(timeout, int) or timeout <= 0:
         raise UsageError(f"Invalid timeout: {timeout!r} (from [test] timeout)")
-    retry = _positive_int(args.retry, "retry", allow_zero=True) if args.retry is not None else \
-        config.get("test.retry", 0)
+    retry = (
+        _positive_int(args.retry, "retry", allow_zero=True)
+        if args.retry is not None
+        else config.get("test.retry", 0)
+    )
     if retry < 0:
         raise UsageError(f"Invalid retry: {retry!r} (from [test] retry; expected 0 or more)")
     rerun_each = _positive_int(args.rerun_each, "rerun-each") if args.rerun_each is not None else 1
-    max_concurrency = (_positive_int(args.max_concurrency, "max-concurrency", allow_zero=True)
-                       if args.max_concurrency is not None else config.get("test.max_concurrency", 20))
+    max_concurrency = (
+        _positive_int(args.max_concurrency, "max-concurrency", allow_zero=True)
+        if args.max_concurrency is not None
+        else config.get("test.max_concurrency", 20)
+    )
     if not isinstance(max_concurrency, int) or max_concurrency < 0:
-        raise UsageError(f"Invalid max-concurrency: {max_concurrency!r} (from [test] max_concurrency; "
-                         "expected 0 or more)")
+        raise UsageError(
+            f"Invalid max-concurrency: {max_concurrency!r} (from [test] max_concurrency; expected 0 or more)"
+        )
     bail = None
     if args.bail is not None:
         try:
@@ -150,8 +205,10 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         # the spec: "Output file for the reporter; required with --reporter". The default console output
         # goes to the terminal, so an outfile alone would be dropped without a word and the user would look
         # for a report that was never written.
-        raise UsageError(f"--reporter-outfile {outfiles[0]!r} needs --reporter <name> (e.g. "
-                         "--reporter=junit): the default console output is not written to a file")
+        raise UsageError(
+            f"--reporter-outfile {outfiles[0]!r} needs --reporter <name> (e.g. "
+            "--reporter=junit): the default console output is not written to a file"
+        )
     file_reporters = [name for name in reporters if name not in TERMINAL_REPORTERS]
     if "junit" in reporters and file_reporters.index("junit") >= len(outfiles):
         raise UsageError("--reporter=junit requires --reporter-outfile <path>")
@@ -178,10 +235,23 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
     except pyconfig.ConfigError as exc:
         raise UsageError(str(exc)) from None
     run = RunOptions(
-        root=root, timeout_ms=timeout, explicit_timeout=args.timeout is not None, rerun_each=rerun_each, retry=retry, concurrent=bool(concurrent),
-        max_concurrency=max_concurrency, seed=seed, bail=bail, todo=bool(todo), name_pattern=pattern,
-        only=args.only, preload=preload, keyword=args.keyword or None, markexpr=args.markexpr or None,
-        capture=not args.no_capture, pyconfig=project,
+        root=root,
+        timeout_ms=timeout,
+        explicit_timeout=args.timeout is not None,
+        rerun_each=rerun_each,
+        retry=retry,
+        concurrent=bool(concurrent),
+        max_concurrency=max_concurrency,
+        seed=seed,
+        bail=bail,
+        todo=bool(todo),
+        name_pattern=pattern,
+        only=args.only,
+        preload=preload,
+        keyword=args.keyword or None,
+        markexpr=args.markexpr or None,
+        capture=not args.no_capture,
+        pyconfig=project,
     )
     shard_spec = None
     if args.shard is not None:
@@ -189,8 +259,9 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
             shard_spec = parse_shard(args.shard)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    return Invocation(run, tuple(args.filters), shard_spec, reporters, outfiles, args.pass_with_no_tests,
-                      coverage)
+    return Invocation(
+        run, tuple(args.filters), shard_spec, reporters, outfiles, args.pass_with_no_tests, coverage
+    )
 
 
 def _coverage_options(args: argparse.Namespace, config: Any) -> Any:
@@ -208,13 +279,24 @@ def _coverage_options(args: argparse.Namespace, config: Any) -> Any:
             reporters.append(name.strip())
     directory = args.coverage_dir or config.get("test.coverage_dir", "coverage")
     threshold = config.get("test.coverage_threshold", None)
-    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)
-                                  or not 0 <= threshold <= 1):
-        raise UsageError(f"Invalid coverage_threshold: {threshold!r} (from [test] coverage_threshold; expected "
-                         "a fraction from 0 to 1, e.g. 0.9)")
-    branch = args.coverage_branch if args.coverage_branch is not None else config.get("test.coverage_branch", False)
-    return CoverageOptions(tuple(dict.fromkeys(reporters)), str(directory), bool(branch),
-                           float(threshold) if threshold is not None else None)
+    if threshold is not None and (
+        isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1
+    ):
+        raise UsageError(
+            f"Invalid coverage_threshold: {threshold!r} (from [test] coverage_threshold; expected "
+            "a fraction from 0 to 1, e.g. 0.9)"
+        )
+    branch = (
+        args.coverage_branch
+        if args.coverage_branch is not None
+        else config.get("test.coverage_branch", False)
+    )
+    return CoverageOptions(
+        tuple(dict.fromkeys(reporters)),
+        str(directory),
+        bool(branch),
+        float(threshold) if threshold is not None else None,
+    )
 
 
 def _patterns(project: Any, root: Path) -> Patterns:
@@ -235,8 +317,11 @@ def _quoted(text: str) -> str:
 
 
 def _no_tests_message() -> str:
-    return ("No tests found!\n\nTest files need names matching " + ", ".join(PATTERNS)
-            + " or pytest's test_*.py (e.g. math.test.py or test_math.py).\n")
+    return (
+        "No tests found!\n\nTest files need names matching "
+        + ", ".join(PATTERNS)
+        + " or pytest's test_*.py (e.g. math.test.py or test_math.py).\n"
+    )
 
 
 def run(args: argparse.Namespace, kernel: Any) -> int:
@@ -262,21 +347,23 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
         for fragment in invocation.filters:
             if fragment.endswith(".py") and not fragment.startswith(("./", "../", "/")):
                 # it reads as a file name but matched no file as a fragment of one (REFERENCE.md)
-                sys.stderr.write(f'note: To treat the "{fragment}" filter as a path, run "rt test ./{fragment}"\n')
+                sys.stderr.write(
+                    f'note: To treat the "{fragment}" filter as a path, run "rt test ./{fragment}"\n'
+                )
         return EXIT_OK if invocation.pass_with_no_tests else EXIT_FAILED
     if invocation.run.seed is not None:
         random.Random(invocation.run.seed).shuffle(files)
     from rt_testrunner.reporter_setup import ReporterSetupError, build_reporters
 
     try:
-        reporters = build_reporters(kernel.host.reporters(), invocation.reporters, invocation.outfiles,
-                                    os.environ, sys.stderr)
+        reporters = build_reporters(
+            kernel.host.reporters(), invocation.reporters, invocation.outfiles, os.environ, sys.stderr
+        )
     except ReporterSetupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
     from rt.backend import resolve_backend
-
     from rt_testrunner.runner import Runner
 
     if str(root) not in sys.path:
@@ -287,20 +374,30 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
 
     ci = ci_detected(os.environ)
     if args.update_snapshots and ci:
-        print("error: --update-snapshots is refused with CI set: CI runs never write snapshots", file=sys.stderr)
+        print(
+            "error: --update-snapshots is refused with CI set: CI runs never write snapshots", file=sys.stderr
+        )
         return EXIT_USAGE
     options = invocation.run
     session = snapshots.SnapshotSession(
-        root, update=args.update_snapshots, ci=ci,
-        full_run=options.name_pattern is None and not options.only and options.bail is None)
+        root,
+        update=args.update_snapshots,
+        ci=ci,
+        full_run=options.name_pattern is None and not options.only and options.bail is None,
+    )
     snapshots.SESSION = session
     coverage = None
     if invocation.coverage is not None:
         from rt_testrunner.coverage_run import CoverageSession, CoverageUnavailable
 
         try:
-            coverage = CoverageSession(root, invocation.coverage, getattr(reporters[0], "stream", None)
-                                       if type(reporters[0]).__name__ == "ProgressReporter" else None)
+            coverage = CoverageSession(
+                root,
+                invocation.coverage,
+                getattr(reporters[0], "stream", None)
+                if type(reporters[0]).__name__ == "ProgressReporter"
+                else None,
+            )
         except CoverageUnavailable as exc:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -319,8 +416,12 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
     finally:
         for reporter in reporters:
             reporter.close()
-    if finished.failed or finished.errors or finished.interrupted or (
-            coverage is not None and coverage.failures):
+    if (
+        finished.failed
+        or finished.errors
+        or finished.interrupted
+        or (coverage is not None and coverage.failures)
+    ):
         return EXIT_FAILED
     if finished.tests == 0 and not invocation.pass_with_no_tests:
         pattern = invocation.run.name_pattern
@@ -328,9 +429,11 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
             # the reference's wording, so scripts and people read the same thing from both
             from rt_testrunner.reporters import format_ms, plural
 
-            sys.stderr.write(f"\nerror: regex {_quoted(pattern.pattern)} matched 0 tests. Searched "
-                             f"{plural(len(files), 'file')} (skipping {plural(finished.filtered_out, 'test')}) "
-                             f"{format_ms(finished.duration)}\n")
+            sys.stderr.write(
+                f"\nerror: regex {_quoted(pattern.pattern)} matched 0 tests. Searched "
+                f"{plural(len(files), 'file')} (skipping {plural(finished.filtered_out, 'test')}) "
+                f"{format_ms(finished.duration)}\n"
+            )
         else:
             sys.stderr.write("No tests matched the filters (-t / -k / -m / --only) in the selected files.\n")
         return EXIT_FAILED

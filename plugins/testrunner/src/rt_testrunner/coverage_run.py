@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import attrs
-from rt.events import RunFinished, TestEvent
 
+from rt.events import RunFinished, TestEvent
 from rt_testrunner.discovery import PATTERNS
 
 REPORTERS = ("text", "lcov")

@@ -13,8 +13,22 @@ import attrs
 
 SUFFIXES = (".test.py", "_test.py", ".spec.py", "_spec.py")
 PATTERNS = ("*.test.py", "*_test.py", "*.spec.py", "*_spec.py")
-SKIPPED_DIRECTORIES = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", ".tox",
-                                 ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+SKIPPED_DIRECTORIES = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "__pycache__",
+        "node_modules",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+    }
+)
 
 
 class DiscoveryError(Exception):
@@ -61,8 +75,10 @@ def _walk(directory: Path, patterns: Patterns = DEFAULT_PATTERNS) -> Iterable[Pa
     the project's ``norecursedirs``."""
     for current, dirnames, filenames in os.walk(directory):
         dirnames[:] = sorted(
-            d for d in dirnames
-            if d not in SKIPPED_DIRECTORIES and not patterns.skips(d)
+            d
+            for d in dirnames
+            if d not in SKIPPED_DIRECTORIES
+            and not patterns.skips(d)
             and not os.path.exists(os.path.join(current, d, "pyvenv.cfg"))
         )
         for name in sorted(filenames):
@@ -82,8 +98,11 @@ def is_explicit_path(argument: str, root: Path | None = None) -> bool:
     (``path::test``) and a path that exists (``tests``, ``tests/test_x.py``); anything else is a fragment."""
     if argument.startswith(("./", "/", "../")) or argument in (".", "..") or "::" in argument:
         return True
-    return root is not None and (root / argument).exists() and ("/" in argument or argument.endswith(".py")
-                                                                or (root / argument).is_dir())
+    return (
+        root is not None
+        and (root / argument).exists()
+        and ("/" in argument or argument.endswith(".py") or (root / argument).is_dir())
+    )
 
 
 def discover(root: Path, filters: Sequence[str], patterns: Patterns = DEFAULT_PATTERNS) -> list[TestFile]:
@@ -108,7 +127,9 @@ def discover(root: Path, filters: Sequence[str], patterns: Patterns = DEFAULT_PA
         else:
             raise DiscoveryError(f"Test file not found: {argument!r}")
     if fragments or not explicit:
-        bases = [p for p in patterns.testpaths if p.exists()] if not filters and patterns.testpaths else [root]
+        bases = (
+            [p for p in patterns.testpaths if p.exists()] if not filters and patterns.testpaths else [root]
+        )
         for base in bases:
             for path in _walk(base, patterns) if base.is_dir() else [base]:
                 relative = _relative(path, root)

@@ -125,8 +125,9 @@ _UNSET = object()
 
 #: Set while a coroutine of the runner runs inside the event loop (and may therefore really await): the way
 #: back to the main thread for sync calls
-MAIN_THREAD: contextvars.ContextVar[_MainThreadCalls | None] = contextvars.ContextVar("rt_main_thread",
-                                                                                    default=None)
+MAIN_THREAD: contextvars.ContextVar[_MainThreadCalls | None] = contextvars.ContextVar(
+    "rt_main_thread", default=None
+)
 
 
 def is_async(fn: Callable[..., Any] | None) -> bool:
@@ -209,8 +210,9 @@ class Executor:
             else:
                 self.in_loop(await_before, result, deadline)
 
-    async def attempt(self, case: TestCase, chain: list[Suite], timeout_ms: int, captured: bool = False
-                      ) -> Outcome:
+    async def attempt(
+        self, case: TestCase, chain: list[Suite], timeout_ms: int, captured: bool = False
+    ) -> Outcome:
         """One attempt: before_each hooks (outer first), the body, after_each hooks (inner first), all within
         the time-out. A fresh :class:`TestState` per attempt, so an earlier attempt leaves nothing behind."""
         state = TestState(test_path=case.path)

@@ -106,7 +106,9 @@ def _matches_object(received: Any, expected: Any) -> bool:
     if isinstance(expected, Mapping):
         if isinstance(received, Mapping):
             return all(k in received and _matches_object(received[k], v) for k, v in expected.items())
-        return all(hasattr(received, k) and _matches_object(getattr(received, k), v) for k, v in expected.items())
+        return all(
+            hasattr(received, k) and _matches_object(getattr(received, k), v) for k, v in expected.items()
+        )
     if isinstance(expected, list) and isinstance(received, list):
         return len(expected) == len(received) and all(
             _matches_object(r, e) for r, e in zip(received, expected, strict=True)
@@ -129,7 +131,11 @@ def _property(value: Any, path: str | list[Any] | tuple[Any, ...]) -> Any:
             if part not in value:
                 return _MISSING
             value = value[part]
-        elif isinstance(value, list | tuple) and isinstance(part, int | str) and str(part).lstrip("-").isdigit():
+        elif (
+            isinstance(value, list | tuple)
+            and isinstance(part, int | str)
+            and str(part).lstrip("-").isdigit()
+        ):
             index = int(part)
             if not -len(value) <= index < len(value):
                 return _MISSING
@@ -168,22 +174,38 @@ class Expectation:
 
     # -- the mechanism ---------------------------------------------------------------------------------------
 
-    def _verdict(self, value: Any, name: str, args: str | Callable[[], str], passed: bool,
-                 message: Callable[[Any], str]) -> None:
+    def _verdict(
+        self,
+        value: Any,
+        name: str,
+        args: str | Callable[[], str],
+        passed: bool,
+        message: Callable[[Any], str],
+    ) -> None:
         count_expect()
         if passed == self._negated:
             not_ = ".not_" if self._negated else ""
             header = f"expect(received){not_}.{name}({args() if callable(args) else args})"
             raise ExpectationError(f"{header}\n\n{message(value)}")
 
-    def _lazy(self, name: str, args: str | Callable[[], str], judge: Callable[[Any], bool], message: Callable[[Any], str]) -> Any:
+    def _lazy(
+        self,
+        name: str,
+        args: str | Callable[[], str],
+        judge: Callable[[Any], bool],
+        message: Callable[[Any], str],
+    ) -> Any:
         """Run a matcher now, or, under ``.resolves``/``.rejects``, return a coroutine that awaits first."""
         if self._mode is None:
             return self._verdict(self._value, name, args, judge(self._value), message)
 
         async def settle() -> None:
             shown = args() if callable(args) else args
-            awaitable = self._value() if callable(self._value) and not inspect.isawaitable(self._value) else self._value
+            awaitable = (
+                self._value()
+                if callable(self._value) and not inspect.isawaitable(self._value)
+                else self._value
+            )
             try:
                 result = await awaitable
             except Exception as exc:
@@ -207,14 +229,21 @@ class Expectation:
         state = CURRENT.get()
         if state is not None:
             not_ = ".not_" if self._negated else ""
-            state.pending_matchers.append(_PendingMatcher(
-                coroutine, lambda: f"expect(received).{self._mode}{not_}.{name}({args() if callable(args) else args})",
-                self._value, *_user_position(),
-            ))
+            state.pending_matchers.append(
+                _PendingMatcher(
+                    coroutine,
+                    lambda: (
+                        f"expect(received).{self._mode}{not_}.{name}({args() if callable(args) else args})"
+                    ),
+                    self._value,
+                    *_user_position(),
+                )
+            )
         return coroutine
 
-    def _simple(self, name: str, expected: Any, judge: Callable[[Any], bool],
-                show: Callable[[], str] | None = None) -> Any:
+    def _simple(
+        self, name: str, expected: Any, judge: Callable[[Any], bool], show: Callable[[], str] | None = None
+    ) -> Any:
         """A matcher comparing with ``expected``; its text is only formatted when the matcher fails."""
 
         def arg() -> str:
@@ -226,8 +255,10 @@ class Expectation:
                 return f"Received: {_show(value)}"
             if self._negated:
                 return f"Expected: not {label}\nReceived: {_show(value)}"
-            return diff(expected, value) if name in ("to_equal", "to_strict_equal", "to_match_object") else (
-                f"Expected: {label}\nReceived: {_show(value)}"
+            return (
+                diff(expected, value)
+                if name in ("to_equal", "to_strict_equal", "to_match_object")
+                else (f"Expected: {label}\nReceived: {_show(value)}")
             )
 
         return self._lazy(name, arg, judge, message)
@@ -291,8 +322,9 @@ class Expectation:
                 return False
 
         def message(value: Any) -> str:
-            return (f"Expected: {_show(expected)} (within {tolerance:g})\nReceived: {_show(value)}"
-                    + (f"\nDifference: {abs(value - expected):g}" if isinstance(value, int | float) else ""))
+            return f"Expected: {_show(expected)} (within {tolerance:g})\nReceived: {_show(value)}" + (
+                f"\nDifference: {abs(value - expected):g}" if isinstance(value, int | float) else ""
+            )
 
         return self._lazy("to_be_close_to", f"{expected!r}, {num_digits}", judge, message)
 
@@ -314,8 +346,9 @@ class Expectation:
             except TypeError:
                 return False
 
-        return self._simple("to_contain_equal", item, judge,
-                            lambda: f"a container with an element equal to {_show(item)}")
+        return self._simple(
+            "to_contain_equal", item, judge, lambda: f"a container with an element equal to {_show(item)}"
+        )
 
     def to_have_length(self, length: int) -> Any:
         def judge(value: Any) -> bool:
@@ -329,8 +362,10 @@ class Expectation:
                 actual = str(len(value))
             except TypeError:
                 actual = f"(no length: {type(value).__name__})"
-            return f"Expected length: {'not ' if self._negated else ''}{length}\nReceived length: {actual}\n" \
-                   f"Received: {_show(value)}"
+            return (
+                f"Expected length: {'not ' if self._negated else ''}{length}\nReceived length: {actual}\n"
+                f"Received: {_show(value)}"
+            )
 
         return self._lazy("to_have_length", repr(length), judge, message)
 
@@ -351,7 +386,8 @@ class Expectation:
     def to_match(self, pattern: str | re.Pattern[str]) -> Any:
         compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
         return self._simple(
-            "to_match", compiled.pattern,
+            "to_match",
+            compiled.pattern,
             lambda v: isinstance(v, str) and compiled.search(v) is not None,
             lambda: f"a string matching /{compiled.pattern}/",
         )
@@ -363,8 +399,10 @@ class Expectation:
         name = getattr(kind, "__name__", repr(kind))
 
         def message(value: Any) -> str:
-            return f"Expected an instance of: {'not ' if self._negated else ''}{name}\n" \
-                   f"Received type: {type(value).__name__}\nReceived: {_show(value)}"
+            return (
+                f"Expected an instance of: {'not ' if self._negated else ''}{name}\n"
+                f"Received type: {type(value).__name__}\nReceived: {_show(value)}"
+            )
 
         return self._lazy("to_be_instance_of", name, lambda v: isinstance(v, kind), message)
 
@@ -373,8 +411,12 @@ class Expectation:
     def to_raise(self, expected: Any = None) -> Any:
         """``expected``: an exception type, a substring or regex of the message, or an exception instance."""
         if self._mode == "rejects":
-            return self._lazy("to_raise", "" if expected is None else repr(expected),
-                              lambda exc: _exception_matches(exc, expected), _raise_message(expected))
+            return self._lazy(
+                "to_raise",
+                "" if expected is None else repr(expected),
+                lambda exc: _exception_matches(exc, expected),
+                _raise_message(expected),
+            )
         count_expect()
         raised: BaseException | None = None
         if not callable(self._value):
@@ -410,8 +452,8 @@ class Expectation:
         if not calls:
             return "Number of calls: 0"
         shown = "\n".join(
-            f"  {i + 1}: {_call_text(args, kw)}" for i, (args, kw) in
-            enumerate(zip(calls, received.mock.kwargs, strict=True))
+            f"  {i + 1}: {_call_text(args, kw)}"
+            for i, (args, kw) in enumerate(zip(calls, received.mock.kwargs, strict=True))
         )
         return f"Received calls:\n{shown}\n\nNumber of calls: {len(calls)}"
 
@@ -421,27 +463,49 @@ class Expectation:
 
     def to_have_been_called_times(self, times: int) -> Any:
         received = self._mock("to_have_been_called_times")
-        return self._verdict(received, "to_have_been_called_times", repr(times), len(received.mock.calls) == times,
-                             lambda m: f"Expected number of calls: {times}\n{self._calls_text(m)}")
+        return self._verdict(
+            received,
+            "to_have_been_called_times",
+            repr(times),
+            len(received.mock.calls) == times,
+            lambda m: f"Expected number of calls: {times}\n{self._calls_text(m)}",
+        )
 
     def to_have_been_called_with(self, *args: Any, **kwargs: Any) -> Any:
         received = self._mock("to_have_been_called_with")
-        passed = any(a == args and k == kwargs for a, k in zip(received.mock.calls, received.mock.kwargs, strict=True))
-        return self._verdict(received, "to_have_been_called_with", _call_text(args, kwargs)[1:-1], passed,
-                             lambda m: f"Expected: {_call_text(args, kwargs)}\n{self._calls_text(m)}")
+        passed = any(
+            a == args and k == kwargs for a, k in zip(received.mock.calls, received.mock.kwargs, strict=True)
+        )
+        return self._verdict(
+            received,
+            "to_have_been_called_with",
+            _call_text(args, kwargs)[1:-1],
+            passed,
+            lambda m: f"Expected: {_call_text(args, kwargs)}\n{self._calls_text(m)}",
+        )
 
     def to_have_been_last_called_with(self, *args: Any, **kwargs: Any) -> Any:
         received = self._mock("to_have_been_last_called_with")
         calls = received.mock.calls
         passed = bool(calls) and calls[-1] == args and received.mock.kwargs[-1] == kwargs
-        return self._verdict(received, "to_have_been_last_called_with", _call_text(args, kwargs)[1:-1], passed,
-                             lambda m: f"Expected: {_call_text(args, kwargs)}\n{self._calls_text(m)}")
+        return self._verdict(
+            received,
+            "to_have_been_last_called_with",
+            _call_text(args, kwargs)[1:-1],
+            passed,
+            lambda m: f"Expected: {_call_text(args, kwargs)}\n{self._calls_text(m)}",
+        )
 
     def to_have_returned(self) -> Any:
         received = self._mock("to_have_returned")
         passed = any(r.type == "return" for r in received.mock.results)
-        return self._verdict(received, "to_have_returned", "", passed,
-                             lambda m: f"Results: {[(r.type, r.value) for r in m.mock.results]!r}")
+        return self._verdict(
+            received,
+            "to_have_returned",
+            "",
+            passed,
+            lambda m: f"Results: {[(r.type, r.value) for r in m.mock.results]!r}",
+        )
 
     # -- snapshots (rt_testrunner.snapshots) ------------------------------------------------------------------
 
@@ -491,8 +555,9 @@ def unawaited_matcher_error(state: TestState) -> ExpectationError | None:
     too). Called by the runner when a test (or a hook) has returned: every pending matcher is forgotten, and
     an unawaited one is closed, along with the coroutine it was given, so the failure replaces the warnings.
     The error's traceback points at the line that created the first unawaited matcher."""
-    unawaited = [p for p in state.pending_matchers
-                 if inspect.getcoroutinestate(p.coroutine) == inspect.CORO_CREATED]
+    unawaited = [
+        p for p in state.pending_matchers if inspect.getcoroutinestate(p.coroutine) == inspect.CORO_CREATED
+    ]
     state.pending_matchers.clear()
     if not unawaited:
         return None
@@ -503,8 +568,11 @@ def unawaited_matcher_error(state: TestState) -> ExpectationError | None:
             value.close()
     first = unawaited[0]
     header = first.header()
-    more = f"\n\n({len(unawaited)} matchers under .resolves/.rejects were never awaited in this test.)" \
-        if len(unawaited) > 1 else ""
+    more = (
+        f"\n\n({len(unawaited)} matchers under .resolves/.rejects were never awaited in this test.)"
+        if len(unawaited) > 1
+        else ""
+    )
     error = ExpectationError(
         f"{header} was never awaited, so it checked nothing.\n\n"
         f"A matcher under .resolves/.rejects returns a coroutine: write `await {header}` "
@@ -534,8 +602,10 @@ def _exception_matches(exc: BaseException | None, expected: Any) -> bool:
 def _raise_message(expected: Any) -> Callable[[Any], str]:
     def message(exc: Any) -> str:
         received = "nothing was raised" if exc is None else f"{type(exc).__name__}: {exc}"
-        wanted = "an exception" if expected is None else (
-            expected.__name__ if isinstance(expected, type) else repr(expected)
+        wanted = (
+            "an exception"
+            if expected is None
+            else (expected.__name__ if isinstance(expected, type) else repr(expected))
         )
         return f"Expected: {wanted}\nReceived: {received}"
 

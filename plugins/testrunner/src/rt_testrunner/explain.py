@@ -21,7 +21,7 @@ _MAX_REPR = 120
 
 def _repr(value: Any) -> str:
     text = repr(value)
-    return text if len(text) <= _MAX_REPR else text[:_MAX_REPR - 3] + "..."
+    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
 
 
 def _diff_lines(left_lines: list[str], right_lines: list[str]) -> list[str]:
@@ -56,7 +56,10 @@ def _text(left: str, right: str) -> list[str]:
 def _full_diff(left: Any, right: Any) -> list[str]:
     left_lines = pprint.pformat(left, width=80).splitlines()
     right_lines = pprint.pformat(right, width=80).splitlines()
-    return ["Full diff:", *(f"  {line}" for line in difflib.ndiff(right_lines, left_lines) if not line.startswith("?"))]
+    return [
+        "Full diff:",
+        *(f"  {line}" for line in difflib.ndiff(right_lines, left_lines) if not line.startswith("?")),
+    ]
 
 
 def _sequence(left: Sequence[Any], right: Sequence[Any]) -> list[str]:
@@ -67,11 +70,15 @@ def _sequence(left: Sequence[Any], right: Sequence[Any]) -> list[str]:
             break
     extra = len(left) - len(right)
     if extra > 0:
-        explanation.append(f"Left contains {extra} more item{'s' if extra > 1 else ''}, first extra item: "
-                           f"{_repr(left[len(right)])}")
+        explanation.append(
+            f"Left contains {extra} more item{'s' if extra > 1 else ''}, first extra item: "
+            f"{_repr(left[len(right)])}"
+        )
     elif extra < 0:
-        explanation.append(f"Right contains {-extra} more item{'s' if extra < -1 else ''}, first extra item: "
-                           f"{_repr(right[len(left)])}")
+        explanation.append(
+            f"Right contains {-extra} more item{'s' if extra < -1 else ''}, first extra item: "
+            f"{_repr(right[len(left)])}"
+        )
     return [*explanation, *_full_diff(left, right)]
 
 
@@ -100,8 +107,9 @@ def _dict(left: Mapping[Any, Any], right: Mapping[Any, Any]) -> list[str]:
     differing = [key for key in common if left[key] != right[key]]
     if differing:
         explanation.append("Differing items:")
-        explanation.extend(f"{{{key!r}: {_repr(left[key])}}} != {{{key!r}: {_repr(right[key])}}}"
-                           for key in differing)
+        explanation.extend(
+            f"{{{key!r}: {_repr(left[key])}}} != {{{key!r}: {_repr(right[key])}}}" for key in differing
+        )
     for title, own, other in (("Left", left, right), ("Right", right, left)):
         extra = [key for key in own if key not in other]
         if extra:
@@ -150,12 +158,19 @@ def compare(op: str | None, left: Any, right: Any) -> list[str]:
                 return _dict(left, right)
             if isinstance(left, AbstractSet) and isinstance(right, AbstractSet):
                 return _set(left, right)
-            if (isinstance(left, Sequence) and isinstance(right, Sequence)
-                    and not isinstance(left, str | bytes) and not isinstance(right, str | bytes)):
+            if (
+                isinstance(left, Sequence)
+                and isinstance(right, Sequence)
+                and not isinstance(left, str | bytes)
+                and not isinstance(right, str | bytes)
+            ):
                 return _sequence(left, right)
         if op == "not in" and isinstance(left, str) and isinstance(right, str) and left in right:
             index = right.index(left)
-            return [f"{_repr(left)} is contained here:", f"  {right[max(0, index - 20):index + len(left) + 20]}"]
+            return [
+                f"{_repr(left)} is contained here:",
+                f"  {right[max(0, index - 20) : index + len(left) + 20]}",
+            ]
         if op == "!=" and left == right:
             return [f"Both sides are equal: {_repr(left)}"]
     except Exception:  # noqa: BLE001 - an explanation must never hide the assertion itself

@@ -13,9 +13,16 @@ from pathlib import Path
 from rt.events import Location, TestFailure
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_NOISE = (_PACKAGE_DIR, f"{os.sep}anyio{os.sep}", f"{os.sep}trio{os.sep}", f"{os.sep}asyncio{os.sep}",
-          f"{os.sep}outcome{os.sep}", f"{os.sep}_pytest{os.sep}", f"{os.sep}unittest{os.sep}",
-          f"{os.sep}importlib{os.sep}")
+_NOISE = (
+    _PACKAGE_DIR,
+    f"{os.sep}anyio{os.sep}",
+    f"{os.sep}trio{os.sep}",
+    f"{os.sep}asyncio{os.sep}",
+    f"{os.sep}outcome{os.sep}",
+    f"{os.sep}_pytest{os.sep}",
+    f"{os.sep}unittest{os.sep}",
+    f"{os.sep}importlib{os.sep}",
+)
 
 
 def _is_noise(filename: str) -> bool:
@@ -43,23 +50,33 @@ def render_exception(exc: BaseException, root: Path) -> TestFailure:
     is_assertion = isinstance(exc, AssertionError)
     lines: list[str] = []
     if is_assertion:
-        lines.append(message if type(exc).__name__ in ("AssertionError", "ExpectationError")
-                     else f"{type(exc).__name__}: {message}")
+        lines.append(
+            message
+            if type(exc).__name__ in ("AssertionError", "ExpectationError")
+            else f"{type(exc).__name__}: {message}"
+        )
     else:
         lines.extend(line.rstrip("\n") for line in traceback.format_exception_only(type(exc), exc))
     stack = traceback.StackSummary.from_list(user_frames)
     for frame in stack:
-        lines.append(f"    at {_display_path(frame.filename, root)}:{frame.lineno}"
-                     + (f" in {frame.name}" if frame.name != "<module>" else ""))
+        lines.append(
+            f"    at {_display_path(frame.filename, root)}:{frame.lineno}"
+            + (f" in {frame.name}" if frame.name != "<module>" else "")
+        )
         if frame.line:
             lines.append(f"        {frame.line.strip()}")
     cause = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
     if cause is not None and not is_assertion:
         lines.append(f"Caused by: {type(cause).__name__}: {cause}")
-    return TestFailure(message=message.splitlines()[0] if message else "", kind=type(exc).__name__,
-                       details="\n".join(lines), location=location)
+    return TestFailure(
+        message=message.splitlines()[0] if message else "",
+        kind=type(exc).__name__,
+        details="\n".join(lines),
+        location=location,
+    )
 
 
-def plain_failure(message: str, kind: str = "Error", location: Location | None = None,
-                  timed_out: bool = False) -> TestFailure:
+def plain_failure(
+    message: str, kind: str = "Error", location: Location | None = None, timed_out: bool = False
+) -> TestFailure:
     return TestFailure(message=message, kind=kind, details=message, location=location, timed_out=timed_out)

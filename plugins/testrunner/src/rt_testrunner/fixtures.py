@@ -64,11 +64,16 @@ def argnames(func: Callable[..., Any], method: bool = False) -> tuple[str, ...]:
         signature = inspect.signature(func)
     except (TypeError, ValueError):
         return ()
-    names = [p.name for p in signature.parameters.values()
-             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty]
+    names = [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty
+    ]
     patchings = getattr(func, "patchings", None)
     if patchings:
-        names = names[:len(names) - sum(1 for p in patchings if not p.attribute_name and p.new is _mock_default())]
+        names = names[
+            : len(names) - sum(1 for p in patchings if not p.attribute_name and p.new is _mock_default())
+        ]
     if method and names and not isinstance(inspect.unwrap(func), staticmethod):
         names = names[1:]
     return tuple(names)
@@ -88,8 +93,17 @@ def make_def(name: str, obj: Any, baseid: str, method: bool = False) -> FixtureD
     func, marker = found
     scope = marker.scope if isinstance(marker.scope, str) else "function"
     params = tuple(marker.params) if marker.params is not None else None
-    return FixtureDef(marker.name or name, func, scope, params, marker.ids, bool(marker.autouse), baseid,
-                      argnames(func, method), method)
+    return FixtureDef(
+        marker.name or name,
+        func,
+        scope,
+        params,
+        marker.ids,
+        bool(marker.autouse),
+        baseid,
+        argnames(func, method),
+        method,
+    )
 
 
 class Registry:
@@ -127,10 +141,14 @@ class Registry:
             fallback(self)
             candidates = self.visible(name, key)
         if requester is not None and requester.name == name and requester in candidates:
-            candidates = candidates[:candidates.index(requester)]
+            candidates = candidates[: candidates.index(requester)]
         if not candidates:
-            available = sorted(n for n, defs in self.defs.items() if any(key.startswith(d.baseid) for d in defs))
-            raise FixtureLookupError(f"fixture {name!r} not found\n  available fixtures: {', '.join(available)}")
+            available = sorted(
+                n for n, defs in self.defs.items() if any(key.startswith(d.baseid) for d in defs)
+            )
+            raise FixtureLookupError(
+                f"fixture {name!r} not found\n  available fixtures: {', '.join(available)}"
+            )
         return candidates[-1]
 
     def autouse_for(self, key: str) -> list[str]:
@@ -268,7 +286,9 @@ def param_key(value: Any) -> Any:
 class FixtureRequest:
     """pytest's ``request``: what a fixture or test knows about the test being set up."""
 
-    def __init__(self, item: Any, setup: Setup, fixture: FixtureDef | None = None, param: Any = NOTSET) -> None:
+    def __init__(
+        self, item: Any, setup: Setup, fixture: FixtureDef | None = None, param: Any = NOTSET
+    ) -> None:
         self._item = item
         self._setup = setup
         self._fixture = fixture
@@ -376,8 +396,11 @@ class Setup:
 
     async def get(self, name: str, requester: FixtureDef | None = None) -> Any:
         if name == "request":
-            return self.request if requester is None else FixtureRequest(
-                self.item, self, requester, self.item.params.get(requester.name, NOTSET))
+            return (
+                self.request
+                if requester is None
+                else FixtureRequest(self.item, self, requester, self.item.params.get(requester.name, NOTSET))
+            )
         if requester is None and name in self.values:
             return self.values[name]
         if requester is None and name in self.item.direct_params:
@@ -427,7 +450,9 @@ class Setup:
         if fixture.method:
             instance = self.item.instance
             if instance is None:
-                raise FixtureLookupError(f"fixture {fixture.name!r} is a method and needs a test class instance")
+                raise FixtureLookupError(
+                    f"fixture {fixture.name!r} is a method and needs a test class instance"
+                )
             func = func.__get__(instance, type(instance))
         result = func(**kwargs)
         if inspect.isgenerator(result):

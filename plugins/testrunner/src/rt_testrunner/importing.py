@@ -59,8 +59,12 @@ class RewritingFinder(importlib.abc.MetaPathFinder):
             directory = parent
         return bool(directory)
 
-    def find_spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None,
-                  ) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: types.ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not isinstance(spec.origin, str) or not spec.origin.endswith(".py"):
             return None

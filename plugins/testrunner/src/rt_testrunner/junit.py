@@ -18,9 +18,9 @@ import socket
 from pathlib import Path
 
 import attrs
+
 from rt.events import FileFinished, FileStarted, RunFinished, TestEvent, TestFailure, TestFinished
 from rt.interfaces import ReporterOptions
-
 from rt_testrunner.reporters import ReportWriteError
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+
 from rt.events import Location
 
 HOOK_KINDS = ("before_all", "before_each", "after_each", "after_all")

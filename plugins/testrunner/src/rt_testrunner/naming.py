@@ -63,6 +63,7 @@ def format_case_name(template: str, row: Any, index: int) -> str:
 
     name = _PLACEHOLDER.sub(fill, template)
     if isinstance(row, dict):
+
         def key(match: re.Match[str]) -> str:
             try:
                 return _one("%p" if not isinstance(v := _lookup(row, match.group(1)), str) else "%s", v)

@@ -10,12 +10,21 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+
 from rt.hookspecs import hookimpl
 from rt.interfaces import Command, ConfigOption, NamespaceEntry, ReporterContext, ReporterOptions
 
 TEST_NAMES = (
-    "test", "it", "describe", "expect", "mock", "spy_on",
-    "before_all", "before_each", "after_each", "after_all",
+    "test",
+    "it",
+    "describe",
+    "expect",
+    "mock",
+    "spy_on",
+    "before_all",
+    "before_each",
+    "after_each",
+    "after_all",
 )
 
 
@@ -27,8 +36,14 @@ def rt_register_namespace(register: Callable[[NamespaceEntry], None]) -> None:
 
 @hookimpl
 def rt_register_commands(register: Callable[[Command], None]) -> None:
-    register(Command.lazy("test", "run the tests in *.test.py, *_test.py, *.spec.py and *_spec.py files",
-                          "rt_testrunner.command:configure", "rt_testrunner.command:run"))
+    register(
+        Command.lazy(
+            "test",
+            "run the tests in *.test.py, *_test.py, *.spec.py and *_spec.py files",
+            "rt_testrunner.command:configure",
+            "rt_testrunner.command:run",
+        )
+    )
 
 
 @hookimpl
@@ -41,11 +56,24 @@ def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None
     register(ConfigOption("test", "randomize", bool, False, help="random test order (--randomize)"))
     register(ConfigOption("test", "todo", bool, False, help="run tests marked todo (--todo)"))
     register(ConfigOption("test", "coverage", bool, False, help="measure coverage (--coverage)"))
-    register(ConfigOption("test", "coverage_reporter", list, ("text",), help="text and/or lcov (--coverage-reporter)"))
-    register(ConfigOption("test", "coverage_dir", str, "coverage", help="where lcov.info goes (--coverage-dir)"))
+    register(
+        ConfigOption(
+            "test", "coverage_reporter", list, ("text",), help="text and/or lcov (--coverage-reporter)"
+        )
+    )
+    register(
+        ConfigOption("test", "coverage_dir", str, "coverage", help="where lcov.info goes (--coverage-dir)")
+    )
     register(ConfigOption("test", "coverage_branch", bool, False, help="branch coverage (--coverage-branch)"))
-    register(ConfigOption("test", "coverage_threshold", float, None,
-                          help="fail the run below this fraction of lines/functions covered (e.g. 0.9)"))
+    register(
+        ConfigOption(
+            "test",
+            "coverage_threshold",
+            float,
+            None,
+            help="fail the run below this fraction of lines/functions covered (e.g. 0.9)",
+        )
+    )
 
 
 @attrs.frozen
@@ -81,7 +109,9 @@ def _github_on(ctx: ReporterContext) -> bool:
 
 def _progress_on(ctx: ReporterContext) -> bool:
     # a status line only for a person watching a terminal: never for agents, CI logs or pipes
-    return "progress" in ctx.selected or (ctx.tty and not ctx.agent and not ctx.ci and "dots" not in ctx.selected)
+    return "progress" in ctx.selected or (
+        ctx.tty and not ctx.agent and not ctx.ci and "dots" not in ctx.selected
+    )
 
 
 BUILTIN_REPORTERS = {

@@ -34,8 +34,17 @@ class _PluginManager:
 class Config:
     def __init__(self, pyconfig: PytestConfig, invocation_dir: Path) -> None:
         self._pyconfig = pyconfig
-        self.option = argparse.Namespace(verbose=0, capture="fd", markexpr="", keyword="", noconftest=False,
-                                         exitfirst=False, maxfail=0, strict_markers=False, basetemp=None)
+        self.option = argparse.Namespace(
+            verbose=0,
+            capture="fd",
+            markexpr="",
+            keyword="",
+            noconftest=False,
+            exitfirst=False,
+            maxfail=0,
+            strict_markers=False,
+            basetemp=None,
+        )
         self._ini_defaults: dict[str, Any] = {}
         self._added_lines: dict[str, list[str]] = {}
         self.rootpath = pyconfig.rootdir
@@ -116,6 +125,8 @@ class Parser:
 
     def addini(self, name: str, help: str = "", type: str | None = None, default: Any = None) -> None:
         if default is None:
-            default = [] if type in ("linelist", "args", "paths") else ("" if type in (None, "string") else False)
+            default = (
+                [] if type in ("linelist", "args", "paths") else ("" if type in (None, "string") else False)
+            )
         self._config._ini_defaults[name] = default
         self._config._ini_defaults[f"{name}:type"] = type

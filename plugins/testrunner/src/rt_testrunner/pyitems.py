@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from rt.events import Location
 
+from rt.events import Location
 from rt_testrunner import builtin_fixtures, importing
 from rt_testrunner.fixtures import NOTSET, FixtureDef, Registry, ScopeState, Setup, argnames, scope_key
 from rt_testrunner.model import Suite, TestCase
@@ -75,18 +75,31 @@ class CallSpec:
     def id(self) -> str:
         return "-".join(self.ids)
 
-    def extend(self, names: list[str], values: tuple[Any, ...], index: int, id_: str, marks: list[Any],
-               indirect: set[str]) -> CallSpec:
-        return CallSpec({**self.params, **dict(zip(names, values, strict=False))},
-                        {**self.indices, **{n: index for n in names}}, [*self.ids, id_], [*self.marks, *marks],
-                        self.indirect | (indirect & set(names)))
+    def extend(
+        self,
+        names: list[str],
+        values: tuple[Any, ...],
+        index: int,
+        id_: str,
+        marks: list[Any],
+        indirect: set[str],
+    ) -> CallSpec:
+        return CallSpec(
+            {**self.params, **dict(zip(names, values, strict=False))},
+            {**self.indices, **{n: index for n in names}},
+            [*self.ids, id_],
+            [*self.marks, *marks],
+            self.indirect | (indirect & set(names)),
+        )
 
 
 _ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
 def _ascii(text: str) -> str:
-    return "".join(_ESCAPES.get(ch, ch) if ch.isascii() else ch.encode("unicode_escape").decode() for ch in text)
+    return "".join(
+        _ESCAPES.get(ch, ch) if ch.isascii() else ch.encode("unicode_escape").decode() for ch in text
+    )
 
 
 def value_id(value: Any, argname: str, index: int) -> str:
@@ -103,7 +116,9 @@ def value_id(value: Any, argname: str, index: int) -> str:
 
     if isinstance(value, enum.Enum):
         return str(value)
-    if isinstance(getattr(value, "__name__", None), str) and (inspect.isclass(value) or inspect.isfunction(value)):
+    if isinstance(getattr(value, "__name__", None), str) and (
+        inspect.isclass(value) or inspect.isfunction(value)
+    ):
         return str(value.__name__)
     return f"{argname}{index}"
 
@@ -125,8 +140,13 @@ def _dedupe(ids: list[str]) -> list[str]:
     return result
 
 
-def expand(callspecs: list[CallSpec], argnames_: Any, argvalues: Any, ids: Any = None, indirect: Any = False,
-           ) -> list[CallSpec]:
+def expand(
+    callspecs: list[CallSpec],
+    argnames_: Any,
+    argvalues: Any,
+    ids: Any = None,
+    indirect: Any = False,
+) -> list[CallSpec]:
     """The product of ``callspecs`` with one ``parametrize(argnames, argvalues)``."""
     if isinstance(argnames_, str):
         names = [n.strip() for n in argnames_.split(",") if n.strip()]
@@ -137,8 +157,12 @@ def expand(callspecs: list[CallSpec], argnames_: Any, argvalues: Any, ids: Any =
     indirect_names = set(names) if indirect is True else set(indirect or ())
     rows: list[tuple[tuple[Any, ...], list[Any], str | None]] = []
     for value in list(argvalues):
-        if hasattr(value, "values") and hasattr(value, "marks") and hasattr(value, "id") and type(
-                value).__name__ == "ParameterSet":
+        if (
+            hasattr(value, "values")
+            and hasattr(value, "marks")
+            and hasattr(value, "id")
+            and type(value).__name__ == "ParameterSet"
+        ):
             rows.append((tuple(value.values), [_unpack(m) for m in value.marks], value.id))
         elif single:
             rows.append(((value,), [], None))
@@ -163,8 +187,11 @@ def expand(callspecs: list[CallSpec], argnames_: Any, argvalues: Any, ids: Any =
             id_ = "-".join(value_id(v, n, index) for n, v in zip(names, values, strict=False))
         made.append(id_)
     made = _dedupe(made)
-    return [cs.extend(names, values, index, made[index], marks, indirect_names)
-            for cs in callspecs for index, (values, marks, _) in enumerate(rows)]
+    return [
+        cs.extend(names, values, index, made[index], marks, indirect_names)
+        for cs in callspecs
+        for index, (values, marks, _) in enumerate(rows)
+    ]
 
 
 class Metafunc:
@@ -176,8 +203,9 @@ class Metafunc:
         self.module = module
         self.fixturenames = fixturenames
         self.config = config
-        self.definition = types.SimpleNamespace(name=function.__name__, get_closest_marker=self._closest,
-                                                iter_markers=self._iter)
+        self.definition = types.SimpleNamespace(
+            name=function.__name__, get_closest_marker=self._closest, iter_markers=self._iter
+        )
         self.calls: list[tuple[Any, ...]] = []
 
     def _iter(self, name: str | None = None) -> Iterator[Any]:
@@ -186,8 +214,9 @@ class Metafunc:
     def _closest(self, name: str, default: Any = None) -> Any:
         return next(self._iter(name), default)
 
-    def parametrize(self, argnames: Any, argvalues: Any, indirect: Any = False, ids: Any = None,
-                    scope: Any = None) -> None:
+    def parametrize(
+        self, argnames: Any, argvalues: Any, indirect: Any = False, ids: Any = None, scope: Any = None
+    ) -> None:
         self.calls.append((argnames, argvalues, ids, indirect))
 
 
@@ -203,8 +232,9 @@ class Node:
         self.user_properties: list[tuple[str, Any]] = []
         self.stash: dict[Any, Any] = {}
         self.extra_keyword_matches: set[str] = set()
-        self.callspec = types.SimpleNamespace(params=dict(item.all_params), id=item.param_id,
-                                              indices=dict(item.param_indices))
+        self.callspec = types.SimpleNamespace(
+            params=dict(item.all_params), id=item.param_id, indices=dict(item.param_indices)
+        )
 
     @property
     def keywords(self) -> dict[str, bool]:
@@ -311,7 +341,11 @@ class PyItem:
     @property
     def nodeid(self) -> str:
         relative = self.session.relative(self.file)
-        parts = [relative, *([self.cls.__qualname__.replace(".", "::")] if self.cls is not None else []), self.name]
+        parts = [
+            relative,
+            *([self.cls.__qualname__.replace(".", "::")] if self.cls is not None else []),
+            self.name,
+        ]
         return "::".join(parts)
 
     @property
@@ -355,8 +389,11 @@ class PyItem:
 
 def _matches(name: str, patterns: list[str]) -> bool:
     for pattern in patterns:
-        if name.startswith(pattern) or ("*" in pattern or "?" in pattern or "[" in pattern) and fnmatch.fnmatch(
-                name, pattern):
+        if (
+            name.startswith(pattern)
+            or ("*" in pattern or "?" in pattern or "[" in pattern)
+            and fnmatch.fnmatch(name, pattern)
+        ):
             return True
     return False
 
@@ -421,7 +458,7 @@ class PytestSession:
         rootdir = self.pyconfig.rootdir
         chain = [directory, *directory.parents]
         if rootdir in chain:
-            chain = chain[:chain.index(rootdir) + 1]
+            chain = chain[: chain.index(rootdir) + 1]
         else:
             chain = [directory]
         for folder in reversed(chain):
@@ -486,8 +523,14 @@ class PytestSession:
 
     # -- collection -------------------------------------------------------------------------------------------
 
-    def collect(self, module: types.ModuleType, root: Suite, file: str, selectors: tuple[str, ...],
-                registered: set[int]) -> None:
+    def collect(
+        self,
+        module: types.ModuleType,
+        root: Suite,
+        file: str,
+        selectors: tuple[str, ...],
+        registered: set[int],
+    ) -> None:
         """Add the module's pytest-style tests to ``root`` (its rt declarations are already there)."""
         registry = self.registry
         module_base = f"{file}::"
@@ -506,15 +549,17 @@ class PytestSession:
                     continue
                 if not getattr(value, "__test__", True) or (not is_unittest and _has_init(value)):
                     continue
-                self._collect_class(value, name, module, root, file, module_marks, module_hooks, selectors,
-                                    is_unittest)
+                self._collect_class(
+                    value, name, module, root, file, module_marks, module_hooks, selectors, is_unittest
+                )
             elif inspect.isfunction(value) and _matches(name, functions) and getattr(value, "__test__", True):
                 if id(value) in registered:
                     continue
                 if _fixture_like(value):
                     continue
-                self._collect_function(value, name, None, module, root, file, module_marks, module_hooks,
-                                       selectors)
+                self._collect_function(
+                    value, name, None, module, root, file, module_marks, module_hooks, selectors
+                )
         self._modify_items(root, file)
 
     def _modify_items(self, root: Suite, file: str) -> None:
@@ -529,16 +574,27 @@ class PytestSession:
             _call_hook(hook, session=self, config=self.config, items=nodes)
         kept = {id(node): position for position, node in enumerate(nodes)}
         for suite in [root, *(child for child in root.children if isinstance(child, Suite))]:
-            suite.children = [child for child in suite.children
-                              if not isinstance(child, TestCase) or child.item is None or id(child.item.node) in kept]
-            suite.children.sort(key=lambda child: kept.get(id(child.item.node), -1)
-                                if isinstance(child, TestCase) and child.item is not None else -1)
+            suite.children = [
+                child
+                for child in suite.children
+                if not isinstance(child, TestCase) or child.item is None or id(child.item.node) in kept
+            ]
+            suite.children.sort(
+                key=lambda child: (
+                    kept.get(id(child.item.node), -1)
+                    if isinstance(child, TestCase) and child.item is not None
+                    else -1
+                )
+            )
 
     def _xunit_module(self, module: types.ModuleType, baseid: str) -> None:
         setup = _first(module, ("setup_module", "setUpModule"))
         teardown = _first(module, ("teardown_module", "tearDownModule"))
-        is_unittest = any(isinstance(v, type) and issubclass(v, unittest.TestCase) for v in vars(module).values())
+        is_unittest = any(
+            isinstance(v, type) and issubclass(v, unittest.TestCase) for v in vars(module).values()
+        )
         if setup is not None or teardown is not None or is_unittest:
+
             def module_fixture() -> Iterator[None]:
                 if setup is not None:
                     _call_optional(setup, module)
@@ -550,11 +606,19 @@ class PytestSession:
                     if is_unittest:
                         unittest.case.doModuleCleanups()
 
-            self.registry.add(FixtureDef(f"_xunit_setup_module_{module.__name__}", module_fixture, "module",
-                                         autouse=True, baseid=baseid))
+            self.registry.add(
+                FixtureDef(
+                    f"_xunit_setup_module_{module.__name__}",
+                    module_fixture,
+                    "module",
+                    autouse=True,
+                    baseid=baseid,
+                )
+            )
         setup_fn = _first(module, ("setup_function",))
         teardown_fn = _first(module, ("teardown_function",))
         if setup_fn is not None or teardown_fn is not None:
+
             def function_fixture(request: Any) -> Iterator[None]:
                 if request.cls is not None:
                     yield
@@ -565,11 +629,29 @@ class PytestSession:
                 if teardown_fn is not None:
                     _call_optional(teardown_fn, request.function)
 
-            self.registry.add(FixtureDef(f"_xunit_setup_function_{module.__name__}", function_fixture, "function",
-                                         autouse=True, baseid=baseid, argnames=("request",)))
+            self.registry.add(
+                FixtureDef(
+                    f"_xunit_setup_function_{module.__name__}",
+                    function_fixture,
+                    "function",
+                    autouse=True,
+                    baseid=baseid,
+                    argnames=("request",),
+                )
+            )
 
-    def _collect_class(self, cls: type, name: str, module: Any, root: Suite, file: str, module_marks: list[Any],
-                       module_hooks: list[Any], selectors: tuple[str, ...], is_unittest: bool) -> None:
+    def _collect_class(
+        self,
+        cls: type,
+        name: str,
+        module: Any,
+        root: Suite,
+        file: str,
+        module_marks: list[Any],
+        module_hooks: list[Any],
+        selectors: tuple[str, ...],
+        is_unittest: bool,
+    ) -> None:
         base = f"{file}::{cls.__qualname__}::"
         suite = Suite(name, root)
         for owner in reversed(cls.__mro__):
@@ -592,15 +674,29 @@ class PytestSession:
                         continue
                     seen.add(attr)
                     raw = value.__func__ if isinstance(value, staticmethod | classmethod) else value
-                    if (inspect.isfunction(raw) and _matches(attr, self.pyconfig.python_functions)
-                            and getattr(raw, "__test__", True) and not _fixture_like(value)):
+                    if (
+                        inspect.isfunction(raw)
+                        and _matches(attr, self.pyconfig.python_functions)
+                        and getattr(raw, "__test__", True)
+                        and not _fixture_like(value)
+                    ):
                         method_names.append(attr)
         hook = cls.__dict__.get("pytest_generate_tests")
         hooks = [*module_hooks, *([(base, hook)] if hook is not None else [])]
         for method_name in method_names:
             function = getattr(cls, method_name)
-            self._collect_function(function, method_name, cls, module, suite, file, [*class_marks, *module_marks],
-                                   hooks, selectors, is_unittest)
+            self._collect_function(
+                function,
+                method_name,
+                cls,
+                module,
+                suite,
+                file,
+                [*class_marks, *module_marks],
+                hooks,
+                selectors,
+                is_unittest,
+            )
         if suite.children:
             suite.hooks["after_all"].append(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
             root.children.append(suite)
@@ -609,17 +705,28 @@ class PytestSession:
         setup_class = _first(cls, ("setup_class",))
         teardown_class = _first(cls, ("teardown_class",))
         if setup_class is not None or teardown_class is not None:
+
             def class_fixture() -> Iterator[None]:
                 if setup_class is not None:
                     _call_optional(setup_class, cls) if not inspect.ismethod(setup_class) else setup_class()
                 yield
                 if teardown_class is not None:
-                    _call_optional(teardown_class, cls) if not inspect.ismethod(teardown_class) else teardown_class()
+                    _call_optional(teardown_class, cls) if not inspect.ismethod(
+                        teardown_class
+                    ) else teardown_class()
 
-            self.registry.add(FixtureDef(f"_xunit_setup_class_{cls.__qualname__}", class_fixture, "class",
-                                         autouse=True, baseid=base))
+            self.registry.add(
+                FixtureDef(
+                    f"_xunit_setup_class_{cls.__qualname__}",
+                    class_fixture,
+                    "class",
+                    autouse=True,
+                    baseid=base,
+                )
+            )
         has_method_setup = any(_first(cls, (n,)) is not None for n in ("setup_method", "teardown_method"))
         if has_method_setup:
+
             def method_fixture(request: Any) -> Iterator[None]:
                 instance = request.instance
                 setup = getattr(instance, "setup_method", None)
@@ -630,8 +737,16 @@ class PytestSession:
                 if teardown is not None:
                     _call_optional(teardown, request.function)
 
-            self.registry.add(FixtureDef(f"_xunit_setup_method_{cls.__qualname__}", method_fixture, "function",
-                                         autouse=True, baseid=base, argnames=("request",)))
+            self.registry.add(
+                FixtureDef(
+                    f"_xunit_setup_method_{cls.__qualname__}",
+                    method_fixture,
+                    "function",
+                    autouse=True,
+                    baseid=base,
+                    argnames=("request",),
+                )
+            )
 
     def _unittest_class_fixture(self, cls: Any, base: str) -> None:
         def class_fixture() -> Iterator[None]:
@@ -649,12 +764,25 @@ class PytestSession:
             finally:
                 cls.doClassCleanups()
 
-        self.registry.add(FixtureDef(f"_unittest_setUpClass_{cls.__qualname__}", class_fixture, "class",
-                                     autouse=True, baseid=base))
+        self.registry.add(
+            FixtureDef(
+                f"_unittest_setUpClass_{cls.__qualname__}", class_fixture, "class", autouse=True, baseid=base
+            )
+        )
 
-    def _collect_function(self, function: Any, name: str, cls: Any, module: Any, suite: Suite, file: str,
-                          outer_marks: list[Any], hooks: list[Any], selectors: tuple[str, ...],
-                          is_unittest: bool = False) -> None:
+    def _collect_function(
+        self,
+        function: Any,
+        name: str,
+        cls: Any,
+        module: Any,
+        suite: Suite,
+        file: str,
+        outer_marks: list[Any],
+        hooks: list[Any],
+        selectors: tuple[str, ...],
+        is_unittest: bool = False,
+    ) -> None:
         own = marks_of(function)
         marks = [*own, *outer_marks]
         key = f"{file}::{cls.__qualname__}::{name}" if cls is not None else f"{file}::{name}"
@@ -689,15 +817,28 @@ class PytestSession:
         location = _location(function)
         for callspec in callspecs:
             item_name = f"{name}[{callspec.id}]" if callspec.ids else name
-            item = PyItem(self, file, module, cls, function, item_name, name, [*callspec.marks, *marks], callspec,
-                          fixturenames, closure, is_unittest)
+            item = PyItem(
+                self,
+                file,
+                module,
+                cls,
+                function,
+                item_name,
+                name,
+                [*callspec.marks, *marks],
+                callspec,
+                fixturenames,
+                closure,
+                is_unittest,
+            )
             if selectors and not _selected(item, selectors):
                 continue
             item.node = Node(item)
             fn = make_runner(item)
             timeout = _timeout_ms(item.marks)
-            suite.children.append(TestCase(item_name, fn, suite, frozenset(), (), None, timeout, location,
-                                           item=item))
+            suite.children.append(
+                TestCase(item_name, fn, suite, frozenset(), (), None, timeout, location, item=item)
+            )
 
 
 def _definitions(namespace: dict[str, Any]) -> list[FixtureDef]:
@@ -748,8 +889,11 @@ def _selected(item: PyItem, selectors: tuple[str, ...]) -> bool:
     parts = [*([item.cls.__qualname__.replace(".", "::")] if item.cls is not None else []), item.name]
     own = "::".join(parts)
     for selector in selectors:
-        if own == selector or own.startswith(selector + "::") or (
-                "[" not in selector and own.split("[")[0] == selector):
+        if (
+            own == selector
+            or own.startswith(selector + "::")
+            or ("[" not in selector and own.split("[")[0] == selector)
+        ):
             return True
     return False
 
@@ -776,7 +920,8 @@ def _check_skips(item: PyItem) -> tuple[str, Any, bool] | None:
             for condition in conditions:
                 if _evaluate(condition, item):
                     reason = mark.kwargs.get("reason") or (
-                        f"condition: {condition}" if isinstance(condition, str) else "")
+                        f"condition: {condition}" if isinstance(condition, str) else ""
+                    )
                     raise SkipTest(reason)
     for mark in marks:
         if mark.name == "xfail":
@@ -892,8 +1037,11 @@ def _run_unittest(item: PyItem) -> None:
 def make_runner(item: PyItem) -> Callable[[], Any]:
     """The function rt calls for ``item``: async when the test or one of its fixtures is."""
     function = item.function
-    needs_loop = inspect.iscoroutinefunction(inspect.unwrap(function)) or any(f.is_async for f in item.closure)
+    needs_loop = inspect.iscoroutinefunction(inspect.unwrap(function)) or any(
+        f.is_async for f in item.closure
+    )
     if needs_loop:
+
         async def run_async() -> None:
             await run_item(item)
 
@@ -940,8 +1088,10 @@ async def run_item(item: PyItem) -> None:
                 if item.instance is not None:
                     function = getattr(item.instance, item.originalname)
                 wanted = argnames(item.function, method=item.cls is not None)
-                kwargs = {name: setup.values[name] if name in setup.values else item.direct_params.get(name, NOTSET)
-                          for name in wanted}
+                kwargs = {
+                    name: setup.values[name] if name in setup.values else item.direct_params.get(name, NOTSET)
+                    for name in wanted
+                }
                 missing = [name for name, value in kwargs.items() if value is NOTSET]
                 for name in missing:
                     kwargs[name] = await setup.get(name)
@@ -968,6 +1118,7 @@ def finish_session(session: PytestSession) -> Any:
             results.append(session.scopes.finish(key))
     pending = [r for r in results if inspect.isawaitable(r)]
     if pending:
+
         async def wait() -> None:
             for awaitable in pending:
                 await awaitable

@@ -11,16 +11,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
+
 from rt.events import Location, TestEvent, TestFailure, TestFinished, TestStatus
 from rt.interfaces import Reporter
-
 from rt_testrunner import outcomes
 from rt_testrunner.execute import Outcome
 from rt_testrunner.failures import plain_failure, render_exception
 from rt_testrunner.model import Suite, TestCase
 
-FAILING_PASSED = ("this test is marked as failing but it passed. Remove `.failing` if tested behavior "
-                  "now works")
+FAILING_PASSED = (
+    "this test is marked as failing but it passed. Remove `.failing` if tested behavior now works"
+)
 TODO_PASSED = "this test is marked as todo but passes. Remove `.todo` or check that test is correct."
 
 
@@ -50,23 +51,28 @@ class Recorder:
         self.counts[event.status] += 1
         self.expect_calls += event.expect_calls
         self.emit(event)
-        if (event.status in (TestStatus.FAIL, TestStatus.ERROR) and self.bail is not None
-                and self.counts[TestStatus.FAIL] + self.counts[TestStatus.ERROR] >= self.bail):
+        if (
+            event.status in (TestStatus.FAIL, TestStatus.ERROR)
+            and self.bail is not None
+            and self.counts[TestStatus.FAIL] + self.counts[TestStatus.ERROR] >= self.bail
+        ):
             self.bailed = True
 
     def location(self, location: Location | None) -> Location | None:
         return display_location(location, self.root)
 
-    def judge(self, case: TestCase, outcome: Outcome, timeout_ms: int
-              ) -> tuple[TestStatus, TestFailure | None, str]:
+    def judge(
+        self, case: TestCase, outcome: Outcome, timeout_ms: int
+    ) -> tuple[TestStatus, TestFailure | None, str]:
         """The status of an attempt, its failure, and the reason of a skip or an expected failure."""
         status, failure, reason = self._judge(case, outcome, timeout_ms)
         if failure is not None and outcome.captured:
             failure = attrs.evolve(failure, details=f"{failure.details}\n{outcome.captured}")
         return status, failure, reason
 
-    def _judge(self, case: TestCase, outcome: Outcome, timeout_ms: int
-               ) -> tuple[TestStatus, TestFailure | None, str]:
+    def _judge(
+        self, case: TestCase, outcome: Outcome, timeout_ms: int
+    ) -> tuple[TestStatus, TestFailure | None, str]:
         error = outcome.error
         if error is not None and not outcome.timed_out:
             kind = outcomes.classify(error)
@@ -76,24 +82,38 @@ class Recorder:
                 return TestStatus.XFAIL, None, outcomes.reason(error)
             if outcome.setup_error:
                 failure = self.failure(outcome, timeout_ms)
-                return TestStatus.ERROR, attrs.evolve(failure, details=f"error at setup: {failure.details}"), ""
+                return (
+                    TestStatus.ERROR,
+                    attrs.evolve(failure, details=f"error at setup: {failure.details}"),
+                    "",
+                )
             if outcome.xfail is not None and kind in (outcomes.Kind.OTHER, outcomes.Kind.FAIL):
                 reason, raises, _ = outcome.xfail
                 if raises is None or isinstance(error, raises):
                     return TestStatus.XFAIL, None, reason
             if kind is outcomes.Kind.FAIL:
-                return TestStatus.FAIL, plain_failure(outcomes.reason(error) or "Failed", "Failed",
-                                                      self.location(case.location)), ""
+                return (
+                    TestStatus.FAIL,
+                    plain_failure(outcomes.reason(error) or "Failed", "Failed", self.location(case.location)),
+                    "",
+                )
         elif outcome.xfail is not None and not outcome.timed_out:
             reason, _, strict = outcome.xfail
             if strict:
-                return TestStatus.FAIL, plain_failure(f"[XPASS(strict)] {reason}".rstrip(), "XPassStrict",
-                                                      self.location(case.location)), reason
+                return (
+                    TestStatus.FAIL,
+                    plain_failure(
+                        f"[XPASS(strict)] {reason}".rstrip(), "XPassStrict", self.location(case.location)
+                    ),
+                    reason,
+                )
             return TestStatus.XPASS, None, reason
         rt_status, rt_failure = self._judge_rt(case, outcome, timeout_ms)
         return rt_status, rt_failure, ""
 
-    def _judge_rt(self, case: TestCase, outcome: Outcome, timeout_ms: int) -> tuple[TestStatus, TestFailure | None]:
+    def _judge_rt(
+        self, case: TestCase, outcome: Outcome, timeout_ms: int
+    ) -> tuple[TestStatus, TestFailure | None]:
         failed = outcome.error is not None or outcome.timed_out
         if case.has("todo"):
             if failed:
@@ -102,7 +122,9 @@ class Recorder:
         if case.has("failing") and not outcome.timed_out:
             if failed:
                 return TestStatus.PASS, None
-            return TestStatus.FAIL, plain_failure(FAILING_PASSED, "FailingPassed", self.location(case.location))
+            return TestStatus.FAIL, plain_failure(
+                FAILING_PASSED, "FailingPassed", self.location(case.location)
+            )
         if failed:
             failure = self.failure(outcome, timeout_ms)
             if failure.location is None:
@@ -118,9 +140,18 @@ class Recorder:
 
     def hook_failure(self, suite: Suite, kind: str, error: Outcome, file: str, timeout_ms: int) -> None:
         failure = self.failure(error, timeout_ms)
-        self.record(TestFinished(file, (*suite.path, f"{kind} hook"), TestStatus.FAIL, 0.0, failure=failure,
-                                 suite_lines=suite.lines,
-                                 location=failure.location, hook=kind))
+        self.record(
+            TestFinished(
+                file,
+                (*suite.path, f"{kind} hook"),
+                TestStatus.FAIL,
+                0.0,
+                failure=failure,
+                suite_lines=suite.lines,
+                location=failure.location,
+                hook=kind,
+            )
+        )
 
 
 def display_location(location: Location | None, root: Path) -> Location | None:
@@ -129,5 +160,5 @@ def display_location(location: Location | None, root: Path) -> Location | None:
         return None
     prefix = f"{root}{os.sep}"
     if location.file.startswith(prefix):
-        return Location(location.file[len(prefix):].replace(os.sep, "/"), location.line, location.column)
+        return Location(location.file[len(prefix) :].replace(os.sep, "/"), location.line, location.column)
     return location

@@ -20,8 +20,16 @@ from rt.events import (
 )
 from rt.interfaces import ReporterOptions
 
-_COLORS = {"pass": "\x1b[32m", "fail": "\x1b[31m", "skip": "\x1b[33m", "todo": "\x1b[35m", "dim": "\x1b[2m",
-           "xfail": "\x1b[33m", "xpass": "\x1b[33m", "error": "\x1b[31m"}
+_COLORS = {
+    "pass": "\x1b[32m",
+    "fail": "\x1b[31m",
+    "skip": "\x1b[33m",
+    "todo": "\x1b[35m",
+    "dim": "\x1b[2m",
+    "xfail": "\x1b[33m",
+    "xpass": "\x1b[33m",
+    "error": "\x1b[31m",
+}
 _RESET = "\x1b[0m"
 
 
@@ -46,8 +54,12 @@ def snapshot_line(counts: SnapshotCounts) -> str | None:
         parts.append(f"{counts.passed} passed")
     if counts.written:
         parts.append(f"{counts.written} added" if parts else f"+{counts.written} added")
-    for count, word in ((counts.updated, "updated"), (counts.failed, "failed"), (counts.obsolete, "obsolete"),
-                        (counts.removed, "removed")):
+    for count, word in (
+        (counts.updated, "updated"),
+        (counts.failed, "failed"),
+        (counts.obsolete, "obsolete"),
+        (counts.removed, "removed"),
+    ):
         if count:
             parts.append(f"{count} {word}")
     if not parts or parts == [f"{counts.passed} passed"]:
@@ -86,8 +98,9 @@ def summary_lines(event: RunFinished) -> list[str]:
         lines.append(f" {event.xpassed} xpass")
     if event.interrupted:
         lines.insert(0, "Interrupted (KeyboardInterrupt in a test)")
-    lines.append(f"Ran {plural(event.tests, 'test')} across {plural(event.files, 'file')}. "
-                 f"{format_ms(event.duration)}")
+    lines.append(
+        f"Ran {plural(event.tests, 'test')} across {plural(event.files, 'file')}. {format_ms(event.duration)}"
+    )
     return lines
 
 
@@ -122,8 +135,11 @@ class ConsoleReporter:
             suffix += f" (attempt {event.attempt})"
         if event.run > 1:
             suffix += f" (run {event.run})"
-        timing = "" if event.status in (TestStatus.SKIP, TestStatus.TODO, TestStatus.XFAIL) else " " + self._paint(
-            "dim", format_ms(event.duration))
+        timing = (
+            ""
+            if event.status in (TestStatus.SKIP, TestStatus.TODO, TestStatus.XFAIL)
+            else " " + self._paint("dim", format_ms(event.duration))
+        )
         return f"{self._paint(status, f'({status})')} {event.name}{suffix}{timing}"
 
     def handle(self, event: TestEvent) -> None:
@@ -215,4 +231,3 @@ class DotsReporter(ConsoleReporter):
 
     def close(self) -> None:
         super().close()
-

@@ -33,8 +33,18 @@ class _Unset:
 
 
 UNSET = _Unset()
-_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
-        ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+_OPS = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
+}
 
 
 def _is_literal(source: str) -> bool:
@@ -46,12 +56,16 @@ def _is_literal(source: str) -> bool:
     return True
 
 
-def assert_failed(source: str, labels: tuple[str, ...], values: tuple[Any, ...], op: str | None,
-                  message: Any = None) -> AssertionError:
+def assert_failed(
+    source: str, labels: tuple[str, ...], values: tuple[Any, ...], op: str | None, message: Any = None
+) -> AssertionError:
     """Build the AssertionError raised by a rewritten ``assert`` (called only on failure)."""
     lines = [f"assert {source}"]
-    shown = [(label, value) for label, value in zip(labels, values, strict=True)
-             if value is not UNSET and not _is_literal(label)]
+    shown = [
+        (label, value)
+        for label, value in zip(labels, values, strict=True)
+        if value is not UNSET and not _is_literal(label)
+    ]
     for index, (label, value) in enumerate(shown):
         lead = " + where" if index == 0 else " +   and"
         text = repr(value)
@@ -92,10 +106,13 @@ class _AssertRewriter(ast.NodeTransformer):
             return ast.unparse(node)
         first, last = node.lineno - 1, end_line - 1
         if first == last:
-            text = self.lines[first].encode()[node.col_offset:end_col].decode()
+            text = self.lines[first].encode()[node.col_offset : end_col].decode()
         else:
-            parts = [self.lines[first].encode()[node.col_offset:].decode(), *self.lines[first + 1:last],
-                     self.lines[last].encode()[:end_col].decode()]
+            parts = [
+                self.lines[first].encode()[node.col_offset :].decode(),
+                *self.lines[first + 1 : last],
+                self.lines[last].encode()[:end_col].decode(),
+            ]
             text = "".join(parts)
         return text if text.strip() else ast.unparse(node)
 
@@ -113,8 +130,10 @@ class _AssertRewriter(ast.NodeTransformer):
         assert is done, as pytest's rewrite does: ``hash(C(1)) != hash(C(1))`` compares two live objects."""
         if isinstance(node, ast.Call):
             node.func = self._keep_alive(node.func, hidden)
-            node.args = [a if isinstance(a, ast.Starred) else self._hold(self._keep_alive(a, hidden), hidden)
-                         for a in node.args]
+            node.args = [
+                a if isinstance(a, ast.Starred) else self._hold(self._keep_alive(a, hidden), hidden)
+                for a in node.args
+            ]
         elif isinstance(node, ast.Attribute | ast.Subscript):
             node.value = self._hold(self._keep_alive(node.value, hidden), hidden)
         return node
@@ -138,9 +157,11 @@ class _AssertRewriter(ast.NodeTransformer):
             single = len(test.ops) == 1
             source_text = self.segment(test)
             new_test: ast.expr = ast.Compare(
-                left=self._temp(self._keep_alive(test.left, hidden), labels, names, single), ops=test.ops,
-                comparators=[self._temp(self._keep_alive(c, hidden), labels, names, single)
-                             for c in test.comparators],
+                left=self._temp(self._keep_alive(test.left, hidden), labels, names, single),
+                ops=test.ops,
+                comparators=[
+                    self._temp(self._keep_alive(c, hidden), labels, names, single) for c in test.comparators
+                ],
             )
             if len(test.ops) == 1:
                 op = _OPS.get(type(test.ops[0]))
@@ -159,29 +180,38 @@ class _AssertRewriter(ast.NodeTransformer):
         else:
             new_test = self._temp(test, labels, names)
         source = source_text if isinstance(test, ast.Compare) else self.segment(test)
-        failure = ast.Raise(exc=ast.Call(
-            func=ast.Name(_HELPER, ast.Load()),
-            args=[
-                ast.Constant(source),
-                ast.Tuple([ast.Constant(label) for label in labels], ast.Load()),
-                ast.Tuple([ast.Name(name, ast.Load()) for name in names], ast.Load()),
-                ast.Constant(op),
-                node.msg if node.msg is not None else ast.Constant(None),
-            ],
-            keywords=[],
-        ), cause=None)
+        failure = ast.Raise(
+            exc=ast.Call(
+                func=ast.Name(_HELPER, ast.Load()),
+                args=[
+                    ast.Constant(source),
+                    ast.Tuple([ast.Constant(label) for label in labels], ast.Load()),
+                    ast.Tuple([ast.Name(name, ast.Load()) for name in names], ast.Load()),
+                    ast.Constant(op),
+                    node.msg if node.msg is not None else ast.Constant(None),
+                ],
+                keywords=[],
+            ),
+            cause=None,
+        )
         statements: list[ast.stmt] = []
         if names:
-            statements.append(ast.Assign(
-                targets=[ast.Name(name, ast.Store()) for name in names], value=ast.Name(_UNSET, ast.Load()),
-            ))
+            statements.append(
+                ast.Assign(
+                    targets=[ast.Name(name, ast.Store()) for name in names],
+                    value=ast.Name(_UNSET, ast.Load()),
+                )
+            )
         statements.append(ast.If(test=ast.UnaryOp(ast.Not(), new_test), body=[failure], orelse=[]))
         if names or hidden:
             # the temporaries must not keep the values alive after the assert (a test of a weak reference or
             # of garbage collection would fail only under rt); pytest clears its own the same way
-            statements.append(ast.Assign(
-                targets=[ast.Name(name, ast.Store()) for name in [*names, *hidden]], value=ast.Constant(None),
-            ))
+            statements.append(
+                ast.Assign(
+                    targets=[ast.Name(name, ast.Store()) for name in [*names, *hidden]],
+                    value=ast.Constant(None),
+                )
+            )
         for statement in statements:
             _locate(statement, node)
         return statements

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+
 from rt.events import (
     FileFinished,
     FileStarted,
@@ -28,7 +29,6 @@ from rt.events import (
     TestStatus,
 )
 from rt.interfaces import Reporter
-
 from rt_testrunner import capture, collect, outcomes, pyconfig, snapshots, timeouts
 from rt_testrunner.discovery import TestFile
 from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome
@@ -70,8 +70,15 @@ class Runner:
         self.options = options
         self.executor = Executor(backend, options.capture)
         self.recorder = Recorder(reporters, options.root, options.bail)
-        self.schedule = Schedule(options.name_pattern, options.only, options.todo, options.seed,
-                                 options.concurrent, options.keyword, options.markexpr)
+        self.schedule = Schedule(
+            options.name_pattern,
+            options.only,
+            options.todo,
+            options.seed,
+            options.concurrent,
+            options.keyword,
+            options.markexpr,
+        )
         self.session = PytestSession(options.pyconfig or pyconfig.load(options.root), options.root, backend)
         self.preload_root = Suite(None)
         self.limiter: Any = None
@@ -95,8 +102,15 @@ class Runner:
     async def run(self, files: Sequence[TestFile]) -> RunFinished:
         started = time.perf_counter()
         emit = self.recorder.emit
-        emit(RunStarted([f.relative for f in files], self.options.seed, str(self.options.root),
-                        bail=self.options.bail, rerun_each=self.options.rerun_each))
+        emit(
+            RunStarted(
+                [f.relative for f in files],
+                self.options.seed,
+                str(self.options.root),
+                bail=self.options.bail,
+                rerun_each=self.options.rerun_each,
+            )
+        )
         for test_file in files:
             self.session.finder.add_test_dir(test_file.path.parent)
         if self.options.capture:
@@ -116,30 +130,45 @@ class Runner:
             capture.uninstall()
         counts = self.counts
         finished = RunFinished(
-            passed=counts[TestStatus.PASS], failed=counts[TestStatus.FAIL], skipped=counts[TestStatus.SKIP],
-            todo=counts[TestStatus.TODO], expect_calls=self.recorder.expect_calls, files=len(files),
-            duration=time.perf_counter() - started, seed=self.options.seed, filtered_out=self.filtered_out,
-            bailed=self.bailed and not self.recorder.interrupted, xfailed=counts[TestStatus.XFAIL],
-            xpassed=counts[TestStatus.XPASS], errors=counts[TestStatus.ERROR], interrupted=self.recorder.interrupted,
+            passed=counts[TestStatus.PASS],
+            failed=counts[TestStatus.FAIL],
+            skipped=counts[TestStatus.SKIP],
+            todo=counts[TestStatus.TODO],
+            expect_calls=self.recorder.expect_calls,
+            files=len(files),
+            duration=time.perf_counter() - started,
+            seed=self.options.seed,
+            filtered_out=self.filtered_out,
+            bailed=self.bailed and not self.recorder.interrupted,
+            xfailed=counts[TestStatus.XFAIL],
+            xpassed=counts[TestStatus.XPASS],
+            errors=counts[TestStatus.ERROR],
+            interrupted=self.recorder.interrupted,
             snapshots=snapshots.counts(),
         )
         emit(finished)
         return finished
 
     async def _run_files(self, files: Sequence[TestFile]) -> None:
-        hook_error = await self.executor.hooks(self.preload_root, "before_all", deadline_ms=self.options.timeout_ms)
+        hook_error = await self.executor.hooks(
+            self.preload_root, "before_all", deadline_ms=self.options.timeout_ms
+        )
         if hook_error is None:
             for test_file in files:
                 if self.bailed:
                     break
                 await self._run_file(test_file)
         else:
-            self.recorder.hook_failure(self.preload_root, "before_all", hook_error, "<preload>",
-                                       self.options.timeout_ms)
-        after_error = await self.executor.hooks(self.preload_root, "after_all", deadline_ms=self.options.timeout_ms)
+            self.recorder.hook_failure(
+                self.preload_root, "before_all", hook_error, "<preload>", self.options.timeout_ms
+            )
+        after_error = await self.executor.hooks(
+            self.preload_root, "after_all", deadline_ms=self.options.timeout_ms
+        )
         if after_error is not None:
-            self.recorder.hook_failure(self.preload_root, "after_all", after_error, "<preload>",
-                                       self.options.timeout_ms)
+            self.recorder.hook_failure(
+                self.preload_root, "after_all", after_error, "<preload>", self.options.timeout_ms
+            )
 
     def _load_preload(self) -> tuple[str, TestFailure] | None:
         for script in self.options.preload:
@@ -165,8 +194,15 @@ class Runner:
                 kind = outcomes.classify(exc)
                 if kind is outcomes.Kind.SKIP:  # pytest.skip(allow_module_level=True), importorskip
                     # pytest counts a skipped module as one skipped test
-                    self.recorder.record(TestFinished(test_file.relative, (test_file.path.name,), TestStatus.SKIP,
-                                                      0.0, reason=outcomes.reason(exc)))
+                    self.recorder.record(
+                        TestFinished(
+                            test_file.relative,
+                            (test_file.path.name,),
+                            TestStatus.SKIP,
+                            0.0,
+                            reason=outcomes.reason(exc),
+                        )
+                    )
                     break
                 error = render_exception(exc, self.options.root)
                 # a file that failed to load is not a test: an error, as pytest counts a collection error
@@ -182,8 +218,9 @@ class Runner:
 
     # -- suites ------------------------------------------------------------------------------------------------
 
-    async def _run_suite(self, suite: Suite, chain: list[Suite], test_file: TestFile, run: int,
-                         only_mode: bool) -> None:
+    async def _run_suite(
+        self, suite: Suite, chain: list[Suite], test_file: TestFile, run: int, only_mode: bool
+    ) -> None:
         schedule = self.schedule
         selected = [t for t in suite.tests() if schedule.selected(t, only_mode)]
         if not selected:
@@ -193,7 +230,9 @@ class Runner:
         if executes:
             error = await self.executor.hooks(suite, "before_all", deadline_ms=self.options.timeout_ms)
             if error is not None:
-                self.recorder.hook_failure(suite, "before_all", error, test_file.relative, self.options.timeout_ms)
+                self.recorder.hook_failure(
+                    suite, "before_all", error, test_file.relative, self.options.timeout_ms
+                )
                 await self._after_all(suite, test_file)
                 return
         group: list[TestCase] = []
@@ -221,7 +260,9 @@ class Runner:
         if error is not None:
             self.recorder.hook_failure(suite, "after_all", error, test_file.relative, self.options.timeout_ms)
 
-    async def _run_group(self, group: list[TestCase], chain: list[Suite], test_file: TestFile, run: int) -> None:
+    async def _run_group(
+        self, group: list[TestCase], chain: list[Suite], test_file: TestFile, run: int
+    ) -> None:
         """Consecutive concurrent tests run together, at most ``--max-concurrency`` at once."""
         if not group:
             return
@@ -235,8 +276,9 @@ class Runner:
         elif async_cases:
             self.executor.in_loop(self._run_group_in_loop, async_cases, chain, test_file, run)
 
-    async def _run_group_in_loop(self, group: list[TestCase], chain: list[Suite], test_file: TestFile,
-                                 run: int) -> None:
+    async def _run_group_in_loop(
+        self, group: list[TestCase], chain: list[Suite], test_file: TestFile, run: int
+    ) -> None:
         import anyio
 
         if self.limiter is None:
@@ -254,8 +296,9 @@ class Runner:
 
     # -- one test ----------------------------------------------------------------------------------------------
 
-    async def _run_test(self, case: TestCase, chain: list[Suite], test_file: TestFile, run: int,
-                        grouped: bool = False) -> None:
+    async def _run_test(
+        self, case: TestCase, chain: list[Suite], test_file: TestFile, run: int, grouped: bool = False
+    ) -> None:
         """One test, retried as configured. A pytest-style test's output is captured and shown with its
         failure (pytest's behaviour); an ``rt.test`` test prints as it runs (the spec's), except in a
         concurrent group, where its output is collected and written in one piece when it ends, so that
@@ -267,9 +310,17 @@ class Runner:
         run_label = run if self.options.rerun_each > 1 else 1
         if not self.schedule.will_execute(case):
             status = TestStatus.SKIP if case.has("skip") else TestStatus.TODO
-            recorder.record(TestFinished(test_file.relative, case.path, status, 0.0, run=run_label,
-                                         suite_lines=case.suite.lines,
-                                         location=location))
+            recorder.record(
+                TestFinished(
+                    test_file.relative,
+                    case.path,
+                    status,
+                    0.0,
+                    run=run_label,
+                    suite_lines=case.suite.lines,
+                    location=location,
+                )
+            )
             return
         retries = case.retry if case.retry is not None else self.options.retry
         timeout_ms = case.timeout or self.options.timeout_ms
@@ -288,9 +339,23 @@ class Runner:
             if failure is not None:
                 earlier.append(failure)
             attempt += 1
-        recorder.record(TestFinished(test_file.relative, case.path, status, duration, attempt, run_label, failure,
-                                     location, outcome.expect_calls, output=outcome.captured, reason=reason,
-                                     earlier_failures=tuple(earlier), suite_lines=case.suite.lines))
+        recorder.record(
+            TestFinished(
+                test_file.relative,
+                case.path,
+                status,
+                duration,
+                attempt,
+                run_label,
+                failure,
+                location,
+                outcome.expect_calls,
+                output=outcome.captured,
+                reason=reason,
+                earlier_failures=tuple(earlier),
+                suite_lines=case.suite.lines,
+            )
+        )
         if case.item is None and outcome.capture is not None:
             out, err = self._real_streams
             out.write("".join(outcome.capture.out))
@@ -300,8 +365,17 @@ class Runner:
         if outcome.teardown_error is not None:
             # pytest reports a failed teardown as an error of its own, next to the test's result
             teardown = recorder.failure(Outcome(error=outcome.teardown_error), timeout_ms)
-            recorder.record(TestFinished(test_file.relative, (*case.path[:-1], f"{case.name} [teardown]"),
-                                         TestStatus.ERROR, 0.0, failure=teardown, location=location))
+            recorder.record(
+                TestFinished(
+                    test_file.relative,
+                    (*case.path[:-1], f"{case.name} [teardown]"),
+                    TestStatus.ERROR,
+                    0.0,
+                    failure=teardown,
+                    location=location,
+                )
+            )
         if isinstance(outcome.error, KeyboardInterrupt) or (
-                outcome.error is not None and outcomes.classify(outcome.error) is outcomes.Kind.EXIT):
+            outcome.error is not None and outcomes.classify(outcome.error) is outcomes.Kind.EXIT
+        ):
             recorder.interrupt()

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from rt.events import FileFinished, FileStarted, SnapshotCounts, TestEvent, TestFinished, TestStatus
 
+from rt.events import FileFinished, FileStarted, SnapshotCounts, TestEvent, TestFinished, TestStatus
 from rt_testrunner.state import CURRENT
 
 HEADER = (

@@ -76,10 +76,12 @@ class Inspector:
 
     def _run(self) -> None:
         import anyio
+
         from rt.kernel import use_kernel
 
         async def main() -> None:
             from anyio.from_thread import BlockingPortal
+
             from rt_http.server import serve
 
             server = serve(

@@ -14,7 +14,6 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from rt.interfaces import SecretBackendError
-
 from rt_secrets import limits
 from rt_secrets.backends.keyring_errors import translate
 from rt_secrets.backends.secret_service import SCHEMAS, SecretServiceStore

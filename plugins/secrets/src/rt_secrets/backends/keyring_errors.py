@@ -13,7 +13,6 @@ import os
 from collections.abc import Iterator
 
 from rt.interfaces import SecretBackendError
-
 from rt_secrets import errors as codes
 
 START_SECRET_SERVICE = (
@@ -29,8 +28,10 @@ _MAC_STATUS = {
     -67030: (codes.AUTH_FAILED, "the Keychain could not authenticate this program"),
     -25308: (
         codes.INTERACTION_NOT_ALLOWED,
-        ("the Keychain needs to show a prompt but user interaction is not allowed (ssh session or daemon); "
-        "unlock it first with `security unlock-keychain`"),
+        (
+            "the Keychain needs to show a prompt but user interaction is not allowed (ssh session or daemon); "
+            "unlock it first with `security unlock-keychain`"
+        ),
     ),
 }
 
@@ -39,8 +40,10 @@ _WINDOWS_ERROR = {
     5: (codes.ACCESS_DENIED, "Windows Credential Manager denied access"),
     1312: (
         codes.UNAVAILABLE,
-        ("Windows Credential Manager has no logon session for this user (a service account or a "
-        "non-interactive logon); run as an interactive user"),
+        (
+            "Windows Credential Manager has no logon session for this user (a service account or a "
+            "non-interactive logon); run as an interactive user"
+        ),
     ),
     1783: (codes.PLATFORM_ERROR, "Windows Credential Manager rejected the value (too long?)"),
 }
@@ -98,8 +101,9 @@ def translate(exc: BaseException, operation: str) -> SecretBackendError:
         dbus_name = getattr(error, "name", None)
         if "DBusErrorResponse" in _names(error) and isinstance(dbus_name, str):
             if dbus_name.endswith(".AccessDenied"):
-                return SecretBackendError(f"{prefix}: the D-Bus policy denied access ({dbus_name}).",
-                                          codes.ACCESS_DENIED)
+                return SecretBackendError(
+                    f"{prefix}: the D-Bus policy denied access ({dbus_name}).", codes.ACCESS_DENIED
+                )
             if dbus_name.endswith((".ServiceUnknown", ".NoReply", ".Spawn.ChildExited")):
                 return SecretBackendError(
                     f"{prefix}: no Secret Service runs on the D-Bus session bus ({dbus_name}); "
