@@ -234,13 +234,21 @@ class Server:
         port = supervisor.reserve_port()
         scheme = "https" if self.transport_name == "tls" else "http"
         self.url = f"{scheme}://{_host_for_url(self.hostname)}:{port}/"
-        await supervisor.start()
         self._stopped = anyio.Event()
         self._stopping = False
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         self._hub.task_group = self._task_group
-        self._task_group.start_soon(supervisor.watch)
+        self._task_group.start_soon(supervisor.watch)  # SIGTERM handled from here on, also while starting
+        try:
+            await supervisor.start()
+        except BaseException:
+            task_group, self._task_group = self._task_group, None
+            self._hub.task_group = None
+            task_group.cancel_scope.cancel()
+            await task_group.__aexit__(None, None, None)
+            await supervisor.stop()
+            raise
 
     async def __aenter__(self) -> Self:
         await self.start()

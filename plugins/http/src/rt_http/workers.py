@@ -92,11 +92,29 @@ def _wait_ready(fds: list[int], timeout: float) -> list[bool]:
 
 
 async def stop_on_signal(server: Server) -> None:
-    """In a worker: SIGTERM (or SIGINT) stops the server, closing every WebSocket with 1001."""
+    """In a worker: SIGTERM (or SIGINT) stops the server, closing every WebSocket with 1001; so does the
+    supervisor's death (SIGKILL, a crash), so no worker outlives it holding the port. The handler stays
+    installed until the server's tasks end, so a second signal during the shutdown cannot kill it midway."""
+    supervisor = os.getppid()
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for _ in signals:
-            await server.stop(close_active=True)
-            return
+        async with anyio.create_task_group() as tg:
+
+            async def on_signal() -> None:
+                async for _ in signals:
+                    break
+                tg.cancel_scope.cancel()
+
+            async def orphaned() -> None:
+                while os.getppid() == supervisor:
+                    await anyio.sleep(_POLL * 5)
+                log.warning("worker %s: the supervisor (pid %d) is gone; stopping", worker_id(), supervisor)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(on_signal)
+            tg.start_soon(orphaned)
+        await server.stop(close_active=True)
+        async for _ in signals:  # absorbed until the server's exit cancels this task
+            pass
 
 
 class _Worker:
@@ -176,19 +194,20 @@ class Supervisor:
         finally:
             for fd in fds:
                 os.close(fd)
-        if not all(ready):
+        if not all(ready) and not self._stopping:  # (a signal stopping them all while they start is no error)
             await self.stop()
             failed = ", ".join(str(number) for number, ok in enumerate(ready) if not ok)
             raise RuntimeError(f"worker {failed} exited or hung before listening; see its output above")
 
     async def watch(self) -> None:
-        """Restart workers that die; stop them all on SIGTERM/SIGINT to this process."""
+        """Restart workers that die; stop them all on SIGTERM/SIGINT to this process. Runs until the
+        server's exit cancels it, so the signal handler stays installed through the whole shutdown."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._stop_on_signal)
-            while not self._stopping:
-                self._check()
+            while True:
+                if not self._stopping:
+                    self._check()
                 await anyio.sleep(_POLL)
-            tg.cancel_scope.cancel()
 
     def _check(self) -> None:
         now = time.monotonic()
@@ -216,8 +235,8 @@ class Supervisor:
     async def _stop_on_signal(self) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for _ in signals:
-                await self.server.stop()
-                return
+                if not self._stopping:  # later signals are absorbed: the shutdown is under way
+                    await self.server.stop()
 
     async def stop(self) -> None:
         """SIGTERM every worker, wait for them (SIGKILL after a while), release the port."""
