@@ -16,8 +16,10 @@ class TapReporter:
     def handle(self, event):
         if isinstance(event, TestFinished):
             self.count += 1
-            ok = "not ok" if event.status is TestStatus.FAIL else "ok"
-            directive = {TestStatus.SKIP: " # SKIP", TestStatus.TODO: " # TODO"}.get(event.status, "")
+            failed = (TestStatus.FAIL, TestStatus.ERROR, TestStatus.XFAIL)
+            ok = "not ok" if event.status in failed else "ok"
+            directive = {TestStatus.SKIP: " # SKIP", TestStatus.TODO: " # TODO",
+                         TestStatus.XFAIL: " # TODO"}.get(event.status, "")
             self.out.write(f"{ok} {self.count} - {event.file} > {event.name}{directive}\n")
             if event.failure is not None:
                 self.out.write("".join(f"  # {line}\n" for line in event.failure.message.splitlines()))
