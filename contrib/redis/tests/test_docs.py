@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+
 from rt.testing import clean_environ
 
 pytestmark = pytest.mark.anyio
