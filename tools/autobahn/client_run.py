@@ -51,20 +51,39 @@ def wait_listening(port: int, seconds: float = 30) -> None:
     raise SystemExit(f"wstest's fuzzing server did not listen on port {port}")
 
 
-def run_all(wstest: list[str], runs: list[tuple[str, bool]], which: str, outdir: Path) -> dict[str, dict[str, dict[str, str]]]:
+def run_all(
+    wstest: list[str], runs: list[tuple[str, bool]], which: str, outdir: Path
+) -> dict[str, dict[str, dict[str, str]]]:
     port = free_port()
-    spec = {"url": f"ws://127.0.0.1:{port}", "outdir": str(outdir), "cases": cases_for(which),
-            "exclude-cases": [], "exclude-agent-cases": {}}
+    spec = {
+        "url": f"ws://127.0.0.1:{port}",
+        "outdir": str(outdir),
+        "cases": cases_for(which),
+        "exclude-cases": [],
+        "exclude-agent-cases": {},
+    }
     spec_path = outdir / "fuzzingserver.json"
     spec_path.write_text(json.dumps(spec, indent=2))
-    server = subprocess.Popen([*wstest, "-m", "fuzzingserver", "-s", str(spec_path)], cwd=outdir,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [*wstest, "-m", "fuzzingserver", "-s", str(spec_path)],
+        cwd=outdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_listening(port)
         for backend, deflate in runs:
             agent = f"rt-client-{backend}-{'deflate' if deflate else 'plain'}"
-            command = [sys.executable, str(HERE / "echo_client.py"), "--url", f"ws://127.0.0.1:{port}",
-                       "--agent", agent, "--backend", backend]
+            command = [
+                sys.executable,
+                str(HERE / "echo_client.py"),
+                "--url",
+                f"ws://127.0.0.1:{port}",
+                "--agent",
+                agent,
+                "--backend",
+                backend,
+            ]
             if deflate:
                 command.append("--deflate")
             started = time.monotonic()
@@ -79,7 +98,9 @@ def run_all(wstest: list[str], runs: list[tuple[str, bool]], which: str, outdir:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", nargs="+", default=["asyncio", "uvloop", "trio"], choices=["asyncio", "uvloop", "trio"])
+    parser.add_argument(
+        "--backend", nargs="+", default=["asyncio", "uvloop", "trio"], choices=["asyncio", "uvloop", "trio"]
+    )
     parser.add_argument("--deflate", nargs="+", default=["off", "on"], choices=["off", "on"])
     parser.add_argument("--cases", default="ci", help="ci (default), all, or a comma list such as 1.*,6.4.*")
     parser.add_argument("--report", type=Path, help="keep the HTML/JSON report in this directory")

@@ -18,7 +18,6 @@ import contextlib
 import sys
 
 import anyio
-
 import rt
 from rt_http.client import MessageEvent, WebSocketError
 

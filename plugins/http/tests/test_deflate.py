@@ -8,9 +8,8 @@ import zlib
 from typing import Any
 
 import pytest
-import sniffio
-
 import rt
+import sniffio
 from rt_http.deflate import DeflateConfig, negotiate
 
 OFFER = "permessage-deflate; client_max_window_bits"
@@ -67,11 +66,19 @@ def test_invalid_options_raise_and_off_means_none() -> None:
     assert DeflateConfig.parse(False) is None
     assert DeflateConfig.parse({"compress": False, "decompress": "disable"}) is None
     with pytest.raises(ValueError, match="compress"):
-        DeflateConfig.parse({"compress": "1KB"})
+        DeflateConfig.parse({"compress": ""})
     with pytest.raises(ValueError, match="keys compress and decompress"):
         DeflateConfig.parse({"compres": True})
     with pytest.raises(TypeError):
         DeflateConfig.parse(3)
+
+
+def test_an_unknown_compressor_name_fails_where_the_server_is_made(rt_kernel: object) -> None:
+    """Names are looked up in the kernel's compressors (built-in ones and plugins'), so a typo fails at once."""
+    with pytest.raises(ValueError, match=r"no compressor named '1KB'; registered: disable, 128KB, .*shared"):
+        rt.serve(
+            fetch=print, websocket={"message": print, "per_message_deflate": {"compress": "1KB"}}, port=0
+        )
 
 
 def deflate(data: bytes) -> bytes:

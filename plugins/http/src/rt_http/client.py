@@ -30,7 +30,9 @@ import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from rt_http.client_handshake import ClientHandshake, HandshakeError, check_protocols, parse_url
-from rt_http.deflate import Deflater, Inflater, Session
+from rt.interfaces import CompressorOptions
+
+from rt_http.deflate import Session, builtin_compressor
 from rt_http.frames import Close, Fail, Message, Ping, Pong
 from rt_http.headers import HeadersInit
 from rt_http.protocol import InflateJob, Role, WebSocketProtocol
@@ -102,13 +104,17 @@ def _session(accepted_deflate: Any) -> Session | None:
     if accepted_deflate is None:
         return None
     return Session(
-        deflater=Deflater(
-            window_bits=accepted_deflate.local_max_window_bits or 15,
-            keep_context=not accepted_deflate.local_no_context_takeover,
+        deflater=builtin_compressor(
+            CompressorOptions(
+                window_bits=accepted_deflate.local_max_window_bits or 15,
+                no_context_takeover=accepted_deflate.local_no_context_takeover,
+            )
         ),
-        inflater=Inflater(
-            keep_context=not accepted_deflate.remote_no_context_takeover,
-            window_bits=accepted_deflate.remote_max_window_bits or 15,
+        inflater=builtin_compressor(
+            CompressorOptions(
+                window_bits=accepted_deflate.remote_max_window_bits or 15,
+                no_context_takeover=accepted_deflate.remote_no_context_takeover,
+            )
         ),
         shared=False,
     )

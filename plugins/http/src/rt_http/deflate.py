@@ -11,9 +11,11 @@ allocation.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
+from rt.interfaces import Compressor, CompressorFactory, CompressorOptions
 
 _TAIL = b"\x00\x00\xff\xff"  # RFC 7692 7.2.1: stripped after compressing, appended before inflating
 
@@ -30,6 +32,9 @@ SIZED = {
     "dedicated": (15, 8),
 }
 COMPRESSORS = ("disable", "shared", *SIZED)
+# Every built-in name is one zlib compressor, sized by the table above at negotiation; rt-http registers them
+# through rt_register_compressors, where a plugin can add others (a faster deflate, say) by name.
+BUILTIN_NAMES = ("shared", *SIZED)
 
 
 class InflateError(Exception):
@@ -77,15 +82,53 @@ class Inflater:
         return out
 
 
+class ZlibCompressor:
+    """The built-in compressor (the kernel's ``Compressor`` protocol) on zlib: what every built-in
+    ``per_message_deflate`` value selects, sized by its window bits and memLevel. One object serves one
+    direction of one connection (or, for ``shared``, every connection's sending direction)."""
+
+    __slots__ = ("_deflater", "_inflater", "_options")
+
+    def __init__(self, options: CompressorOptions) -> None:
+        self._options = options
+        self._deflater: Deflater | None = None
+        self._inflater: Inflater | None = None
+
+    def compress(self, data: bytes) -> bytes:
+        if self._deflater is None:
+            o = self._options
+            self._deflater = Deflater(o.window_bits, o.mem_level, keep_context=not o.no_context_takeover)
+        return self._deflater.compress(data)
+
+    def decompress(self, data: bytes, max_size: int) -> bytes:
+        """The message; ``ValueError`` past ``max_size`` bytes, :class:`InflateError` for corrupt data."""
+        if self._inflater is None:
+            o = self._options
+            self._inflater = Inflater(not o.no_context_takeover, o.window_bits)
+        out = self._inflater.inflate(data, max_size)
+        if out is None:
+            raise ValueError(f"message inflates past {max_size} bytes")
+        return out
+
+    def reset(self) -> None:
+        self._deflater = self._inflater = None
+
+
+def builtin_compressor(options: CompressorOptions) -> ZlibCompressor:
+    """The factory every built-in name is registered with (rt-http's ``rt_register_compressors``)."""
+    return ZlibCompressor(options)
+
+
 def _mode(value: Any, key: str) -> str:
     if value is True:
         return "shared"
     if value is False or value is None:
         return "disable"
-    if isinstance(value, str) and value in COMPRESSORS:
+    if isinstance(value, str) and value:  # a built-in name or a registered one (checked by resolve)
         return value
     raise ValueError(
-        f"per_message_deflate[{key!r}] must be a bool or one of {', '.join(COMPRESSORS)}; got {value!r}"
+        f"per_message_deflate[{key!r}] must be a bool or one of {', '.join(COMPRESSORS)} "
+        f"(or a compressor a plugin registers); got {value!r}"
     )
 
 
@@ -95,7 +138,28 @@ class DeflateConfig:
 
     compress: str
     decompress: str
-    shared: Deflater = attrs.field(factory=lambda: Deflater(keep_context=False), eq=False)
+    # name -> factory, from the kernel's rt_register_compressors (resolve); the built-ins until then
+    factories: dict[str, CompressorFactory] = attrs.field(factory=lambda: dict(BUILTIN_FACTORIES), eq=False)
+    shared: Compressor = attrs.field(eq=False)
+
+    @shared.default
+    def _shared(self) -> Compressor:
+        """One compressor for every socket, reset after each message: window 15, no context kept."""
+        return self.factories.get("shared", builtin_compressor)(
+            CompressorOptions(window_bits=15, mem_level=8, no_context_takeover=True)
+        )
+
+    def resolve(self, registered: Mapping[str, Any]) -> DeflateConfig:
+        """This choice with its compressors taken from a kernel's registry (``host.compressors()``); an
+        unknown name is a clear error, raised when the server starts."""
+        factories = {name: entry.value for name, entry in registered.items()}
+        for key, name in (("compress", self.compress), ("decompress", self.decompress)):
+            if name != "disable" and name not in factories:
+                known = ", ".join(["disable", *sorted(factories)])
+                raise ValueError(
+                    f"per_message_deflate[{key!r}]: no compressor named {name!r}; registered: {known}"
+                )
+        return DeflateConfig(self.compress, self.decompress, factories)
 
     @classmethod
     def parse(cls, value: Any) -> DeflateConfig | None:
@@ -131,8 +195,8 @@ class Session:
     """What one socket negotiated: the ``deflater`` its compressed frames come from (its own, or the
     server's one ``shared`` compressor, or None: this server does not compress) and its ``inflater``."""
 
-    deflater: Deflater | None
-    inflater: Inflater
+    deflater: Compressor | None
+    inflater: Compressor
     shared: bool  # ``deflater`` is the server's shared one (window 15, no context): one frame fits all
 
 
@@ -216,10 +280,15 @@ def _accept(config: DeflateConfig, params: dict[str, str | None]) -> tuple[str, 
     if limit is not None and "client_max_window_bits" in params:  # only an offered one may be answered
         inflate_bits = min(client_bits, limit)
         answer.append(f"client_max_window_bits={inflate_bits}")
-    deflater: Deflater | None = None
+    deflater: Compressor | None = None
     if shared:
         deflater = config.shared
     elif config.compress != "disable":
-        deflater = Deflater(bits, mem_level, keep_context=not server_no_context)
-    inflater = Inflater(keep_client_context, inflate_bits)
+        factory = config.factories.get(config.compress, builtin_compressor)
+        deflater = factory(CompressorOptions(bits, mem_level, no_context_takeover=server_no_context))
+    inflate_with = config.factories.get(config.decompress, builtin_compressor)
+    inflater = inflate_with(CompressorOptions(inflate_bits, 8, no_context_takeover=not keep_client_context))
     return "; ".join(answer), Session(deflater, inflater, shared)
+
+
+BUILTIN_FACTORIES: dict[str, CompressorFactory] = dict.fromkeys(BUILTIN_NAMES, builtin_compressor)

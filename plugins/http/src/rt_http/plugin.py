@@ -34,7 +34,7 @@ def _load_serve(kernel: KernelView) -> Callable[..., Any]:
     @functools.wraps(serve)
     def serve_in_kernel(**options: Any) -> Server:
         server = serve(**options)
-        server.kernel = kernel
+        server.attach(kernel)
         return server
 
     return serve_in_kernel
@@ -68,6 +68,15 @@ def _transport(name: str) -> Callable[[], Any]:
 def rt_register_transports(register: Callable[[str, Any], None]) -> None:
     for name in ("tcp", "unix", "tls", "memory"):
         register(name, _transport(name))
+
+
+@hookimpl
+def rt_register_compressors(register: Callable[[str, Any], None]) -> None:
+    """The built-in ``per_message_deflate`` values: one zlib compressor, sized per name at negotiation."""
+    from rt_http.deflate import BUILTIN_NAMES, builtin_compressor
+
+    for name in BUILTIN_NAMES:
+        register(name, builtin_compressor)
 
 
 @hookimpl

@@ -426,11 +426,13 @@ class WebSocketProtocol:
 
         assert self._inflater is not None
         try:
-            data = self._inflater.inflate(payload, self.max_payload_length)
+            data = self._inflater.decompress(payload, self.max_payload_length)
+        except ValueError:  # the Compressor contract: more than max_size bytes
+            return Fail(CLOSE_TOO_BIG, TOO_BIG_REASON)
         except InflateError:
             return Fail(CLOSE_INVALID_DATA, "Received invalid compressed data")
-        if data is None:
-            return Fail(CLOSE_TOO_BIG, TOO_BIG_REASON)
+        except Exception:  # noqa: BLE001 - a third-party compressor's own error for corrupt data
+            return Fail(CLOSE_INVALID_DATA, "Received invalid compressed data")
         if opcode == OP_TEXT:
             try:
                 return Message(data.decode("utf-8"))

@@ -22,7 +22,7 @@ from anyio.streams.tls import TLSListener, TLSStream
 
 from rt.interfaces import Broker, KernelView, ListenOptions, Transport
 from rt_http import workers
-from rt_http.deflate import negotiate
+from rt_http.deflate import DeflateConfig, negotiate
 from rt_http.handshake import check_upgrade
 from rt_http.headers import Headers, HeadersInit
 from rt_http.http11 import BodyBudget, HttpConnection, HttpLimits
@@ -106,6 +106,7 @@ class Server:
         self.fetch = fetch
         self.router = Router(routes)
         self.websocket = WebSocketHandler.coerce(websocket)
+        self._deflate: DeflateConfig | None = None  # per_message_deflate with its compressors, once started
         self.error = error
         self.max_request_body_size = max_request_body_size
         self.max_header_size = max_header_size
@@ -178,6 +179,13 @@ class Server:
 
     # -- lifecycle ------------------------------------------------------------------------------------------
 
+    def attach(self, kernel: KernelView) -> None:
+        """Use ``kernel``'s registries: its transports and brokers at ``start``, and its compressors for
+        ``per_message_deflate`` now, so an unknown compressor name fails where the server is made."""
+        self.kernel = kernel
+        if self.websocket is not None and self.websocket.deflate is not None:
+            self._deflate = self.websocket.deflate.resolve(kernel.host.compressors())
+
     async def start(self) -> None:
         if self._task_group is not None:
             raise RuntimeError("this server is already started")
@@ -199,6 +207,7 @@ class Server:
                 f"unknown transport {self.transport_name!r}; registered: {', '.join(sorted(transports))}"
             )
         self._transport = registered.value()
+        self.attach(kernel)
         from rt_http.brokers import open_broker
 
         self._hub.topics.broker = broker = open_broker(self._broker_spec, kernel)
@@ -555,8 +564,8 @@ class Server:
             return False
         session = None
         negotiated = result.headers
-        if self.websocket.deflate is not None:
-            accepted = negotiate(self.websocket.deflate, request.headers.get("sec-websocket-extensions"))
+        if self._deflate is not None:
+            accepted = negotiate(self._deflate, request.headers.get("sec-websocket-extensions"))
             if accepted is not None:
                 negotiated += (("sec-websocket-extensions", accepted[0]),)
                 session = accepted[1]
