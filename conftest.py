@@ -52,10 +52,23 @@ ALLOWED = _allowed_roots()
 _violations: list[str] = []
 
 
+PARENT = os.path.dirname(ROOT)
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder + os.sep)
+
+
 def _outside(path: str) -> bool:
+    """Whether reading ``path`` leaves the repository. Beside the repository (``../shared``) only an allowed
+    place that is itself beside it counts (``~/.cache`` for a clone in the home directory): a broad one such
+    as the temporary directory, when the clone is in it, does not."""
     real = os.path.realpath(os.path.join(os.getcwd(), path))
-    for root in (ROOT, *ALLOWED):
-        if real == root or real.startswith(root + os.sep):
+    if _inside(real, ROOT):
+        return False
+    beside = _inside(real, PARENT)
+    for root in ALLOWED:
+        if _inside(real, root) and (not beside or (root != PARENT and _inside(root, PARENT))):
             return False
     return True
 
