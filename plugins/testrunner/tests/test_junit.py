@@ -151,3 +151,40 @@ def test_schema_rejects_what_consumers_cannot_read(tmp_path: Path) -> None:
     )
     for text in (bad_count, two_results):
         assert not SCHEMA.is_valid(text)
+
+
+def test_pytest_outcomes(tmp_path: Path) -> None:
+    """A pytest suite: a set-up error is <error>, xfail a <skipped type="pytest.xfail">, the skip reason kept,
+    captured output in <system-out>."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in _SCRUBBED}
+    out = tmp_path / "report.xml"
+    result = subprocess.run(
+        [sys.executable, "-m", "rt", "test", "--reporter=junit", "--reporter-outfile", str(out)],
+        cwd=FIXTURES / "pytest_style",
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    SCHEMA.validate(str(out))
+    root = ET.parse(out).getroot()
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
+        "7",
+        "1",
+        "1",
+        "2",
+    )
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    assert list(cases["test_positive[2]"]) == []
+    skipped = cases["test_skipped"].find("skipped")
+    assert skipped is not None and skipped.get("message") == "not on this platform"
+    xfail = cases["test_known_bug"].find("skipped")
+    assert xfail is not None and (xfail.get("type"), xfail.get("message")) == ("pytest.xfail", "known bug")
+    error = cases["test_uses_broken"].find("error")
+    assert error is not None and error.get("type") == "RuntimeError"
+    assert "fixture could not start" in (error.get("message") or "")
+    output = cases["test_prints_then_fails"].find("system-out")
+    assert output is not None and "some output" in (output.text or "")
