@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=0.5, help="time per contender per round")
     parser.add_argument("--rounds", type=int, default=9)
     args = parser.parse_args(argv)
-    # Run as a script, bench/ is sys.path[0], where bench/http.py would shadow the standard library's http
+    # Run as a script, bench/ is sys.path[0], where a script named like a standard module would shadow it
     # (which Django imports): the contenders import from site-packages and the standard library only.
     here = Path(__file__).resolve().parent
     sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != here]

@@ -195,9 +195,11 @@ def main() -> None:
                     ],
                     capture_output=True,
                     text=True,
-                    check=True,
+                    check=False,
                     env={**os.environ, "PYTHONWARNINGS": "ignore"},
                 )
+                if out.returncode != 0:
+                    raise SystemExit(f"the {impl} client failed:\n{out.stderr}")
                 wall = time.perf_counter() - started
                 result = json.loads(out.stdout.strip().splitlines()[-1])
                 rates[impl].append(result["count"] / args.seconds)

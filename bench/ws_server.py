@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-# bench/ holds http.py (bench/http.py), which would shadow the standard library's http for this script
+# bench/ is sys.path[0] for this script: keep a bench named like a standard module from shadowing it
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 
 

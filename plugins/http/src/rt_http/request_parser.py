@@ -1,6 +1,6 @@
 """Sans-I/O parsing of HTTP/1.1 requests: bytes in, events out, no sockets and no clock.
 
-httptools (llhttp, the parser of Node.js) does the byte-level work. bench/http.py measured it against h11,
+httptools (llhttp, the parser of Node.js) does the byte-level work. bench/http_parse.py measured it against h11,
 the previous parser, in one run: it parses and frames a request about 18 times faster (docs/benchmarks.md),
 and it is stricter where request smuggling lives: it refuses a request with both Content-Length and
 Transfer-Encoding, an obs-folded header line, a chunk size that overflows 64 bits, and a lower-case

@@ -1,6 +1,6 @@
 """HTTP/1.1 benchmark: which request parser, and rt.serve against the reference runtime, in one run.
 
-    uv run python bench/http.py [--seconds 5] [--clients 32] [--rounds 3]
+    uv run python bench/http_parse.py [--seconds 5] [--clients 32] [--rounds 3]
 
 (a) the parser choice: one keep-alive request of a browser's shape (8 fields) parsed and its response
     framed, per second, by h11 (rt-http's parser before issue 13) and by rt-http's ``RequestParser`` on
