@@ -8,8 +8,9 @@ import zlib
 from typing import Any
 
 import pytest
-import rt
 import sniffio
+
+import rt
 from rt_http.deflate import DeflateConfig, negotiate
 
 OFFER = "permessage-deflate; client_max_window_bits"

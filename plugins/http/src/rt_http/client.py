@@ -29,9 +29,8 @@ import anyio.abc
 import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from rt_http.client_handshake import ClientHandshake, HandshakeError, check_protocols, parse_url
 from rt.interfaces import CompressorOptions
-
+from rt_http.client_handshake import ClientHandshake, HandshakeError, check_protocols, parse_url
 from rt_http.deflate import Session, builtin_compressor
 from rt_http.frames import Close, Fail, Message, Ping, Pong
 from rt_http.headers import HeadersInit

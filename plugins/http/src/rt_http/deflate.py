@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+
 from rt.interfaces import Compressor, CompressorFactory, CompressorOptions
 
 _TAIL = b"\x00\x00\xff\xff"  # RFC 7692 7.2.1: stripped after compressing, appended before inflating
