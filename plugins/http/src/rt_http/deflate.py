@@ -223,6 +223,12 @@ def _bits(value: str | None) -> int | None:
     return int(value)
 
 
+# The server side negotiates here rather than with websockets' ServerPerMessageDeflateFactory (which the
+# client side, rt_http.client_handshake, does use): the reference runtime's answers are a policy of their own
+# that the factory cannot express: `dedicated`/`256KB` always answer client_no_context_takeover, each sized
+# compressor announces its server_max_window_bits unasked, `3KB`..`16KB` as decompress cap the client's window
+# only when offered, and a malformed offer is declined silently instead of failing the handshake
+# (REFERENCE.md). The factory's parameter checks are what rt's client reuses.
 def negotiate(config: DeflateConfig, header: str | None) -> tuple[str, Session] | None:
     """The ``Sec-WebSocket-Extensions`` answer and the socket's state, for the first acceptable offer."""
     for offer in (header or "").split(","):
