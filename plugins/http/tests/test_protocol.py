@@ -10,8 +10,9 @@ import zlib
 
 import pytest
 
+from rt.interfaces import CompressorOptions
 from rt_http import frames
-from rt_http.deflate import Deflater, Inflater, Session
+from rt_http.deflate import Session, builtin_compressor
 from rt_http.frames import Close, Fail, Message, Ping
 from rt_http.protocol import CLOSED, CLOSING, OPEN, InflateJob, Role, WebSocketProtocol
 
@@ -108,9 +109,14 @@ def test_client_role_masks_what_it_sends_and_refuses_masked_frames() -> None:
     assert client.receive_data(masked(1, b"x")) == [Fail(1002, "Received masked frame")]
 
 
+def _zlib() -> object:
+    """The built-in compressor (context kept), as the rt_register_compressors registry hands it out."""
+    return builtin_compressor(CompressorOptions())
+
+
 def test_a_client_and_a_server_talk_through_their_protocol_objects_compressed() -> None:
-    server = WebSocketProtocol(Role.SERVER, deflate=Session(Deflater(), Inflater(True), False))
-    client = WebSocketProtocol(Role.CLIENT, deflate=Session(Deflater(), Inflater(True), False))
+    server = WebSocketProtocol(Role.SERVER, deflate=Session(_zlib(), _zlib(), False))
+    client = WebSocketProtocol(Role.CLIENT, deflate=Session(_zlib(), _zlib(), False))
     for index in range(5):  # context takeover both ways must line up message after message
         text = f"message {index} " + "abc" * 300
         to_server = client.frame_message(text, compress=True)
@@ -187,7 +193,7 @@ def compress(data: bytes) -> bytes:
 
 
 def test_a_big_compressed_message_is_an_inflate_job_and_nothing_after_it_is_parsed_before_it() -> None:
-    server = WebSocketProtocol(deflate=Session(None, Inflater(True), False), inflate_threshold=1000)
+    server = WebSocketProtocol(deflate=Session(None, _zlib(), False), inflate_threshold=1000)
     compressor = zlib.compressobj(wbits=-15)
 
     def deflate(data: bytes) -> bytes:  # context takeover: later messages refer back to earlier ones
@@ -204,7 +210,7 @@ def test_a_big_compressed_message_is_an_inflate_job_and_nothing_after_it_is_pars
 
 
 def test_an_inflate_job_that_fails_fails_the_connection() -> None:
-    server = WebSocketProtocol(deflate=Session(None, Inflater(True), False), inflate_threshold=4)
+    server = WebSocketProtocol(deflate=Session(None, _zlib(), False), inflate_threshold=4)
     [job] = server.receive_data(masked(2, b"\xff" * 10, rsv=0x40) + masked(1, b"never"))
     assert isinstance(job, InflateJob)
     job.run()
