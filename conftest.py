@@ -18,7 +18,6 @@ import sys
 import sysconfig
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest

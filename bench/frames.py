@@ -20,9 +20,10 @@ import sys
 import time
 from collections.abc import Callable
 
+from websockets.protocol import Protocol, Side, State
+
 from rt_http.frames import encode_message
 from rt_http.protocol import WebSocketProtocol
-from websockets.protocol import Protocol, Side, State
 
 sys.path.insert(0, os.path.dirname(__file__))
 from ws import client_frame

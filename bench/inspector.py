@@ -40,7 +40,7 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE.parent / "plugins/debug/tests"))
-from inspector_client import Client, Program, rt_environ
+from inspector_client import Client, Program, rt_environ  # noqa: E402 - after the sys.path set-up above
 
 HOT = """\
 class Point:

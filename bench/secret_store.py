@@ -185,7 +185,7 @@ def main() -> int:
             for process in processes:
                 process.terminate()
                 process.wait(10)
-    ratios = [ref[0] / ours[0] for ours, ref in zip(runs[rt_name], runs[ref_name])]
+    ratios = [ref[0] / ours[0] for ours, ref in zip(runs[rt_name], runs[ref_name], strict=True)]
     load = os.getloadavg()[0]
     print(f"{args.chains} concurrent set/get/set/get/delete/get chains on gnome-keyring; {args.rounds} rounds; "
           f"{os.cpu_count()} cores, load average {load:.1f} at the end")  # fmt: skip

@@ -32,6 +32,7 @@ def _payload(size: int) -> bytes:
 
 async def _rt_client(url: str, seconds: float, size: int, window: int) -> int:
     import anyio
+
     import rt
 
     payload = _payload(size)

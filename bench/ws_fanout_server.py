@@ -15,7 +15,7 @@ from pathlib import Path
 # bench/secrets.py (a benchmark) would shadow the standard library's secrets module, which rt-redis uses
 sys.path = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
-import rt
+import rt  # noqa: E402 - after the sys.path guard above
 
 
 def main() -> None:

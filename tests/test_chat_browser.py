@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from rt.testing import clean_environ
 
 ROOT = Path(__file__).resolve().parents[1]

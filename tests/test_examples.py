@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from rt.testing import clean_environ
 
 ROOT = (
@@ -177,6 +178,7 @@ async def test_the_bot_api_token_lives_in_rt_secrets(rt_kernel: Any, monkeypatch
     import importlib.util
 
     import anyio
+
     import rt
 
     monkeypatch.setenv("PORT", "0")

@@ -18,6 +18,7 @@ import contextlib
 import sys
 
 import anyio
+
 import rt
 from rt_http.client import MessageEvent, WebSocketError
 
