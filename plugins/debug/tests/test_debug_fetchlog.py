@@ -269,7 +269,7 @@ def test_the_reference_values_are_accepted_in_any_case(
     import rt
 
     with use_kernel(kernel):
-        assert rt.CSRF.verify(rt.CSRF.generate("s"), secret="s")  # an rt. name works with it set
+        assert "1" in rt.inspect([1])  # an rt. name (rt-debug's own) works with it set
     assert instrument.is_installed() is (mode != "false")
     kernel.host.http_request(HttpRequest(method="GET", url="http://h/", headers=()))
     err = capsys.readouterr().err
