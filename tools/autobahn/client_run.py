@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from run import find_wstest, judge
+from run import find_wstest, report
 
 HERE = Path(__file__).resolve().parent
 
@@ -92,8 +92,8 @@ def run_all(
     finally:
         server.terminate()
         server.wait()
-    report: dict[str, dict[str, dict[str, str]]] = json.loads((outdir / "index.json").read_text())
-    return report
+    index: dict[str, dict[str, dict[str, str]]] = json.loads((outdir / "index.json").read_text())
+    return index
 
 
 def main() -> int:
@@ -113,15 +113,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="rt-autobahn-client-") as scratch:
         outdir = args.report or Path(scratch)
         outdir.mkdir(parents=True, exist_ok=True)
-        report = run_all(wstest, runs, args.cases, outdir)
+        reports = run_all(wstest, runs, args.cases, outdir)
     failed = False
-    for agent, results in sorted(report.items()):
-        counts, bad = judge(results, deflate=agent.endswith("-deflate"))
-        summary = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
-        print(f"{agent}: {summary}", flush=True)
-        if bad:
-            failed = True
-            print("\n".join(bad), flush=True)
+    for agent, results in sorted(reports.items()):
+        failed |= report(agent, results, deflate=agent.endswith("-deflate"))
     print("FAIL: some cases are FAILED or NON-STRICT" if failed else "OK: no FAILED or NON-STRICT case")
     return 1 if failed else 0
 

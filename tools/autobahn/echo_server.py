@@ -18,7 +18,9 @@ import rt
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
-    parser.add_argument("--deflate", action="store_true", help="offer permessage-deflate (Autobahn 12.*, 13.*)")
+    parser.add_argument(
+        "--deflate", action="store_true", help="offer permessage-deflate (Autobahn 12.*, 13.*)"
+    )
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
     compress = bool(args.deflate)

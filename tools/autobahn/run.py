@@ -71,7 +71,9 @@ def start_server(backend: str, deflate: bool) -> tuple[subprocess.Popen[str], in
     return process, int(line.split()[1])
 
 
-def run_one(wstest: list[str], backend: str, deflate: bool, which: str, outdir: Path) -> dict[str, dict[str, str]]:
+def run_one(
+    wstest: list[str], backend: str, deflate: bool, which: str, outdir: Path
+) -> dict[str, dict[str, str]]:
     """Run the fuzzing client against one server; the report's results for its agent."""
     agent = f"rt-{backend}-{'deflate' if deflate else 'plain'}"
     server, port = start_server(backend, deflate)
@@ -114,6 +116,16 @@ def judge(results: dict[str, dict[str, str]], deflate: bool) -> tuple[dict[str, 
     return counts, bad
 
 
+def report(label: str, results: dict[str, dict[str, str]], deflate: bool) -> bool:
+    """Print one run's counts and its bad cases (shared with client_run.py); True when it has any."""
+    counts, bad = judge(results, deflate)
+    summary = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
+    print(f"{label}: {summary}", flush=True)
+    if bad:
+        print("\n".join(bad), flush=True)
+    return bool(bad)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", nargs="+", default=["asyncio", "trio"], choices=["asyncio", "trio"])
@@ -137,12 +149,8 @@ def main() -> int:
                 deflate = setting == "on"
                 outdir = (args.report or Path(scratch)) / f"{backend}-{setting}"
                 outdir.mkdir(parents=True, exist_ok=True)
-                counts, bad = judge(run_one(wstest, backend, deflate, args.cases, outdir), deflate)
-                summary = ", ".join(f"{count} {name}" for name, count in sorted(counts.items()))
-                print(f"rt.serve on {backend}, compression {setting}: {summary}", flush=True)
-                if bad:
-                    failed = True
-                    print("\n".join(bad), flush=True)
+                results = run_one(wstest, backend, deflate, args.cases, outdir)
+                failed |= report(f"rt.serve on {backend}, compression {setting}", results, deflate)
     print("FAIL: some cases are FAILED or NON-STRICT" if failed else "OK: no FAILED or NON-STRICT case")
     return 1 if failed else 0
 

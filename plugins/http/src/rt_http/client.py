@@ -15,6 +15,7 @@ of growing memory.
 
 from __future__ import annotations
 
+import collections
 import inspect
 import logging
 import math
@@ -297,12 +298,12 @@ class WebSocket:
     async def _handle(self, events: list[Any]) -> None:
         protocol = self._protocol
         assert protocol is not None
-        pending = list(events)
+        pending = collections.deque(events)  # one read of tiny frames can hold thousands of events
         while pending:
-            event = pending.pop(0)
+            event = pending.popleft()
             if isinstance(event, InflateJob):
                 await anyio.to_thread.run_sync(event.run)
-                pending[:0] = protocol.resume(event)
+                pending.extendleft(reversed(protocol.resume(event)))
             elif isinstance(event, Message):
                 if self._listeners["message"]:
                     await self._dispatch(MessageEvent("message", self, event.data))
