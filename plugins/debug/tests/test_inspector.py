@@ -482,10 +482,10 @@ def background():
 
 
 threading.Thread(target=background, daemon=True).start()
+deadline = time.monotonic() + 30
+rounds = 0  # bound before the messages the test waits for, so a pause right after them can read it
 print("hello from print")
 logging.warning("hello from logging")
-deadline = time.monotonic() + 30
-rounds = 0
 while time.monotonic() < deadline and not stop.is_set():
     rounds += 1  # busy line
     time.sleep(0.01)
