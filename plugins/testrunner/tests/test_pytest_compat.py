@@ -566,3 +566,40 @@ def test_values_inside_an_assert_live_until_it_is_done(tmp_path: Path) -> None:
     )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 1}, result.output
+
+
+def test_multiprocessing_spawn_finds_functions_of_the_test_module(tmp_path: Path) -> None:
+    """A spawned child unpickles ``tests.test_spawn.square`` by importing that module by name: this works only
+    because rt imports test modules under their real names (under a made-up name the child cannot find them)."""
+    project(
+        tmp_path,
+        {
+            "tests/__init__.py": "",
+            "tests/test_spawn.py": """
+        import multiprocessing
+
+        def square(n):
+            return n * n
+
+        def report(queue, n):
+            queue.put((__name__, square(n)))
+
+        def test_pool_with_spawn():
+            with multiprocessing.get_context("spawn").Pool(1) as pool:
+                assert pool.map(square, [1, 2, 3]) == [1, 4, 9]
+
+        def test_process_with_spawn():
+            context = multiprocessing.get_context("spawn")
+            queue = context.Queue()
+            process = context.Process(target=report, args=(queue, 7))
+            process.start()
+            try:
+                assert queue.get(timeout=100) == ("tests.test_spawn", 49)
+            finally:
+                process.join(100)
+            assert process.exitcode == 0
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path, "--timeout", "110000")
+    assert counts(result) == {"pass": 2}, result.output
