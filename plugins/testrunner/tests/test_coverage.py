@@ -179,3 +179,18 @@ def test_sys_monitoring_core_where_it_can_measure(
     monkeypatch.setattr(sys, "version_info", (*version, 0, "final", 0))
     session = CoverageSession(tmp_path, CoverageOptions(branch=branch))
     assert session.cov.get_option("run:core") == core
+
+
+def test_the_core_that_actually_measures_on_this_python(tmp_path: Path) -> None:
+    """Not the option but what coverage.py ran: sys.monitoring on 3.12+ (the tox env testrunner-sysmon runs this
+    file, with the table-equals-coverage.py test above, on 3.12), the C trace function before."""
+    from rt_testrunner.coverage_run import CoverageOptions, CoverageSession
+
+    session = CoverageSession(tmp_path, CoverageOptions())
+    session.start()
+    try:
+        sum(range(3))
+    finally:
+        session.stop()
+    core = dict(session.cov.sys_info())["core"]
+    assert core == ("SysMonitor" if sys.version_info >= (3, 12) else "CTracer")
