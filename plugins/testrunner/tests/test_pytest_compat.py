@@ -603,3 +603,51 @@ def test_multiprocessing_spawn_finds_functions_of_the_test_module(tmp_path: Path
     )
     result = run_rt_test(tmp_path, "--timeout", "110000")
     assert counts(result) == {"pass": 2}, result.output
+
+
+def test_sync_tests_may_run_an_event_loop_of_their_own(tmp_path: Path) -> None:
+    """Found running tenacity: ``IsolatedAsyncioTestCase`` and sync decorators that drive an ``async def`` with
+    ``loop.run_until_complete`` start their own loop, which fails inside a running one ("Cannot run the event
+    loop while another loop is running"); as under pytest, they run on the main thread, outside rt's loop."""
+    project(
+        tmp_path,
+        {
+            "test_own_loop.py": """
+        import asyncio
+        import functools
+        import unittest
+
+        def run_in_loop(fn):
+            @functools.wraps(fn)
+            def wrapper(*args):
+                loop = asyncio.new_event_loop()
+                try:
+                    return loop.run_until_complete(fn(*args))
+                finally:
+                    loop.close()
+            return wrapper
+
+        async def test_native_async_test_starts_rt_loop():
+            await asyncio.sleep(0)
+
+        class Isolated(unittest.IsolatedAsyncioTestCase):
+            async def asyncSetUp(self):
+                self.value = 1
+
+            async def test_async_method(self):
+                await asyncio.sleep(0)
+                self.assertEqual(self.value, 1)
+
+        class Wrapped(unittest.TestCase):
+            @run_in_loop
+            async def test_wrapped_method(self):
+                await asyncio.sleep(0)
+
+        @run_in_loop
+        async def test_wrapped_function():
+            await asyncio.sleep(0)
+    """
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 4}, result.output

@@ -1035,9 +1035,14 @@ def _run_unittest(item: PyItem) -> None:
 
 
 def make_runner(item: PyItem) -> Callable[[], Any]:
-    """The function rt calls for ``item``: async when the test or one of its fixtures is."""
+    """The function rt calls for ``item``: async when the test or one of its fixtures is.
+
+    Whether the test is async is asked of the function itself, as pytest does, never of what it wraps: a sync
+    decorator around an ``async def`` usually runs its own loop (``loop.run_until_complete``), which cannot
+    start inside rt's. A unittest method is never run in rt's loop either: ``TestCase.run`` calls it, and
+    ``IsolatedAsyncioTestCase`` starts an event loop of its own."""
     function = item.function
-    needs_loop = inspect.iscoroutinefunction(inspect.unwrap(function)) or any(
+    needs_loop = (not item.is_unittest and inspect.iscoroutinefunction(function)) or any(
         f.is_async for f in item.closure
     )
     if needs_loop:
