@@ -1,21 +1,32 @@
 """Real projects' own test suites under pytest and under `rt test`: outcome counts and wall time, same run.
 
     uv run python bench/realsuites.py [--repeat 1] [--suites toolz,itsdangerous,more-itertools] [--keep DIR]
+                                      [--floor] [--no-bytecode]
 
 Each suite is the project's sdist from PyPI (`pip download --no-deps --no-binary :all: NAME==VERSION`),
 unpacked as a new user would; pytest and `rt test` then run in its folder, with no arguments, in one
 environment (this one, plus the suite's own test dependencies installed with `uv pip install --target` into
 a folder on PYTHONPATH). Printed per suite:
 the outcome counts of each runner (passed, failed, skipped, xfailed, xpassed, errors), whether they are the
-same, and the best wall time of `--repeat` fresh processes with the ratio rt/pytest. Exit status 1 when any
-suite's counts differ. Also run from bench/testrunner.py (case e).
+same, and the best wall time of `--repeat` fresh processes with the ratio rt/pytest, plus the CPU time
+(user + system) of the same processes, which the other work on a shared machine disturbs less. Exit status 1
+when any suite's counts differ. Also run from bench/testrunner.py (case e).
+
+As on a developer's machine: one untimed run of each runner first, with bytecode writing on (the
+environment's PYTHONDONTWRITEBYTECODE is dropped), so both find their `.pyc` files, pytest its rewritten
+test files in `__pycache__` and rt its own cache there. Without that, a runner that imports more modules
+pays for compiling them on every run, and the ratio measures the compiler. `--no-bytecode` keeps
+PYTHONDONTWRITEBYTECODE=1 and skips the warm-up (what a machine that never wrote them sees).
+The runners alternate (pytest, rt, pytest, rt ...) so both see the same load.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -82,17 +93,37 @@ def rt_counts(output: str) -> dict[str, int]:
     return found
 
 
-def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall time, CPU time (user + system of the process and its children) and output of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=3600)
-    return time.perf_counter() - started, done.stdout + done.stderr
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done.stdout + done.stderr
 
 
-def measure(name: str, root: Path, repeat: int) -> tuple[bool, str]:
+def floor(folder: Path, env: dict[str, str], pytest_cpu: float) -> str:
+    """The suite's own work (bench/suite_floor.py) plus a bare interpreter's start-up, against pytest."""
+    command = [sys.executable, str(Path(__file__).with_name("suite_floor.py"))]
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, check=False, timeout=3600)
+    spent = json.loads(done.stdout.strip().splitlines()[-1])
+    bare = min(run([sys.executable, "-c", "pass"], folder, env)[1] for _ in range(3))
+    total = bare + spent["imports"] + spent["tests"]
+    return (f"  floor (CPU): interpreter {bare:.2f}s + the suite's imports {spent['imports']:.2f}s + its tests "
+            f"{spent['tests']:.2f}s = {total:.2f}s, {total / pytest_cpu:.2f}x pytest's CPU time")
+
+
+def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floor: bool = False) -> tuple[bool, str]:
     version, extra, variables = SUITES[name]
     folder = download(name, version, root / name)
     deps = install_extra(extra, root / f"{name}-deps")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in SCRUBBED}
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(variables)
     if deps is not None:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), deps) if p)
@@ -100,18 +131,27 @@ def measure(name: str, root: Path, repeat: int) -> tuple[bool, str]:
     # the `rt` console script next to this Python, as users run it (`python -m rt` adds runpy's start-up)
     script = Path(sys.executable).with_name("rt")
     rt_cmd = [str(script), "test"] if script.exists() else [sys.executable, "-m", "rt", "test"]
-    pytest_times, rt_times = [], []
+    if bytecode:  # the untimed warm-up run of each
+        run(pytest_cmd, folder, env)
+        run(rt_cmd, folder, env)
+    pytest_times, rt_times, pytest_cpu, rt_cpu = [], [], [], []
     pytest_out = rt_out = ""
     for _ in range(repeat):
-        elapsed, pytest_out = run(pytest_cmd, folder, env)
-        pytest_times.append(elapsed)
-        elapsed, rt_out = run(rt_cmd, folder, env)
-        rt_times.append(elapsed)
+        wall, cpu, pytest_out = run(pytest_cmd, folder, env)
+        pytest_times.append(wall)
+        pytest_cpu.append(cpu)
+        wall, cpu, rt_out = run(rt_cmd, folder, env)
+        rt_times.append(wall)
+        rt_cpu.append(cpu)
     expected, got = pytest_counts(pytest_out), rt_counts(rt_out)
     same = expected == got
     ratio = min(rt_times) / min(pytest_times)
-    line = (f"{name} {version}: pytest {expected} in {min(pytest_times):.2f}s; rt test {got} in "
-            f"{min(rt_times):.2f}s; {ratio:.2f}x pytest's wall time; outcomes {'SAME' if same else 'DIFFER'}")
+    cpu_ratio = min(rt_cpu) / min(pytest_cpu)
+    line = (f"{name} {version}: pytest {expected} in {min(pytest_times):.2f}s (CPU {min(pytest_cpu):.2f}s); "
+            f"rt test {got} in {min(rt_times):.2f}s (CPU {min(rt_cpu):.2f}s); {ratio:.2f}x pytest's wall time, "
+            f"{cpu_ratio:.2f}x its CPU time; outcomes {'SAME' if same else 'DIFFER'}")
+    if with_floor:
+        line += "\n" + floor(folder, env, min(pytest_cpu))
     return same, line
 
 
@@ -120,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--suites", default=",".join(SUITES))
     parser.add_argument("--keep", metavar="DIR", help="download into DIR and keep it (default: a temporary folder)")
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="PYTHONDONTWRITEBYTECODE=1 and no warm-up run (every run compiles what has no .pyc)")
+    parser.add_argument("--floor", action="store_true",
+                        help="also print each suite's floor: the CPU time of its own imports and tests (suite_floor.py)")
     options = parser.parse_args(argv)
     names = [n for n in options.suites.split(",") if n]
     unknown = [n for n in names if n not in SUITES]
@@ -132,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             if (root / name).exists():
                 shutil.rmtree(root / name)
             (root / name).mkdir(parents=True)
-            same, line = measure(name, root, options.repeat)
+            same, line = measure(name, root, options.repeat, bytecode=not options.no_bytecode,
+                                 with_floor=options.floor)
             all_same = all_same and same
             print(line, flush=True)
     finally:

@@ -47,6 +47,20 @@ def test_registered_name_resolves_once(rt_register, rt_kernel):
     assert "answer" in dir(rt)
 
 
+def test_reading_every_name_dir_lists_loads_no_plugin(rt_register):
+    """A module scanner (freezegun at each freeze_time, inspect.getmembers) reads every attribute dir()
+    lists: that must not import every installed plugin."""
+    plugin = Provides(answer=42)
+    rt_register(plugin, "answers")
+    for name in dir(rt):
+        getattr(rt, name)
+    assert plugin.loads == 0
+    assert "answer" not in dir(rt)
+    assert rt.answer == 42  # still there on first use, and listed from then on
+    assert "answer" in dir(rt)
+    assert {"Kernel", "get_kernel", "test"} <= set(dir(rt))
+
+
 def test_registered_test_name_resolves_on_rt_test(rt_register):
     rt_register(Provides(test__helper="from plugin"), "helpers")
     assert rt_test.helper == "from plugin"

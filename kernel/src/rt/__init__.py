@@ -107,6 +107,13 @@ def _bind_kernel_names() -> None:
 
 
 def __dir__() -> list[str]:
-    from rt.kernel import get_kernel
+    """The kernel's names and the plugin names already read in this process, not every name a plugin offers.
 
-    return sorted({*globals(), *_KERNEL_NAMES, "test", *get_kernel().names("rt")})
+    Tools that read every attribute of every loaded module would otherwise import every installed plugin
+    through ``dir(rt)``: freezegun does so at each ``freeze_time`` (then scans the 200-odd modules that
+    brought in at every later one), as do ``inspect.getmembers`` and ``mock.create_autospec``. The full list
+    is ``rt.get_kernel().names()``. No kernel is built here either: listing names loads nothing.
+    """
+    from rt.kernel import loaded_rt_names
+
+    return sorted({*globals(), *_KERNEL_NAMES, "test", *loaded_rt_names()})

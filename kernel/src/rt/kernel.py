@@ -162,6 +162,12 @@ def get_kernel() -> Kernel:
     return _default
 
 
+def loaded_rt_names() -> list[str]:
+    """The ``rt.`` plugin names the kernel in use has resolved so far (none before a kernel exists)."""
+    kernel = _current.get() or _default
+    return [] if kernel is None else list(kernel.rt_names)
+
+
 def resolve_rt(name: str) -> Any:
     """``rt.<name>`` for ``rt.__getattr__`` (the first read of a name); later reads skip ``__getattr__``.
 
