@@ -651,3 +651,52 @@ def test_sync_tests_may_run_an_event_loop_of_their_own(tmp_path: Path) -> None:
     )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 4}, result.output
+
+
+def test_static_method_fixtures_and_a_stable_stdout_buffer(tmp_path: Path) -> None:
+    """Found running structlog: ``@pytest.fixture`` over ``@staticmethod`` in a test class got no ``request``,
+    and ``sys.stdout.buffer`` was a new object at each access while output is captured."""
+    project(
+        tmp_path,
+        {
+            "test_structlog_details.py": """
+        import sys
+        import pytest
+
+        class TestStatic:
+            @pytest.fixture(name="kind", params=("a", "b"))
+            @staticmethod
+            def _kind(request):
+                return request.param
+
+            def test_static_fixture(self, kind):
+                assert kind in ("a", "b")
+
+        def test_stdout_buffer_is_one_object():
+            assert sys.stdout.buffer is sys.stdout.buffer
+            assert sys.stderr.buffer is sys.stderr.buffer
+    """
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 3}, result.output
+
+
+def test_norecursedirs_patterns_with_a_path(tmp_path: Path) -> None:
+    """Found running marshmallow: ``norecursedirs = "docs tests/mypy_test_cases"`` matches a folder by the end
+    of its path when the pattern has a ``/``, by its name otherwise."""
+    project(
+        tmp_path,
+        {
+            "pyproject.toml": """
+        [tool.pytest.ini_options]
+        norecursedirs = "docs tests/typing_cases"
+    """,
+            "tests/test_ok.py": "def test_ok():\n    pass\n",
+            "tests/typing_cases/test_not_a_test.py": "raise ImportError('must not be collected')\n",
+            "other/typing_cases/test_collected.py": "def test_collected():\n    pass\n",
+            "docs/test_doc.py": "raise ImportError('must not be collected')\n",
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 2}, result.output

@@ -45,6 +45,7 @@ class _Router(io.TextIOBase):
     def __init__(self, real: TextIO, which: str) -> None:
         self._real = real
         self._which = which
+        self._buffer = _BytesRouter(self)
 
     def write(self, text: str) -> int:
         if not isinstance(text, str):
@@ -84,7 +85,9 @@ class _Router(io.TextIOBase):
 
     @property
     def buffer(self) -> Any:
-        return _BytesRouter(self)
+        """Always the same object, as a real stream's: code keeps ``sys.stdout.buffer`` and compares it later
+        (structlog's loggers pickle as "stdout" only when their file ``is sys.stdout.buffer``)."""
+        return self._buffer
 
 
 class _BytesRouter(io.RawIOBase):

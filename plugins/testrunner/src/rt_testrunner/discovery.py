@@ -58,8 +58,17 @@ class Patterns:
             return True
         return name.endswith(".py") and any(fnmatch.fnmatch(name, p) for p in self.python_files)
 
-    def skips(self, name: str) -> bool:
-        return any(fnmatch.fnmatch(name, p) for p in self.norecursedirs)
+    def skips(self, path: str) -> bool:
+        """``path`` (absolute) is a folder ``norecursedirs`` excludes. As pytest matches: a pattern without a
+        ``/`` against the folder's name, one with a ``/`` (``tests/data``) against the end of its path."""
+        name = os.path.basename(path)
+        for pattern in self.norecursedirs:
+            if "/" not in pattern:
+                if fnmatch.fnmatch(name, pattern):
+                    return True
+            elif fnmatch.fnmatch(path, pattern if os.path.isabs(pattern) else f"*/{pattern.rstrip('/')}"):
+                return True
+        return False
 
 
 DEFAULT_PATTERNS = Patterns()
@@ -78,7 +87,7 @@ def _walk(directory: Path, patterns: Patterns = DEFAULT_PATTERNS) -> Iterable[Pa
             d
             for d in dirnames
             if d not in SKIPPED_DIRECTORIES
-            and not patterns.skips(d)
+            and not patterns.skips(os.path.join(current, d))
             and not os.path.exists(os.path.join(current, d, "pyvenv.cfg"))
         )
         for name in sorted(filenames):

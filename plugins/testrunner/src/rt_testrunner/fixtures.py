@@ -91,6 +91,8 @@ def make_def(name: str, obj: Any, baseid: str, method: bool = False) -> FixtureD
     if found is None:
         return None
     func, marker = found
+    if isinstance(func, staticmethod):  # ``@pytest.fixture`` over ``@staticmethod`` in a test class
+        func, method = func.__func__, False
     scope = marker.scope if isinstance(marker.scope, str) else "function"
     params = tuple(marker.params) if marker.params is not None else None
     return FixtureDef(
