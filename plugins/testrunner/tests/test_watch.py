@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -70,7 +71,8 @@ class Watcher:
             text=True,
         )
         self.lines: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -90,6 +92,31 @@ class Watcher:
             if text in line:
                 return seen
 
+    def until_watching(self, root: Path) -> None:
+        """Until watchfiles watches: it sets its watches up just after the first "Watching" line, and an edit
+        made before that is never seen. Probe files no test imports are written until one is reported; then
+        every probe written after that one (the watcher saw them all) is waited for, so that no report of a
+        probe is left to mix with the test's own edits."""
+        self.until("Watching for changes")
+        written = 0
+        reported: set[int] = set()
+        deadline = time.monotonic() + 60
+        while not reported:
+            assert time.monotonic() < deadline, "watchfiles never reported a change"
+            (root / f"probe_{written}.py").write_text("")
+            written += 1
+            try:
+                line = self.lines.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            reported |= {int(n) for n in re.findall(r"probe_(\d+)\.py", line)}
+        while not set(range(min(reported), written)) <= reported:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                pytest.fail(f"probes {sorted(reported)} of {written} reported; the rest never were")
+            reported |= {int(n) for n in re.findall(r"probe_(\d+)\.py", line)}
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
@@ -97,7 +124,7 @@ class Watcher:
 
 
 def edit(path: Path, text: str) -> None:
-    time.sleep(0.3)  # let the watcher settle after the previous run before the next change
+    # no pause needed: once watching, watchfiles keeps the changes made while a run goes on for the next batch
     path.write_text(text)
 
 
@@ -112,8 +139,8 @@ def watcher(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_reruns_affected_files_survives_syntax_errors_and_stops_on_ctrl_c(
     watcher: Watcher, tmp_path: Path
 ) -> None:
-    first = watcher.until("Watching for changes")
-    assert any("Ran 3 tests across 2 files." in line for line in first)
+    watcher.until("Ran 3 tests across 2 files.")
+    watcher.until_watching(tmp_path)
 
     # a module imported (through another) by core.test.py only
     edit(tmp_path / "pkg" / "util.py", "def times(x, n):\n    return x * n + 1\n")
@@ -148,9 +175,11 @@ def test_reruns_affected_files_survives_syntax_errors_and_stops_on_ctrl_c(
     assert any("notes.py (no test file imports it)" in line for line in watcher.until("no test file imports"))
 
     watcher.process.send_signal(signal.SIGINT)
-    assert watcher.process.wait(timeout=20) == 0
+    assert watcher.process.wait(timeout=60) == 0
+    watcher.reader.join(60)  # until the reader has every line the watcher wrote (a sleep would race it)
+    assert not watcher.reader.is_alive()
     rest = []
     while not watcher.lines.empty():
         rest.append(watcher.lines.get())
-    assert "Stopped watching." in rest or "Stopped watching." in watcher.until("Stopped watching.", timeout=5)
+    assert "Stopped watching." in rest
     assert not any("Traceback" in line for line in rest)
