@@ -23,8 +23,10 @@ from websockets.sync.client import ClientConnection, connect
 
 REPO = Path(__file__).resolve().parents[3]
 BUN = REPO / "tools/reference-runtime/node_modules/@oven/bun-linux-x64/bin/bun"
-URL = re.compile(r"^  (ws://\S+)$", re.MULTILINE)
-TIMEOUT = 20.0
+# the whole banner, up to its closing rule: the pumps append line by line, and a test reads the lines after the URL
+URL = re.compile(r"^  (ws://\S+)\nInspect in browser:\n  \S+\n-{5}[^\n]*\n", re.MULTILINE)
+# only bounds a hang: starting a program under a loaded CI machine can take many times a quiet laptop's second
+TIMEOUT = 60.0
 # what a real client (the reference's own debugger) sends first, in this order
 HANDSHAKE = (
     ("Inspector.enable", {}),
@@ -60,8 +62,11 @@ class Program:
         self.stderr = ""
         self.stdout = ""
         self._lock = threading.Lock()
-        threading.Thread(target=self._pump, args=("stderr",), daemon=True).start()
-        threading.Thread(target=self._pump, args=("stdout",), daemon=True).start()
+        self._pumps = [
+            threading.Thread(target=self._pump, args=(name,), daemon=True) for name in ("stderr", "stdout")
+        ]
+        for pump in self._pumps:
+            pump.start()
 
     def _pump(self, name: str) -> None:
         stream = getattr(self.process, name)
@@ -77,7 +82,7 @@ class Program:
             if match:
                 return match.group(1)
             if self.process.poll() is not None:
-                time.sleep(0.1)
+                self._drain()
                 raise AssertionError(f"the program ended before its banner: {self.stderr}")
             time.sleep(0.02)
         raise AssertionError(f"no banner on stderr: {self.stderr!r}")
@@ -88,8 +93,14 @@ class Program:
 
     def wait(self, timeout: float = TIMEOUT) -> int:
         code = self.process.wait(timeout)
-        time.sleep(0.05)  # let the pumps read the last lines
+        self._drain()
         return code
+
+    def _drain(self) -> None:
+        """Until the pumps have read the pipes to their end (a sleep would race them on a loaded machine)."""
+        for pump in self._pumps:
+            pump.join(TIMEOUT)
+            assert not pump.is_alive(), "the program's output did not end with it (a child holds the pipe?)"
 
     def kill(self) -> None:
         if self.process.poll() is None:
