@@ -14,6 +14,7 @@ import ssl
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from typing import Any
 
@@ -72,7 +73,9 @@ async def test_a_trickled_request_head_is_cut_at_header_timeout(serve: Any) -> N
     ):
         started = time.monotonic()
         received = b""
-        with anyio.fail_after(4):
+        # the trickle lasts over 100 s: a head deadline that moved with each byte never cuts it within this
+        # bound, which only has to leave a loaded machine's timers room past header_timeout
+        with anyio.fail_after(30):
             try:
                 for byte in b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 1000:
                     await stream.send(bytes([byte]))
@@ -82,7 +85,7 @@ async def test_a_trickled_request_head_is_cut_at_header_timeout(serve: Any) -> N
                 pass
         elapsed = time.monotonic() - started
     assert received.startswith(b"HTTP/1.1 408 ")
-    assert 0.9 < elapsed < 3
+    assert 0.9 < elapsed
 
 
 async def test_a_trickled_body_is_cut_when_it_stops_making_progress(serve: Any) -> None:
@@ -103,7 +106,7 @@ async def test_a_trickled_body_is_cut_when_it_stops_making_progress(serve: Any) 
         await stream.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
         started = time.monotonic()
         received = b""
-        with anyio.fail_after(5):
+        with anyio.fail_after(30):  # the trickle never ends: only the rate rule can cut it
             try:
                 while not received:
                     await stream.send(b"x")
@@ -113,23 +116,25 @@ async def test_a_trickled_body_is_cut_when_it_stops_making_progress(serve: Any) 
                 pass
         elapsed = time.monotonic() - started
     assert received.startswith(b"HTTP/1.1 408 ") and seen == ["RequestBodyError"]
-    assert 0.9 < elapsed < 3.5
+    assert 0.9 < elapsed
 
 
 async def test_a_slow_but_steady_body_is_not_cut(serve: Any) -> None:
-    """2 KiB/s against min_body_rate=1024: slower than body_timeout allows per piece in total, but progressing."""
+    """2 KiB/s for 1.75 s, longer in total than body_timeout allows, but progressing: each 512-byte piece earns
+    4 s at min_body_rate=128, so a loaded machine's late timers or sends leave seconds of margin (the first piece
+    goes with the head, before the server waits for anything)."""
 
     async def fetch(req: rt.Request, server: Any) -> rt.Response:
         return rt.Response(str(len(await req.body())))
 
     async with (
-        serve(fetch=fetch, body_timeout=0.5, min_body_rate=1024) as server,
+        serve(fetch=fetch, body_timeout=0.5, min_body_rate=128) as server,
         await connect(server) as stream,
     ):
-        await stream.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4096\r\n\r\n")
-        for _ in range(8):
-            await stream.send(b"y" * 512)
+        await stream.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4096\r\n\r\n" + b"y" * 512)
+        for _ in range(7):
             await anyio.sleep(0.25)
+            await stream.send(b"y" * 512)
         head, body = await read_response(stream)
     assert status_of(head) == 200 and body == b"4096"
 
@@ -141,9 +146,8 @@ async def test_an_idle_keep_alive_connection_is_closed(serve: Any) -> None:
     ):
         await stream.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         _head, _body = await read_response(stream)
-        started = time.monotonic()
-        assert await read_until_closed(stream, timeout=3) == b""
-        assert time.monotonic() - started < 2.5
+        # within 8 s, before the 10 s header_timeout of the next request could close it instead
+        assert await read_until_closed(stream, timeout=8) == b""
 
 
 async def test_a_client_that_stops_reading_a_response_loses_the_connection(serve: Any) -> None:
@@ -164,7 +168,7 @@ async def test_a_client_that_stops_reading_a_response_loses_the_connection(serve
         try:
             sock.connect(("127.0.0.1", server.port))
             sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # and never a recv()
-            with anyio.fail_after(6):
+            with anyio.fail_after(30):  # only idle_timeout ends a stalled write
                 await stopped.wait()
                 while server.pending_requests:
                     await anyio.sleep(0.05)
@@ -221,7 +225,7 @@ async def test_a_handler_that_ignores_a_huge_body_answers_at_once(serve: Any) ->
         await connect(server) as stream,
     ):
         await stream.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n" + b"a" * 1000)
-        head, body = await read_response(stream, timeout=3)
+        head, body = await read_response(stream, timeout=8)  # the body's 10 s timeout would come later
         assert status_of(head) == 200 and body == b"ignored"
         assert b"connection: close" in head.lower()  # the rest of the body is not waited for
 
@@ -305,7 +309,8 @@ async def test_an_overlong_chunk_size_fails_at_once(serve: Any) -> None:
         await stream.send(
             b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1" * 18 + b"\r\n"
         )
-        assert status_of(await read_until_closed(stream, timeout=2)) == 400
+        # within 8 s: a server waiting for more of the size line would be cut by the 10 s body timeout
+        assert status_of(await read_until_closed(stream, timeout=8)) == 400
 
 
 async def test_a_transfer_coding_other_than_chunked_is_501(serve: Any) -> None:
@@ -450,18 +455,26 @@ def test_running_out_of_descriptors_does_not_kill_the_server(backend: str) -> No
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     clients: list[socket.socket] = []
+    errors: list[bytes] = []  # the child's stderr, line by line as it comes
+    assert child.stderr is not None
+    reader = threading.Thread(target=lambda: errors.extend(iter(child.stderr.readline, b"")), daemon=True)
+    reader.start()
     try:
         assert child.stdout is not None
         port = int(child.stdout.readline())
         for _ in range(80):
             clients.append(socket.create_connection(("127.0.0.1", port), timeout=10))
-        time.sleep(1.0)  # the child accepts until it runs out, and retries
-        assert child.poll() is None, child.communicate()[1].decode()
+        # the child accepts until it runs out, logs it and retries: wait for the log, not for a moment
+        deadline = time.monotonic() + 60
+        while not any(b"accept failed" in line for line in errors):
+            assert child.poll() is None and time.monotonic() < deadline, b"".join(errors).decode()
+            time.sleep(0.05)
+        assert child.poll() is None, b"".join(errors).decode()
         for client in clients:
             client.close()
         clients.clear()
         time.sleep(0.5)
-        assert child.poll() is None, child.communicate()[1].decode()
+        assert child.poll() is None, b"".join(errors).decode()
         for _ in range(3):
             with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
                 client.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -474,5 +487,7 @@ def test_running_out_of_descriptors_does_not_kill_the_server(backend: str) -> No
         for client in clients:
             client.close()
         child.kill()
-        _, stderr = child.communicate(timeout=10)
+        child.wait(timeout=60)
+        reader.join(60)
+    stderr = b"".join(errors)
     assert b"accept failed" in stderr and b"Traceback" not in stderr
