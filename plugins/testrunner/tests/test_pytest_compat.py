@@ -700,3 +700,36 @@ def test_norecursedirs_patterns_with_a_path(tmp_path: Path) -> None:
     )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 2}, result.output
+
+
+def test_every_test_module_is_imported_before_any_test_runs(tmp_path: Path) -> None:
+    """Found running pyparsing and structlog: as pytest collects the whole session first, a module imported
+    later in file order has run its top level before the first test, and sees no test's changes yet."""
+    project(
+        tmp_path,
+        {
+            "state.py": "value = ['initial']\n",
+            "later_helper.py": "",
+            "test_a_changes.py": """
+        import sys
+        import state
+
+        def test_change():
+            state.value[0] = "changed"
+
+        def test_sees_what_a_later_module_imports():
+            assert "later_helper" in sys.modules
+    """,
+            "test_b_saves.py": """
+        import later_helper
+        import state
+
+        SAVED = state.value[0]
+
+        def test_saved_before_any_test_ran():
+            assert SAVED == "initial"
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 3}, result.output

@@ -29,7 +29,7 @@ from rt.events import (
     TestStatus,
 )
 from rt.interfaces import Reporter
-from rt_testrunner import capture, collect, outcomes, pyconfig, snapshots, timeouts
+from rt_testrunner import capture, collect, importing, outcomes, pyconfig, snapshots, timeouts
 from rt_testrunner.discovery import TestFile
 from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome
 from rt_testrunner.failures import render_exception
@@ -83,6 +83,8 @@ class Runner:
         self.preload_root = Suite(None)
         self.limiter: Any = None
         self.filtered_out = 0  # tests that -t / -k / -m left out (the summary's ` N filtered out`)
+        #: pytest-style files collected before the run (their suite, or what loading them raised)
+        self._collected: dict[Path, Suite | BaseException] = {}
 
     @property
     def counts(self) -> dict[TestStatus, int]:
@@ -154,6 +156,7 @@ class Runner:
             self.preload_root, "before_all", deadline_ms=self.options.timeout_ms
         )
         if hook_error is None:
+            self._collect_pytest_files(files)
             for test_file in files:
                 if self.bailed:
                     break
@@ -179,6 +182,34 @@ class Runner:
                 return script, render_exception(exc, self.options.root)
         return None
 
+    def _collect_pytest_files(self, files: Sequence[TestFile]) -> None:
+        """Import every pytest-style file before any test runs, as pytest collects the whole session first.
+
+        Suites rely on it: a module that saves global state when imported (pyparsing's test_unit.py saves its
+        parser defaults; another module's tests change them when run) or whose tests depend on what another
+        test module imports (structlog's process name needs ``multiprocessing`` imported). Files of the spec's
+        own patterns that cannot be imported by name (``x.test.py``) still load just before they run, as the
+        reference runtime loads them. What a file raises while loading is kept and reported when its turn
+        comes, in file order."""
+        for test_file in files:
+            if importing.importable(test_file.path):
+                try:
+                    self._collected[test_file.path] = collect.load_file(test_file, self.session)
+                except BaseException as exc:  # a test file's error of any kind is a result, reported in turn
+                    if isinstance(exc, GeneratorExit):
+                        raise
+                    self._collected[test_file.path] = exc
+                    if isinstance(exc, KeyboardInterrupt) or outcomes.classify(exc) is outcomes.Kind.EXIT:
+                        return
+
+    def _load(self, test_file: TestFile, run: int) -> Suite:
+        collected = self._collected.pop(test_file.path, None) if run == 1 else None
+        if isinstance(collected, BaseException):
+            raise collected
+        if collected is not None:
+            return collected
+        return collect.load_file(test_file, self.session, reload=run > 1)
+
     async def _run_file(self, test_file: TestFile) -> None:
         started = time.perf_counter()
         self.recorder.emit(FileStarted(test_file.relative))
@@ -187,7 +218,7 @@ class Runner:
             if self.bailed:
                 break
             try:
-                root = collect.load_file(test_file, self.session, reload=run > 1)
+                root = self._load(test_file, run)
             except BaseException as exc:  # a test file's error of any kind is a result
                 if isinstance(exc, GeneratorExit):
                     raise
