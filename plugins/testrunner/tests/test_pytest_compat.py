@@ -733,3 +733,34 @@ def test_every_test_module_is_imported_before_any_test_runs(tmp_path: Path) -> N
     )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 3}, result.output
+
+
+def test_installed_plugins_options_take_their_declared_defaults(tmp_path: Path) -> None:
+    """Found running platformdirs: pytest-mock's ``mocker`` reads an ini value its plugin declares in
+    ``pytest_addoption``; rt answered "" and the fixture failed. An installed plugin (a ``pytest11`` entry
+    point, here a distribution in the project folder) has its options' defaults."""
+    project(
+        tmp_path,
+        {
+            "fakeplug-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: fakeplug\nVersion: 1.0\n",
+            "fakeplug-1.0.dist-info/entry_points.txt": "[pytest11]\nfakeplug = fakeplug_plugin\n",
+            "fakeplug_plugin.py": """
+        import pytest
+
+        def pytest_addoption(parser):
+            parser.addini("fake_standalone", "a bool ini value", type="bool", default=True)
+            group = parser.getgroup("fake")
+            group.addoption("--fake-level", default="3", help="a level")
+
+        @pytest.fixture
+        def fake(pytestconfig):
+            return pytestconfig.getini("fake_standalone"), pytestconfig.getoption("--fake-level")
+    """,
+            "test_uses_plugin.py": """
+        def test_plugin_fixture(fake):
+            assert fake == (True, "3")
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 1}, result.output

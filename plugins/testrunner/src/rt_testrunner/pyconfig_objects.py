@@ -123,7 +123,9 @@ class Parser:
 
     _addoption = addoption
 
-    def addini(self, name: str, help: str = "", type: str | None = None, default: Any = None) -> None:
+    def addini(
+        self, name: str, help: str = "", type: str | None = None, default: Any = None, **_: Any
+    ) -> None:
         if default is None:
             default = (
                 [] if type in ("linelist", "args", "paths") else ("" if type in (None, "string") else False)

@@ -9,6 +9,7 @@ runs the test and tears down, so the runner schedules, times out and reports it 
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import inspect
 import os
@@ -503,7 +504,9 @@ class PytestSession:
 
     def _load_installed_plugins(self, registry: Registry) -> None:
         """The fixtures of the pytest plugins installed in the environment (entry points ``pytest11``), below
-        every definition of the suite. Only their fixtures: their hooks are pytest's business."""
+        every definition of the suite, and the defaults of the options and ini values their
+        ``pytest_addoption`` declares, which their fixtures read (pytest-mock's ``mocker`` reads
+        ``mock_use_standalone_module``). Their other hooks are pytest's business."""
         from importlib.metadata import entry_points
 
         for entry in entry_points(group="pytest11"):
@@ -514,6 +517,10 @@ class PytestSession:
             if isinstance(module, types.ModuleType):
                 for fixture in _definitions(module.__dict__):
                     registry.defs.setdefault(fixture.name, []).insert(0, fixture)
+                hook = getattr(module, "pytest_addoption", None)
+                if callable(hook):
+                    with contextlib.suppress(Exception):  # options rt never reads must not break the run
+                        _call_hook(hook, parser=Parser(self.config), pluginmanager=self.config.pluginmanager)
 
     def is_ignored(self, path: Path) -> bool:
         text = str(path)
