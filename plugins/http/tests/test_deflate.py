@@ -238,3 +238,53 @@ async def test_a_client_that_exceeds_the_window_it_agreed_to_fails_1007(serve: A
                     else:
                         opcode, payload = await client.recv_frame()
                         assert opcode == 2 and len(payload) > 0
+
+
+@pytest.mark.parametrize(
+    "option", [True, {"compress": "dedicated", "decompress": "dedicated"}, {"compress": "3KB"}]
+)
+def test_an_idle_socket_holds_no_compression_state_of_its_own(option: Any) -> None:
+    """Memory per idle connection with compression no higher than off (issue 14; bench/ws_deflate_memory.py):
+    sockets that negotiate the same answer share one Session, and a socket's own compressor and inflater are
+    made on its first compressed message, not at the handshake."""
+    from rt_http.protocol import Role, WebSocketProtocol
+
+    config = DeflateConfig.parse(option)
+    assert config is not None
+    first, second = negotiate(config, OFFER), negotiate(config, OFFER)
+    assert first is not None and second is not None
+    assert first[1] is second[1] and first[0] is second[0]  # one answer and one Session for both sockets
+    session = first[1]
+    assert session.inflater is None  # every socket inflates with its own, made on first use
+    assert session.deflater is (config.shared if option is True else None)
+    a, b = (WebSocketProtocol(Role.SERVER, deflate=session) for _ in range(2))
+    assert a._deflater is b._deflater and a._inflater is None and b._inflater is None
+    frame = a.frame_message("hello hello hello", compress=True)
+    assert frame[0] & 0x40  # RSV1: compressed
+    if option is True:
+        assert a._deflater is config.shared and b._deflater is config.shared
+    else:  # a's own compressor now exists, b still has none
+        assert a._deflater is not None and b._deflater is None
+    # a compressed message from the client makes b's inflater, and only b's
+    payload = zlib.compressobj(wbits=-15)
+    data = payload.compress(b"hi there") + payload.flush(zlib.Z_SYNC_FLUSH)
+    mask = os.urandom(4)
+    body = bytes(byte ^ mask[i % 4] for i, byte in enumerate(data[:-4]))
+    events = b.receive_data(bytes((0xC1, 0x80 | len(body))) + mask + body)
+    assert [getattr(event, "data", None) for event in events] == ["hi there"]
+    assert b._inflater is not None and a._inflater is None
+
+
+def test_negotiated_sessions_are_bounded_whatever_clients_offer() -> None:
+    """The per-answer cache cannot be grown by clients: its key takes a few values (window bits, flags)."""
+    config = DeflateConfig.parse({"compress": "dedicated", "decompress": "3KB"})
+    assert config is not None
+    for server_bits in ["", *(f"; server_max_window_bits={bits}" for bits in range(9, 16))]:
+        for client_bits in [
+            "",
+            "; client_max_window_bits",
+            *(f"; client_max_window_bits={b}" for b in range(8, 16)),
+        ]:
+            for flags in ["", "; server_no_context_takeover", "; client_no_context_takeover"]:
+                assert negotiate(config, f"permessage-deflate{server_bits}{client_bits}{flags}") is not None
+    assert 0 < len(config.sessions) <= 8 * 10 * 3

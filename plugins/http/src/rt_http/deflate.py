@@ -10,8 +10,9 @@ allocation.
 
 from __future__ import annotations
 
+import functools
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -142,6 +143,10 @@ class DeflateConfig:
     # name -> factory, from the kernel's rt_register_compressors (resolve); the built-ins until then
     factories: dict[str, CompressorFactory] = attrs.field(factory=lambda: dict(BUILTIN_FACTORIES), eq=False)
     shared: Compressor = attrs.field(eq=False)
+    # negotiated key -> (answer, Session), filled by negotiate(): bounded (see _accept), shared by all sockets
+    sessions: dict[tuple[bool, bool, bool, int, bool, int, bool], tuple[str, Session]] = attrs.field(
+        init=False, factory=dict, eq=False
+    )
 
     @shared.default
     def _shared(self) -> Compressor:
@@ -191,14 +196,28 @@ class DeflateConfig:
 CLIENT_WINDOW = {"3KB": 11, "4KB": 12, "8KB": 13, "16KB": 14}
 
 
-@attrs.define(slots=True)
+@attrs.frozen(slots=True)
 class Session:
-    """What one socket negotiated: the ``deflater`` its compressed frames come from (its own, or the
-    server's one ``shared`` compressor, or None: this server does not compress) and its ``inflater``."""
+    """What permessage-deflate negotiated for a connection: how its frames are compressed and inflated.
 
-    deflater: Compressor | None
-    inflater: Compressor
+    ``deflater`` and ``inflater`` are ready-made compressors: the server's one ``shared`` compressor, or (for
+    rt's client) a connection's own pair. ``deflate_with`` and ``inflate_with`` make a socket's own compressor
+    instead; the socket's :class:`~rt_http.protocol.WebSocketProtocol` calls them on its first compressed
+    message, so a socket that never sends or receives one holds no compressor at all. A Session holds nothing
+    per socket: the server makes one per distinct negotiated answer and every socket that got that answer
+    shares it (docs/benchmarks.md: an idle socket costs the same with compression on as off).
+    """
+
+    deflater: Compressor | None  # ready-made (None: see deflate_with; both None: this side does not compress)
+    inflater: Compressor | None  # ready-made (None: see inflate_with)
     shared: bool  # ``deflater`` is the server's shared one (window 15, no context): one frame fits all
+    deflate_with: Callable[[], Compressor] | None = None
+    inflate_with: Callable[[], Compressor] | None = None
+
+    @property
+    def compresses(self) -> bool:
+        """This side sends compressed frames when asked to."""
+        return self.deflater is not None or self.deflate_with is not None
 
 
 def _parse_offer(text: str) -> tuple[str, dict[str, str | None]] | None:
@@ -268,34 +287,67 @@ def _accept(config: DeflateConfig, params: dict[str, str | None]) -> tuple[str, 
                 return None
             client_bits = parsed_bits
 
-    answer = ["permessage-deflate"]
     shared = config.compress == "shared" and server_bits == 15
     server_no_context = config.compress == "shared" or "server_no_context_takeover" in params
-    if server_no_context:
-        answer.append("server_no_context_takeover")
     keep_client_context = config.decompress not in ("disable", "shared") and (
         "client_no_context_takeover" not in params
     )
-    if not keep_client_context:
-        answer.append("client_no_context_takeover")
-    bits, mem_level = SIZED.get(config.compress, (15, 8))
-    bits = min(bits, server_bits)
-    if bits < 15 or "server_max_window_bits" in params:  # an offered limit must be answered (7.1.2.1)
-        answer.append(f"server_max_window_bits={bits}")
+    bits = min(SIZED.get(config.compress, (15, 8))[0], server_bits)
+    # an offered limit must be answered (7.1.2.1); otherwise a sized compressor announces its window unasked
+    announce_bits = bits < 15 or "server_max_window_bits" in params
     inflate_bits = 15  # a window the client was not told to keep to: inflate with the largest
     limit = CLIENT_WINDOW.get(config.decompress)
+    answer_client_bits = False
     if limit is not None and "client_max_window_bits" in params:  # only an offered one may be answered
-        inflate_bits = min(client_bits, limit)
+        inflate_bits, answer_client_bits = min(client_bits, limit), True
+    # Everything below follows from this key alone, a small finite set: one answer and one Session per key,
+    # shared by every socket that negotiates it (nothing per socket until it compresses or inflates).
+    key = (
+        shared,
+        server_no_context,
+        keep_client_context,
+        bits,
+        announce_bits,
+        inflate_bits,
+        answer_client_bits,
+    )
+    cached = config.sessions.get(key)
+    if cached is None:
+        cached = config.sessions[key] = _session(config, key)
+    return cached
+
+
+def _session(
+    config: DeflateConfig, key: tuple[bool, bool, bool, int, bool, int, bool]
+) -> tuple[str, Session]:
+    """The answer and the Session for one negotiated key (see :func:`_accept`)."""
+    shared, server_no_context, keep_client_context, bits, announce_bits, inflate_bits, answer_client_bits = (
+        key
+    )
+    answer = ["permessage-deflate"]
+    if server_no_context:
+        answer.append("server_no_context_takeover")
+    if not keep_client_context:
+        answer.append("client_no_context_takeover")
+    if announce_bits:
+        answer.append(f"server_max_window_bits={bits}")
+    if answer_client_bits:
         answer.append(f"client_max_window_bits={inflate_bits}")
     deflater: Compressor | None = None
+    deflate_with: Callable[[], Compressor] | None = None
     if shared:
         deflater = config.shared
     elif config.compress != "disable":
-        factory = config.factories.get(config.compress, builtin_compressor)
-        deflater = factory(CompressorOptions(bits, mem_level, no_context_takeover=server_no_context))
-    inflate_with = config.factories.get(config.decompress, builtin_compressor)
-    inflater = inflate_with(CompressorOptions(inflate_bits, 8, no_context_takeover=not keep_client_context))
-    return "; ".join(answer), Session(deflater, inflater, shared)
+        mem_level = SIZED.get(config.compress, (15, 8))[1]
+        deflate_with = functools.partial(
+            config.factories.get(config.compress, builtin_compressor),
+            CompressorOptions(bits, mem_level, no_context_takeover=server_no_context),
+        )
+    inflate_with = functools.partial(
+        config.factories.get(config.decompress, builtin_compressor),
+        CompressorOptions(inflate_bits, 8, no_context_takeover=not keep_client_context),
+    )
+    return "; ".join(answer), Session(deflater, None, shared, deflate_with, inflate_with)
 
 
 BUILTIN_FACTORIES: dict[str, CompressorFactory] = dict.fromkeys(BUILTIN_NAMES, builtin_compressor)

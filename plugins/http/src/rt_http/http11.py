@@ -47,6 +47,7 @@ log = logging.getLogger("rt.serve")
 _READ_SIZE = 65536  # one read from the socket: the most of a body held for a handler that has not read it
 _DRAIN_LIMIT = 256 * 1024  # unread body bytes discarded after a response to keep the connection; more: close
 _NO_BODY_STATUSES = frozenset({204, 304})
+_SWITCHED: list[tuple[str, str]] = []  # the upgrade headers once the 101 is sent (never appended to)
 # deadlines are only ever compared with this clock and turned into relative timeouts for anyio: cheaper per
 # read than anyio.current_time(), which looks the backend up on every call
 _now = time.monotonic
@@ -416,7 +417,10 @@ class HttpConnection:
             if isinstance(event, UpgradePaused):
                 trailing = event.trailing
         assert self._upgrade_headers is not None
-        await self._send(_head_bytes(101, "Switching Protocols", self._upgrade_headers))
+        head = _head_bytes(101, "Switching Protocols", self._upgrade_headers)
+        # the connection lives on as long as its WebSocket: keep nothing of the handshake (it stays upgrading)
+        self._upgrade_headers = _SWITCHED
+        await self._send(head)
         return trailing
 
 

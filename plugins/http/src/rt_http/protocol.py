@@ -113,6 +113,7 @@ class WebSocketProtocol:
         "_checked",
         "_compressed",
         "_decoder",
+        "_deflater",
         "_fragment_opcode",
         "_fragments",
         "_inflater",
@@ -153,6 +154,9 @@ class WebSocketProtocol:
         self.close_sent = False
         self.close_received = False
         self._session = deflate
+        # ready-made compressors, or None until the first compressed message makes the socket's own (an idle
+        # socket holds none: Session.deflate_with / inflate_with)
+        self._deflater = deflate.deflater if deflate is not None else None
         self._inflater = deflate.inflater if deflate is not None else None
         self._masked_in = role is Role.SERVER
         self._buffer = bytearray()
@@ -271,7 +275,7 @@ class WebSocketProtocol:
             fin, opcode, length = first & 0x80, first & 0x0F, second & 0x7F
             rsv1 = first & 0x40
             if first & 0x30 or (
-                rsv1 and (self._inflater is None or opcode not in _DATA_OPCODES)
+                rsv1 and (self._session is None or opcode not in _DATA_OPCODES)
             ):  # RSV1 only marks the first frame of a compressed message, and only once negotiated
                 return self._fail(events, CLOSE_PROTOCOL_ERROR, "Received frame with reserved bits set")
             header = 2
@@ -424,9 +428,13 @@ class WebSocketProtocol:
     def _inflated(self, opcode: int, payload: bytes) -> Event:
         from rt_http.deflate import InflateError
 
-        assert self._inflater is not None
+        inflater = self._inflater
+        if inflater is None:  # the first compressed message: the socket's own inflater, made now
+            session = self._session
+            assert session is not None and session.inflate_with is not None
+            inflater = self._inflater = session.inflate_with()
         try:
-            data = self._inflater.decompress(payload, self.max_payload_length)
+            data = inflater.decompress(payload, self.max_payload_length)
         except ValueError:  # the Compressor contract: more than max_size bytes
             return Fail(CLOSE_TOO_BIG, TOO_BIG_REASON)
         except InflateError:
@@ -491,10 +499,18 @@ class WebSocketProtocol:
         return self.frame_payload(opcode, payload, compress)
 
     def frame_payload(self, opcode: int, payload: bytes, compress: bool = False) -> bytes:
-        session = self._session
-        if compress and session is not None and session.deflater is not None:
-            return self._encode(opcode, session.deflater.compress(payload), rsv1=True)
+        if compress:
+            deflater = self._deflater
+            if deflater is None and self._session is not None and self._session.deflate_with is not None:
+                deflater = self._deflater = self._session.deflate_with()  # the first compressed message
+            if deflater is not None:
+                return self._encode(opcode, deflater.compress(payload), rsv1=True)
         return self._encode(opcode, payload)
+
+    @property
+    def compresses(self) -> bool:
+        """permessage-deflate was negotiated and this side may compress what it sends."""
+        return self._session is not None and self._session.compresses
 
     def frame_ping(self, payload: str | bytes = b"") -> bytes:
         return self._encode(OP_PING, _control_payload(payload))

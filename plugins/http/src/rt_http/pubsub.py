@@ -1,8 +1,10 @@
 """Topic registry and fan-out for ``server.publish`` and ``ws.publish``.
 
 A message is framed once; the same ``bytes`` object is queued on every subscriber (one list append each, no
-await), and each socket's writer sends everything queued in a loop turn in one write. Empty topics are
-deleted as soon as their last subscriber leaves, so subscribe/close cycles leave nothing behind.
+await), and each socket's writer sends everything queued in a loop turn in one write. The fan-out goes
+through the socket's package-internal ``queue_frame``/``queue_compressed`` (what ``send`` uses too); with
+``compress`` its ``deflate_session`` chooses the frame. Empty topics are deleted as soon as their last
+subscriber leaves, so subscribe/close cycles leave nothing behind.
 
 With a broker attached (``rt.serve(broker=...)``, docs/scaling.md) a topic's first subscriber and its last
 leaving tell the broker which topics this process listens to, and every publish is delivered here first and
@@ -108,25 +110,37 @@ class Topics:
         if not subscribers:
             return 0
         frame = frames.encode_frame(opcode, payload)
-        shared_frame: bytes | None = None
         accepted = backpressured = False
-        for ws in tuple(subscribers):
-            if ws is exclude:
-                continue
-            session = ws._deflate
-            if not compress or session is None or session.deflater is None:
-                result = ws._send_frame(frame, length)
-            elif session.shared:
-                if shared_frame is None:
-                    compressed = session.deflater.compress(payload)
-                    shared_frame = frames.encode_frame(opcode, compressed, rsv1=True)
-                result = ws._send_frame(shared_frame, length)
-            else:
-                result = ws._send_compressed(opcode, payload, length)
-            if result > 0:
-                accepted = True
-            elif result < 0:
-                backpressured = True
+        if not compress:  # the common case: the same frame for everyone, one call per subscriber
+            for ws in tuple(subscribers):
+                if ws is exclude:
+                    continue
+                result = ws.queue_frame(frame, length)
+                if result > 0:
+                    accepted = True
+                elif result < 0:
+                    backpressured = True
+        else:
+            shared_frame: bytes | None = None
+            for ws in tuple(subscribers):
+                if ws is exclude:
+                    continue
+                session = ws.deflate_session
+                if session is None:
+                    result = ws.queue_frame(frame, length)
+                elif session.shared and session.deflater is not None:
+                    if shared_frame is None:
+                        compressed = session.deflater.compress(payload)
+                        shared_frame = frames.encode_frame(opcode, compressed, rsv1=True)
+                    result = ws.queue_frame(shared_frame, length)
+                elif session.deflate_with is not None:
+                    result = ws.queue_compressed(opcode, payload, length)
+                else:  # negotiated, but this server does not compress (compress: "disable")
+                    result = ws.queue_frame(frame, length)
+                if result > 0:
+                    accepted = True
+                elif result < 0:
+                    backpressured = True
         if accepted:
             return length or len(frame)
         return -1 if backpressured else 0

@@ -237,12 +237,14 @@ class Server:
             workers.announce_ready()
 
     async def _supervise(self, count: int) -> None:
-        from rt_http.transports import _host_for_url
+        from rt_http.transports import host_for_url
 
-        self._supervisor = supervisor = workers.Supervisor(self, count)
+        self._supervisor = supervisor = workers.Supervisor(
+            self, count, broker_given=self._broker_spec is not None
+        )
         port = supervisor.reserve_port()
         scheme = "https" if self.transport_name == "tls" else "http"
-        self.url = f"{scheme}://{_host_for_url(self.hostname)}:{port}/"
+        self.url = f"{scheme}://{host_for_url(self.hostname)}:{port}/"
         self._stopped = anyio.Event()
         self._stopping = False
         self._task_group = anyio.create_task_group()

@@ -59,7 +59,8 @@ def _wrap_socket_listeners(listener: Any, wrap: Any) -> Listener[ByteStream]:
     return plain
 
 
-def _host_for_url(hostname: str) -> str:
+def host_for_url(hostname: str) -> str:
+    """``hostname`` as a URL's host: an IPv6 address in brackets (also for the server's workers' URL)."""
     return f"[{hostname}]" if ":" in hostname else hostname
 
 
@@ -77,7 +78,7 @@ class TcpTransport:
         return native_listener(listener)
 
     def url(self, listener: Listener[ByteStream], options: ListenOptions) -> str:
-        return f"{self.scheme}://{_host_for_url(options.hostname)}:{local_port(listener)}/"
+        return f"{self.scheme}://{host_for_url(options.hostname)}:{local_port(listener)}/"
 
 
 class TlsTransport(TcpTransport):

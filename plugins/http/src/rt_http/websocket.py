@@ -149,7 +149,6 @@ class ServerWebSocket:
         "_backpressured",
         "_buffer",
         "_buffered",
-        "_deflate",
         "_deflating",
         "_dispatching",
         "_handler",
@@ -166,6 +165,7 @@ class ServerWebSocket:
         "_topics",
         "_writing",
         "data",
+        "deflate_session",
         "ready_state",
         "remote_address",
     )
@@ -179,7 +179,9 @@ class ServerWebSocket:
         deflate: Session | None = None,
     ) -> None:
         self.data = data
-        self._deflate = deflate  # permessage-deflate, when the handshake negotiated it (read by pub/sub)
+        # permessage-deflate as the handshake negotiated it (None: not). Package-internal, read-only: the
+        # fan-out (rt_http.pubsub) reads it to choose the frame a socket gets, as send() does
+        self.deflate_session = deflate
         self._protocol = WebSocketProtocol(
             Role.SERVER, max_payload_length=handler.max_payload_length, deflate=deflate
         )
@@ -225,19 +227,40 @@ class ServerWebSocket:
 
         ``compress`` compresses it when the client negotiated permessage-deflate (else it is sent as is).
         """
-        if compress and self._deflate is not None and self._deflate.deflater is not None:
+        if compress and self.deflate_session is not None and self.deflate_session.compresses:
             opcode, payload = frames.message_payload(message)
-            return self._send_compressed(opcode, payload, len(payload))
+            return self.queue_compressed(opcode, payload, len(payload))
         frame, length = frames.encode_message(message)
-        return self._send_frame(frame, length)
+        return self.queue_frame(frame, length)
 
-    def _send_compressed(self, opcode: int, payload: bytes, length: int) -> int:
-        """Compress and queue, but only a message that will be queued: compressing advances the context
-        the client inflates with, so a compressed frame that is then dropped would garble every later one."""
+    # -- package-internal: the fan-out (rt_http.pubsub) queues through these two, as send() does ------------
+
+    def queue_frame(self, frame: bytes, length: int) -> int:
+        """Queue an already-framed message; what ``send`` returns for it (``length``: its payload size).
+
+        Package-internal, not part of the ``ServerWebSocket`` API: the per-subscriber step of a fan-out
+        (``Topics.publish`` frames a message once and queues the same bytes on every subscriber), so it is
+        kept to one call and two checks."""
+        if self.ready_state != OPEN:
+            return 0
+        limit = self._handler.backpressure_limit
+        if self._buffered > limit:
+            return self._refused()  # type: ignore[return-value]  # (over the limit: never None)
+        self._enqueue(frame)
+        if self._buffered > limit:
+            return self._over_limit()
+        return length or len(frame)  # an empty message reports its frame size: 0 means dropped
+
+    def queue_compressed(self, opcode: int, payload: bytes, length: int) -> int:
+        """Compress with this socket's own compressor and queue; what ``send`` returns for it.
+
+        Package-internal (the fan-out's path for a socket whose compressor is its own). Only a message that
+        will be queued is compressed: compressing advances the context the client inflates with, so a
+        compressed frame that is then dropped would garble every later one."""
         refused = self._refused()
         if refused is not None:
             return refused
-        session = self._deflate
+        session = self.deflate_session
         if (self._deflating or length >= DEFLATE_THRESHOLD) and session is not None and not session.shared:
             # a big message (or one after it): deflated by the writer in a worker thread, in order; counted
             # at its uncompressed size until then. (The shared compressor is never used off the loop.)
@@ -257,11 +280,11 @@ class ServerWebSocket:
 
     def ping(self, data: str | bytes = b"") -> int:
         frame = self._protocol.frame_ping(data)
-        return self._send_frame(frame, len(frame) - 2)
+        return self.queue_frame(frame, len(frame) - 2)
 
     def pong(self, data: str | bytes = b"") -> int:
         frame = self._protocol.frame_pong(data)
-        return self._send_frame(frame, len(frame) - 2)
+        return self.queue_frame(frame, len(frame) - 2)
 
     def _refused(self) -> int | None:
         """What a send returns when it must not queue anything (0: dropped or closed); None: go ahead."""
@@ -275,18 +298,6 @@ class ServerWebSocket:
             self._backpressured = True  # so drain runs when the queue empties, however it got over the limit
             return 0
         return None
-
-    def _send_frame(self, frame: bytes, length: int) -> int:
-        """Queue a framed message (the per-subscriber step of a fan-out: kept to one call and two checks)."""
-        if self.ready_state != OPEN:
-            return 0
-        limit = self._handler.backpressure_limit
-        if self._buffered > limit:
-            return self._refused()  # type: ignore[return-value]  # (over the limit: never None)
-        self._enqueue(frame)
-        if self._buffered > limit:
-            return self._over_limit()
-        return length or len(frame)  # an empty message reports its frame size: 0 means dropped
 
     def _queue(self, frame: bytes | _DeflateJob, length: int) -> int:
         if isinstance(frame, _DeflateJob):

@@ -129,9 +129,11 @@ class _Worker:
 class Supervisor:
     """Starts, watches and stops the workers of one server (see the module docstring)."""
 
-    def __init__(self, server: Server, count: int) -> None:
+    def __init__(self, server: Server, count: int, *, broker_given: bool = False) -> None:
+        """``broker_given``: the server was made with ``broker=`` (else only ``[serve] broker`` can give one)."""
         self.server = server
         self.count = count
+        self.broker_given = broker_given
         self.port = 0
         self._reservation: socket.socket | None = None
         self._workers = [_Worker(number) for number in range(count)]
@@ -182,7 +184,7 @@ class Supervisor:
         """Start the workers and return once each listens (so the printed URL answers at once)."""
         from rt import get_kernel
 
-        if self.server._broker_spec is None and not get_kernel().config.get("serve.broker"):
+        if not self.broker_given and not get_kernel().config.get("serve.broker"):
             log.warning(
                 "%d workers without a broker: publish reaches only the sockets of the worker that publishes; "
                 "set [serve] broker (docs/scaling.md)",
