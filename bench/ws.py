@@ -11,7 +11,15 @@ reference runtime's own server (Bun.serve, bench/ws_bun.js), same run.
 (d) with ``--only fanout`` (needs redis-server): the chat shape served by 1, 2 and 4 worker processes with
     pub/sub across them through Redis (bench/ws_fanout_server.py), against one process without a broker;
 (e) fan-out to many: ``--subscribers`` sockets in "room", one of them sends a batch, every socket receives
-    each message (delivered messages per second).
+    each message (delivered messages per second);
+(f) the client rows (``--only client``; issue 14): WebSocket *clients* on echo against one server
+    (``--client-server``, the reference runtime's by default: the fastest here, so the rows measure the
+    clients): rt.WebSocket on asyncio, uvloop and trio against the `websockets` client and picows (on
+    asyncio's loop and on uvloop), one connection each, ``--client-windows`` messages in flight, each client
+    in a process of its own (bench/ws_client.py), taking turns in the same run. picows is optional:
+    ``uv run --with picows python -P bench/ws.py --only client``. Rows print messages per second and the
+    client's CPU time per message (its own process, over the timed window), each as a median with the
+    spread over ``--repeat`` rounds, and their ratios to the websockets client measured in the same round.
 
 Columns: ``rt-asyncio`` is rt.serve on asyncio's own loop (``RT_LOOP=asyncio``), ``rt-uvloop`` on uvloop
 (what rt picks when uvloop is installed), ``rt-trio`` on trio, ``bun`` the reference runtime
@@ -395,6 +403,93 @@ def median_sample(samples: list[Sample]) -> Sample:
     )
 
 
+CLIENTS = ["rt-asyncio", "rt-uvloop", "rt-trio", "websockets", "websockets-uvloop", "picows", "picows-uvloop"]
+
+
+def client_available(impl: str) -> bool:
+    needs = [name for name in ("uvloop", "picows") if name in impl]
+    for module in needs:
+        try:
+            __import__(module)
+        except ImportError:
+            return False
+    return True
+
+
+def run_client(impl: str, url: str, seconds: float, size: int, window: int) -> dict[str, float]:
+    """One client process (bench/ws_client.py): its count, wall and CPU seconds over the timed window."""
+    environ = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    if impl.startswith("before-"):
+        environ["PYTHONPATH"] = BEFORE[0]
+    out = subprocess.run(
+        [sys.executable, "-P", str(HERE / "ws_client.py"), impl, url, str(seconds), str(size), str(window)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environ,
+        timeout=seconds * 10 + 60,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"the {impl} client failed:\n{out.stderr}")
+    result: dict[str, float] = __import__("json").loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def spread(values: list[float]) -> str:
+    """median (min-max)"""
+    return f"{statistics.median(values):.2f}x ({min(values):.2f}-{max(values):.2f})"
+
+
+def client_rows(args: argparse.Namespace) -> None:
+    """(f): see the module docstring. The clients take turns within each round; the ratios are computed per
+    round (each against the websockets client of the same round), then their median and range printed."""
+    server = args.client_server or ("bun" if BUN.exists() else "rt-uvloop")
+    clients = [impl for impl in CLIENTS if client_available(impl)]
+    missing = [impl for impl in CLIENTS if impl not in clients]
+    if BEFORE:
+        clients += ["before-asyncio", "before-uvloop", "before-trio"]
+    process, port = start_server(server, "echo")
+    url = f"ws://127.0.0.1:{port}/"
+    try:
+        print(
+            f"client rows: echo against the {server} server, one connection per client, "
+            f"{args.seconds:g} s per run, {args.repeat} rounds; load average {os.getloadavg()[0]:.1f} "
+            f"at the start on {os.cpu_count()} CPUs"
+        )
+        if missing:
+            print(f"(not installed, left out: {', '.join(missing)}; picows: uv run --with picows ...)")
+        for window in args.client_windows:
+            size = args.client_size
+            runs: dict[str, list[dict[str, float]]] = {impl: [] for impl in clients}
+            for _ in range(args.repeat):
+                for impl in clients:
+                    runs[impl].append(run_client(impl, url, args.seconds, size, window))
+            print(
+                f"echo {size} B, {window} in flight: messages/s, client CPU per message, and each as a ratio "
+                f"to the websockets client of the same round (median, range); higher ratio = better"
+            )
+            print(
+                f"  {'client':18} {'msg/s':>9} {'vs websockets':>20} {'CPU us/msg':>11} "
+                f"{'vs websockets':>20} {'client CPU':>10}"
+            )
+            base = runs["websockets"]
+            for impl in clients:
+                rates = [r["count"] / r["wall"] for r in runs[impl]]
+                costs = [r["cpu"] / r["count"] * 1e6 for r in runs[impl]]
+                rate_ratios = [rate / (b["count"] / b["wall"]) for rate, b in zip(rates, base, strict=True)]
+                cost_ratios = [
+                    (b["cpu"] / b["count"] * 1e6) / cost for cost, b in zip(costs, base, strict=True)
+                ]
+                share = statistics.median(r["cpu"] / r["wall"] for r in runs[impl])
+                print(
+                    f"  {impl:18} {statistics.median(rates):>9.0f} {spread(rate_ratios):>20} "
+                    f"{statistics.median(costs):>11.1f} {spread(cost_ratios):>20} {share:>10.0%}"
+                )
+    finally:
+        process.kill()
+        process.wait()
+
+
 def fanout_workers(args: argparse.Namespace) -> None:
     """(d): fan-out with 1, 2 and 4 workers through Redis; rt on asyncio, ratios against one process with no
     broker, measured in the same run, the configurations taking turns. Clients land on the workers as the
@@ -469,7 +564,12 @@ def main() -> None:
     parser.add_argument("--idle", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3, help="runs per server; the median is reported")
     parser.add_argument("--subscribers", type=int, default=1000, help="sockets in the fan-out-to-many row")
-    parser.add_argument("--only", choices=["echo", "chat", "many", "idle", "fanout"], action="append")
+    parser.add_argument("--only", choices=["echo", "chat", "many", "idle", "fanout", "client"], action="append")
+    parser.add_argument("--client-server", choices=IMPLS,
+                        help="the echo server of the client rows (default: bun when installed, else rt-uvloop)")
+    parser.add_argument("--client-windows", type=int, nargs="+", default=[1, 16],
+                        help="messages in flight per client connection, a row each (default: 1 16)")
+    parser.add_argument("--client-size", type=int, default=32, help="message size of the client rows")
     parser.add_argument("--impls", nargs="+", choices=IMPLS, help="servers to measure (default: all)")
     parser.add_argument(
         "--before",
@@ -483,7 +583,14 @@ def main() -> None:
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    parts = args.only or ["echo", "chat", "many", "idle"]
+    parts = args.only or ["echo", "chat", "many", "idle", "client"]
+    if args.before:
+        BEFORE.append(args.before)
+    if "client" in parts:
+        client_rows(args)
+        parts = [part for part in parts if part != "client"]
+        if not parts:
+            return
     if "fanout" in parts:
         fanout_workers(args)
         parts = [part for part in parts if part != "fanout"]
@@ -494,7 +601,6 @@ def main() -> None:
         print(f"note: no reference runtime at {BUN} (npm ci --prefix tools/reference-runtime): column left out")
         chosen = [impl for impl in chosen if impl != "bun"]
     if args.before:
-        BEFORE.append(args.before)
         chosen = [*chosen, "before-asyncio", "before-trio"]
     IMPLS[:] = chosen
 

@@ -235,6 +235,47 @@ async def test_message_listeners_take_messages() -> None:
         assert received == ["a", "b", "c"]
 
 
+async def test_a_full_queue_stops_the_reader_and_loses_nothing() -> None:
+    """``max_queue`` bounds what waits for receive(): with 2, the reader stops after 2 of 40 messages (and the
+    rest waits in TCP), then every message arrives, in order, as the consumer reads."""
+
+    def fetch(req: rt.Request, server: rt.Server) -> rt.Response | None:
+        return None if server.upgrade(req) else rt.Response("no", status=400)
+
+    def burst(ws: rt.ServerWebSocket, msg: str | bytes) -> None:
+        for number in range(40):
+            ws.send(f"m{number}")
+
+    handler = rt.WebSocketHandler(message=burst)
+    async with rt.serve(fetch=fetch, websocket=handler, port=0, hostname="127.0.0.1") as server:
+        async with rt.WebSocket(f"ws://127.0.0.1:{server.port}/", max_queue=2) as ws:
+            await ws.send("go")
+            with anyio.fail_after(10):
+                while ws._space_waiter is None:  # the reader waits for room: its explicit signal
+                    await anyio.sleep(0.005)
+            assert len(ws._queue) == 2
+            assert [await _within(10, ws.receive()) for _ in range(40)] == [f"m{n}" for n in range(40)]
+
+
+async def test_a_cancelled_receive_loses_no_message() -> None:
+    async with rt_server(False) as url, rt.WebSocket(url) as ws:
+        with anyio.move_on_after(0.05) as scope:
+            await ws.receive()  # nothing was sent: this waits until cancelled
+        assert scope.cancelled_caught
+        await ws.send("after")
+        assert await _within(10, ws.receive()) == "after"
+
+
+async def test_the_client_uses_rt_https_own_streams(anyio_backend: Any) -> None:
+    """ws:// runs on the streams the server accepts (rt_http.transports.native_connect), not anyio's."""
+    from rt_http.asyncio_streams import ProtocolStream
+    from rt_http.trio_streams import DirectSocketStream
+
+    async with rt_server(False) as url, rt.WebSocket(url) as ws:
+        expected = DirectSocketStream if anyio_backend == "trio" else ProtocolStream
+        assert isinstance(ws._stream, expected)
+
+
 async def test_client_close_reaches_the_server_handler() -> None:
     closed: list[tuple[int, str]] = []
     got_close = anyio.Event()

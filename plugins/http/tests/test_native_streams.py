@@ -476,3 +476,66 @@ async def test_operations_that_never_wait_still_yield_and_a_cancellation_loses_n
     finally:
         peer.close()
         await listener.aclose()
+
+
+# --- the client's side: native_connect ----------------------------------------------------------------------
+
+
+async def test_native_connect_gives_the_clients_the_same_streams(anyio_backend: Any) -> None:
+    from rt_http.transports import native_connect
+
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0) as listener:
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+        client = await native_connect("127.0.0.1", port)
+        try:
+            assert isinstance(client, NATIVE[name(anyio_backend)][1])
+            assert client.extra(anyio.abc.SocketAttribute.remote_port) == port
+            raw = client.extra(anyio.abc.SocketAttribute.raw_socket)
+            assert raw.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)  # small frames go out at once
+            server = await listener.listeners[0].accept()
+            async with server:
+                await client.send(b"ping")
+                assert await server.receive() == b"ping"
+                await server.send(b"pong")
+                assert await client.receive() == b"pong"
+                await server.aclose()
+                with pytest.raises(anyio.EndOfStream):
+                    await client.receive()
+        finally:
+            await client.aclose()
+
+
+async def test_native_connect_refused_is_an_os_error(anyio_backend: Any) -> None:
+    from rt_http.transports import native_connect
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    await listener.aclose()
+    with pytest.raises(OSError):
+        await native_connect("127.0.0.1", port)
+
+
+@trio_only
+async def test_trio_connect_tries_the_next_address_after_a_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A name with two addresses, the first refusing (nothing listens on 127.0.0.2): the second is used.
+    (On asyncio, ``loop.create_connection`` does this itself.) When every address fails, all are named."""
+    from rt_http import trio_streams
+
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0) as listener:
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+
+        async def two_addresses(host: str, port: int, **kwargs: Any) -> list[Any]:
+            assert host == "two.example"
+            return [
+                (socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))
+                for address in ("127.0.0.2", "127.0.0.1")
+            ]
+
+        monkeypatch.setattr(trio_streams.anyio, "getaddrinfo", two_addresses)
+        client = await trio_streams.connect("two.example", port)
+        assert client.extra(anyio.abc.SocketAttribute.remote_address) == ("127.0.0.1", port)
+        await client.aclose()
+    with pytest.raises(
+        OSError, match=r"all connection attempts to two.example:\d+ failed: .*127.0.0.2.*127.0.0.1"
+    ):
+        await trio_streams.connect("two.example", port)

@@ -22,13 +22,16 @@ exceptions, extra attributes and one-reader/one-writer guard) and does what asyn
   call ``recv(262144)`` for every read, and allocating (then shrinking) 256 KiB per message cost more than the
   ``recv`` system call itself in a profile of the echo benchmark.
 
-Everything here is private to rt-http; the rest of the server only sees anyio streams and listeners.
+The client (``rt.WebSocket``) connects through :func:`connect`, which gives it the same stream.
+
+Everything here is private to rt-http; the rest of rt-http only sees anyio streams and listeners.
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
+import weakref
 from collections import deque
 from typing import cast
 
@@ -244,6 +247,35 @@ class ProtocolStream(FairSocketStream):
 def _wake(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_result(None)
+
+
+# one read buffer per event loop for the client's connections: each read is copied out of it at once
+# (``buffer_updated``), so connections of one loop can share it as a listener's connections do
+_client_buffers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, memoryview] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def connect(host: str, port: int) -> ProtocolStream:
+    """A TCP connection to ``host:port`` as a :class:`ProtocolStream` (the client's side of the fast path).
+
+    ``loop.create_connection`` resolves the name and tries each address in turn, as asyncio's own
+    ``open_connection`` does; anyio's ``connect_tcp`` would race them (happy eyeballs), which matters only
+    for a host whose first address is unreachable without a quick refusal."""
+    loop = asyncio.get_running_loop()
+    buffer = _client_buffers.get(loop)
+    if buffer is None:
+        buffer = _client_buffers[loop] = memoryview(bytearray(_READ_SIZE))
+    read_buffer = buffer
+    transport, protocol = await loop.create_connection(lambda: _Protocol(read_buffer), host, port)
+    try:
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    except BaseException:
+        transport.abort()
+        raise
+    return ProtocolStream(transport, protocol)
 
 
 class ProtocolListener(SocketListener):

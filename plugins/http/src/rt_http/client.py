@@ -28,7 +28,7 @@ from typing import Any, Literal, NoReturn, Self
 import anyio
 import anyio.abc
 import attrs
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.tls import TLSStream
 
 from rt.interfaces import CompressorOptions
 from rt_http.client_handshake import ClientHandshake, HandshakeError, check_protocols, parse_url
@@ -36,6 +36,7 @@ from rt_http.deflate import Session, builtin_compressor
 from rt_http.frames import Close, Fail, Message, Ping, Pong
 from rt_http.headers import HeadersInit
 from rt_http.protocol import InflateJob, Role, WebSocketProtocol
+from rt_http.transports import native_connect
 
 CONNECTING, OPEN, CLOSING, CLOSED = 0, 1, 2, 3
 EventType = Literal["open", "message", "close", "error"]
@@ -151,13 +152,19 @@ class WebSocket:
         self._compress = compress
         self._max_payload_length = max_payload_length
         self._listeners: dict[str, list[Listener]] = {name: [] for name in _EVENT_TYPES}
-        self._queue_in: MemoryObjectSendStream[str | bytes]
-        self._queue_out: MemoryObjectReceiveStream[str | bytes]
-        self._queue_in, self._queue_out = anyio.create_memory_object_stream(max_queue)
+        if not isinstance(max_queue, int) or max_queue <= 0:
+            raise ValueError(f"max_queue must be a positive int, got {max_queue!r}")
+        self._max_queue = max_queue
+        self._queue: collections.deque[str | bytes] = collections.deque()
+        self._queue_done = False  # no more messages will be queued: receive() ends once the queue is empty
+        self._message_waiter: anyio.Event | None = None  # set when a message is queued (or the queue ends)
+        self._space_waiter: anyio.Event | None = None  # set when receive() takes from a full queue
         self._stream: anyio.abc.ByteStream | None = None
         self._protocol: WebSocketProtocol | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
-        self._send_lock = anyio.Lock()
+        self._send_lock = anyio.Lock(
+            fast_acquire=True
+        )  # no yield when free: a send that fits is written at once
         self._closed = anyio.Event()
         self._pings: dict[bytes, anyio.Event] = {}
         self._ping_counter = 0
@@ -230,18 +237,14 @@ class WebSocket:
         target = self._target
         try:
             with anyio.fail_after(self._timeout):
+                stream = self._stream = await native_connect(target.host, target.port)
                 if target.secure:
-                    context = self._tls or ssl.create_default_context()
-                    stream: anyio.abc.ByteStream = await anyio.connect_tcp(
-                        target.host,
-                        target.port,
-                        ssl_context=context,
-                        tls_hostname=target.host,
-                        tls_standard_compatible=False,  # servers often drop TCP without close_notify
+                    stream = self._stream = await TLSStream.wrap(
+                        stream,
+                        hostname=target.host,
+                        ssl_context=self._tls or ssl.create_default_context(),
+                        standard_compatible=False,  # servers often drop TCP without close_notify
                     )
-                else:
-                    stream = await anyio.connect_tcp(target.host, target.port)
-                self._stream = stream
                 await stream.send(self._handshake.request())
                 accepted = None
                 while accepted is None:
@@ -256,6 +259,9 @@ class WebSocket:
             await self._fail_to_open(str(exc))
         except (OSError, ssl.SSLError) as exc:
             await self._fail_to_open(f"could not connect to {self.url}: {exc}")
+        except (anyio.BrokenResourceError, anyio.EndOfStream) as exc:  # TLS: the peer hung up mid-handshake
+            reason = exc.__cause__ or "the connection was closed during the TLS handshake"
+            await self._fail_to_open(f"could not connect to {self.url}: {reason}")
         self.protocol = accepted.protocol
         self.extensions = accepted.extensions
         self._protocol = WebSocketProtocol(
@@ -308,7 +314,7 @@ class WebSocket:
                 if self._listeners["message"]:
                     await self._dispatch(MessageEvent("message", self, event.data))
                 else:
-                    await self._queue_in.send(event.data)
+                    await self._enqueue(event.data)
             elif isinstance(event, Pong):
                 waiter = self._pings.pop(bytes(event.data), None)
                 if waiter is not None:
@@ -321,6 +327,26 @@ class WebSocket:
             elif isinstance(event, Ping):
                 await self._flush()  # the pong the protocol queued goes out before anything a listener sends
         await self._flush()
+
+    async def _enqueue(self, data: str | bytes) -> None:
+        """Queue a message for receive() and wake the one waiting, if any. No memory stream in between:
+        the reader hands over without yielding, and yields only when the queue is full (back-pressure)."""
+        queue = self._queue
+        while len(queue) >= self._max_queue and not self._queue_done:
+            space = self._space_waiter = self._space_waiter or anyio.Event()
+            await space.wait()
+        queue.append(data)
+        waiter = self._message_waiter
+        if waiter is not None:
+            self._message_waiter = None
+            waiter.set()
+
+    def _end_queue(self) -> None:
+        self._queue_done = True
+        for waiter in (self._message_waiter, self._space_waiter):
+            if waiter is not None:
+                waiter.set()
+        self._message_waiter = self._space_waiter = None
 
     async def _flush(self) -> None:
         """Send what the protocol decided to send (pongs, the answer to a close, the close of a failure)."""
@@ -349,7 +375,7 @@ class WebSocket:
             self.close_code, was_clean = 1006, False
         self.ready_state = CLOSED
         self._closed.set()
-        self._queue_in.close()
+        self._end_queue()
         for waiter in self._pings.values():
             waiter.set()
         await self._drop()
@@ -369,19 +395,39 @@ class WebSocket:
 
     async def _messages(self) -> AsyncIterator[str | bytes]:
         """Messages until the connection closes. A failed connection (not a clean close) raises."""
-        async for message in self._queue_out:
+        while True:
+            message = await self._next()
+            if message is None:
+                break
             yield message
         self._raise_if_failed()
 
     async def receive(self) -> str | bytes:
         """The next message; :class:`WebSocketError` once the connection is closed."""
-        try:
-            return await self._queue_out.receive()
-        except anyio.EndOfStream:
+        message = await self._next()
+        if message is None:
             self._raise_if_failed()
             raise WebSocketError(
                 f"WebSocket {self.url} is closed ({self.close_code})", self.close_code or 1006
-            ) from None
+            )
+        return message
+
+    async def _next(self) -> str | bytes | None:
+        """The next queued message, waiting for one; None once the queue has ended and is empty. A message
+        already queued is returned without yielding (the reader stops at ``max_queue`` queued messages, so a
+        consumer cannot take more than that in a row without waiting)."""
+        queue = self._queue
+        while not queue:
+            if self._queue_done:
+                return None
+            waiter = self._message_waiter = self._message_waiter or anyio.Event()
+            await waiter.wait()
+        message = queue.popleft()
+        space = self._space_waiter
+        if space is not None:
+            self._space_waiter = None
+            space.set()
+        return message
 
     def _raise_if_failed(self) -> None:
         if self.close_code in (1006, 1002, 1007, 1009, 1011) and self._protocol is not None:

@@ -47,6 +47,22 @@ def native_listener(listener: Listener[ByteStream]) -> Listener[ByteStream]:
     return listener
 
 
+async def native_connect(host: str, port: int) -> ByteStream:
+    """A TCP connection for the client, on the same streams :func:`native_listener` gives the server: the
+    other side of that one switch. Any other backend gets anyio's ``connect_tcp``."""
+    if "asyncio" in sys.modules:
+        from rt_http import asyncio_streams
+
+        if asyncio_streams.running_on_asyncio():
+            return await asyncio_streams.connect(host, port)
+    if "trio" in sys.modules:
+        from rt_http import trio_streams
+
+        if trio_streams.running_on_trio():
+            return await trio_streams.connect(host, port)
+    return await anyio.connect_tcp(host, port)
+
+
 def _wrap_socket_listeners(listener: Any, wrap: Any) -> Listener[ByteStream]:
     """``listener`` with every socket listener in it (a TCP listener is a MultiListener of one per address
     family) replaced by ``wrap(socket_listener)``; any other listener unchanged."""

@@ -26,12 +26,15 @@ did not have to wait:
 - ``aclose()`` calls ``trio.lowlevel.notify_closing`` before closing, which wakes a task waiting on the
   socket with ``ClosedResourceError`` (trio's rule for closing a socket that someone may be waiting on).
 
-Everything here is private to rt-http; the rest of the server only sees anyio streams and listeners.
+The client (``rt.WebSocket``) connects through :func:`connect`, which gives it the same stream.
+
+Everything here is private to rt-http; the rest of rt-http only sees anyio streams and listeners.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 import socket
 from typing import Any
 
@@ -129,6 +132,43 @@ class DirectSocketStream(FairSocketStream):
             trio.lowlevel.notify_closing(self._sock)
             self._sock.close()
         await trio.lowlevel.checkpoint()
+
+
+async def connect(host: str, port: int) -> DirectSocketStream:
+    """A TCP connection to ``host:port`` as a :class:`DirectSocketStream` (the client's side of the fast path).
+
+    Each address the name resolves to is tried in turn (a refused one fails at once on loopback and most
+    networks); anyio's ``connect_tcp`` would race them (happy eyeballs), which matters only for a host whose
+    first address silently drops the connection attempt (the caller's time-out still bounds that)."""
+    addresses = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    errors: list[str] = []
+    last: OSError | None = None
+    for family, kind, proto, _name, address in addresses:
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setblocking(False)
+            try:
+                sock.connect(address)
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(sock)
+                error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if error:
+                    raise OSError(error, os.strerror(error)) from None
+            if family in (socket.AF_INET, socket.AF_INET6):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError as exc:
+            sock.close()
+            last = exc
+            errors.append(f"{address[0]}:{address[1]}: {exc.strerror or exc}")
+            continue
+        except BaseException:
+            sock.close()
+            raise
+        return DirectSocketStream(sock)
+    raise OSError(
+        last.errno if last is not None else None,
+        f"all connection attempts to {host}:{port} failed: {'; '.join(errors) or 'no address'}",
+    )
 
 
 class DirectSocketListener(SocketListener):
