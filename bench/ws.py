@@ -470,7 +470,7 @@ def client_rows(args: argparse.Namespace) -> None:
             )
             print(
                 f"  {'client':18} {'msg/s':>9} {'vs websockets':>20} {'CPU us/msg':>11} "
-                f"{'vs websockets':>20} {'client CPU':>10}"
+                f"{'vs websockets':>20} {'user us/msg':>11} {'vs websockets':>20} {'client CPU':>10}"
             )
             base = runs["websockets"]
             for impl in clients:
@@ -480,10 +480,13 @@ def client_rows(args: argparse.Namespace) -> None:
                 cost_ratios = [
                     (b["cpu"] / b["count"] * 1e6) / cost for cost, b in zip(costs, base, strict=True)
                 ]
+                users = [r["user"] / r["count"] * 1e6 for r in runs[impl]]
+                user_ratios = [(b["user"] / b["count"] * 1e6) / max(user, 1e-3) for user, b in zip(users, base, strict=True)]
                 share = statistics.median(r["cpu"] / r["wall"] for r in runs[impl])
                 print(
                     f"  {impl:18} {statistics.median(rates):>9.0f} {spread(rate_ratios):>20} "
-                    f"{statistics.median(costs):>11.1f} {spread(cost_ratios):>20} {share:>10.0%}"
+                    f"{statistics.median(costs):>11.1f} {spread(cost_ratios):>20} "
+                    f"{statistics.median(users):>11.1f} {spread(user_ratios):>20} {share:>10.0%}"
                 )
     finally:
         process.kill()

@@ -7,7 +7,10 @@ fastest Python WebSocket library on PyPI; optional: ``uv run --with picows``).
 IMPL: rt-asyncio | rt-uvloop | rt-trio | websockets | websockets-uvloop | picows | picows-uvloop.
 Opens one connection, keeps WINDOW binary messages of SIZE bytes in flight against an echo server (1: one
 round trip at a time), warms up, then counts echoes for SECONDS. Prints one JSON line: the count, the wall
-time and this process's CPU time over the timed window (so start-up and the handshake are not in it).
+time and this process's CPU time over the timed window (so start-up and the handshake are not in it), in
+all and in user mode only: the user part is the client's own code (Python, or picows' C); the system part is
+mostly the kernel's loopback TCP path, which a ``send`` runs in the sender's time (delivering to the server's
+socket), and is about the same per message for every client (one ``send``, one ``recv``, the ``epoll`` waits).
 rt's rows import rt_http from PYTHONPATH when bench/ws.py sets it (its ``--before`` columns).
 """
 
@@ -31,7 +34,7 @@ class Window:
         self.seconds = seconds
         self.count = 0
         self.started = 0.0
-        self.cpu = 0.0
+        self.cpu = self.user = 0.0
         self.warm_until = time.perf_counter() + WARMUP
         self.result: dict[str, float] | None = None
 
@@ -42,14 +45,17 @@ class Window:
         now = time.perf_counter()
         if not self.started:
             if now >= self.warm_until:
-                self.started, self.cpu = now, time.process_time()
+                times = os.times()
+                self.started, self.cpu, self.user = now, times.user + times.system, times.user
             return True
         self.count += 1
         if now - self.started >= self.seconds:
+            times = os.times()
             self.result = {
                 "count": self.count,
                 "wall": now - self.started,
-                "cpu": time.process_time() - self.cpu,
+                "cpu": times.user + times.system - self.cpu,
+                "user": times.user - self.user,
             }
             return False
         return True

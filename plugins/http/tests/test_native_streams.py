@@ -539,3 +539,40 @@ async def test_trio_connect_tries_the_next_address_after_a_refusal(monkeypatch: 
         OSError, match=r"all connection attempts to two.example:\d+ failed: .*127.0.0.2.*127.0.0.1"
     ):
         await trio_streams.connect("two.example", port)
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    with anyio.fail_after(10):
+        while not condition():
+            await anyio.sleep(0.002)
+
+
+@asyncio_only
+async def test_a_data_handler_takes_reads_in_the_callback_and_keeps_their_order(pair: Any) -> None:
+    """The client's fast path: a read the handler takes never reaches receive(); one it leaves is buffered,
+    and while anything is buffered the handler is not offered later reads (they would overtake it)."""
+    client, server = pair
+    taken: list[bytes] = []
+
+    def handler(data: bytes) -> bool:
+        if data.startswith(b"take"):
+            taken.append(data)
+            return True
+        return False
+
+    server.set_data_handler(handler)
+    await client.send(b"take1")
+    await _until(lambda: taken == [b"take1"])
+    await client.send(b"keep")
+    await _until(lambda: server._protocol.buffered == 4)
+    await client.send(b"take2")  # buffered data is waiting: not offered, queued behind it
+    await _until(lambda: server._protocol.buffered == 9)
+    received = b""
+    while len(received) < 9:
+        received += await server.receive()
+    assert received == b"keeptake2"
+    await client.send(b"take3")  # nothing buffered any more: offered again
+    await _until(lambda: taken == [b"take1", b"take3"])
+    server.set_data_handler(None)
+    await client.send(b"take4")
+    assert await server.receive() == b"take4"

@@ -169,6 +169,7 @@ class WebSocket:
         self._pings: dict[bytes, anyio.Event] = {}
         self._ping_counter = 0
         self._leftover = b""
+        self._reader_busy = True  # the reader task holds bytes it has not finished handling
         self._reader: int | None = (
             None  # the reader task's id: close() called from a listener must not wait on it
         )
@@ -288,16 +289,24 @@ class WebSocket:
         assert stream is not None and protocol is not None
         self._reader = anyio.get_current_task().id
         task_status.started()
+        set_data_handler = getattr(stream, "set_data_handler", None)  # asyncio's fast path (asyncio_streams)
         try:
             if self._leftover:
                 await self._handle(protocol.receive_data(self._leftover))
+            if set_data_handler is not None:
+                set_data_handler(self._take_whole_message)
             while not protocol.done:
+                self._reader_busy = False
                 try:
                     data = await stream.receive(_READ_SIZE)
                 except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
                     break
+                finally:
+                    self._reader_busy = True
                 await self._handle(protocol.receive_data(data))
         finally:
+            if set_data_handler is not None:
+                set_data_handler(None)
             with anyio.CancelScope(shield=True):
                 await self._finish()
 
@@ -327,6 +336,34 @@ class WebSocket:
             elif isinstance(event, Ping):
                 await self._flush()  # the pong the protocol queued goes out before anything a listener sends
         await self._flush()
+
+    def _take_whole_message(self, data: bytes) -> bool:
+        """The data handler of asyncio's stream (``ProtocolStream.set_data_handler``): called in the transport's
+        callback with each read. It takes only what needs nothing asynchronous: a read that is exactly one
+        whole data frame (``WebSocketProtocol.whole_message``, as nearly every message arrives), when no
+        ``message`` listener is set and the queue has room, and queues the message for receive() at once.
+        Anything else (control frames, fragments, compressed or partial frames, listeners, a full queue, or
+        the reader still busy with earlier bytes) returns False and takes the reader task's path."""
+        protocol = self._protocol
+        if (
+            self._reader_busy
+            or protocol is None
+            or self._listeners["message"]
+            or len(self._queue) >= self._max_queue
+        ):
+            return False
+        try:
+            message = protocol.whole_message(data)
+        except Exception:  # noqa: BLE001 - never raise into the event loop; the reader's path reports it
+            return False
+        if message is None:
+            return False
+        self._queue.append(message)
+        waiter = self._message_waiter
+        if waiter is not None:
+            self._message_waiter = None
+            waiter.set()
+        return True
 
     async def _enqueue(self, data: str | bytes) -> None:
         """Queue a message for receive() and wake the one waiting, if any. No memory stream in between:
