@@ -224,3 +224,28 @@ def test_whole_message_fast_path_agrees_in_both_roles() -> None:
     assert server.whole_message(plain(1, b"abc")) is None  # unmasked: the general path fails it
     assert client.whole_message(plain(2, b"x" * 300)) == b"x" * 300
     assert client.whole_message(masked(2, b"abc")) is None
+
+
+def test_client_masking_keys_are_fresh_per_frame_across_pool_refills_and_forks() -> None:
+    """Keys come from os.urandom 4 KiB at a time (1,024 keys per read): every frame still gets its own, a
+    refill continues seamlessly, and a forked child does not repeat the keys its parent goes on to use."""
+    from rt_http.protocol import encode_masked_frame, mask_key
+
+    keys = [mask_key() for _ in range(3000)]  # crosses two refills
+    assert {len(key) for key in keys} == {4}
+    assert len(set(keys)) > 2990  # 32 random bits each: a handful of repeats at most by chance, not runs
+    frames = [encode_masked_frame(0x2, b"same payload") for _ in range(50)]
+    assert len({frame[2:6] for frame in frames}) == 50  # the key follows the 2-byte header
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child only reports its next keys
+        os.write(writer, mask_key() + mask_key())
+        os._exit(0)
+    os.close(writer)
+    try:
+        os.waitpid(child, 0)
+        child_keys = os.read(reader, 8)
+    finally:
+        os.close(reader)
+    assert len(child_keys) == 8
+    assert mask_key() + mask_key() != child_keys
