@@ -83,6 +83,11 @@ def test_an_upgrade_pauses_and_keeps_what_follows_and_resume_parses_it_as_http()
         (b"GET / HTTP/1.1\r\nHost: x/admin#\r\n\r\n", 400),
         (b"GET / HTTP/1.1\r\nHost: a@b\r\n\r\n", 400),
         (b"get / HTTP/1.1\r\nHost: h\r\n\r\n", 501),
+        (b"DESCRIBE / HTTP/1.1\r\nHost: h\r\n\r\n", 501),  # RTSP's: llhttp knows it, HTTP does not
+        (b"GET_PARAMETER / HTTP/1.1\r\nHost: h\r\n\r\n", 501),
+        (b"PRI / HTTP/1.1\r\nHost: h\r\n\r\n", 501),  # not the HTTP/2 preface: an unknown method
+        (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505),
+        (b"G@T / HTTP/1.1\r\nHost: h\r\n\r\n", 400),
         (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400),  # a TLS hello on the plain port
         (b"GET / HTTP/3.0\r\nHost: h\r\n\r\n", 505),
         (b"GET / HTTP/1.1\r\nHost: h\r\nX: " + b"a" * 200 + b"\r\n\r\n", 431),

@@ -164,7 +164,7 @@ class RequestParser:
             else:
                 self._fail(400, "Bad Request")
         except httptools.HttpParserError as exc:
-            self._fail(*_status_for(str(exc), self._parser))
+            self._fail(*_status_for(str(exc), self._parser, self._line_start))
 
     def next_event(self) -> Event | None:
         """The next event, or None when more bytes are needed."""
@@ -284,8 +284,10 @@ class RequestParser:
         )
 
 
-def _status_for(message: str, parser: httptools.HttpRequestParser) -> tuple[int, str]:
-    """The answer to one of llhttp's errors: 505 for a well-formed version we do not speak, else 400."""
+def _status_for(message: str, parser: httptools.HttpRequestParser, line_start: bytes) -> tuple[int, str]:
+    """The answer to one of llhttp's errors: 505 for a well-formed version we do not speak; 501 for a method
+    llhttp knows only for another protocol (RTSP's ``DESCRIBE``, ``PLAY``..., or ``PRI`` outside the HTTP/2
+    preface) on a well-formed request line, as for any other method this server does not implement; else 400."""
     if "PRI" in message or "version" in message.lower():
         try:
             version = parser.get_http_version()
@@ -293,4 +295,6 @@ def _status_for(message: str, parser: httptools.HttpRequestParser) -> tuple[int,
             version = ""
         if _VERSION.fullmatch(version) and version not in _SUPPORTED_VERSIONS:
             return 505, "HTTP Version Not Supported"
+    if ("Invalid method" in message or "Connection Preface" in message) and _REQUEST_LINE.match(line_start):
+        return 501, "Not Implemented"
     return 400, "Bad Request"
