@@ -236,10 +236,11 @@ async def test_idle_timeout_pings_first_then_closes(serve: Any, ws_tools: Any, s
 
 
 async def test_incoming_data_resets_the_idle_timer(serve: Any, ws_tools: Any) -> None:
-    handler = rt.WebSocketHandler(idle_timeout=0.3, send_pings=False)
+    # idle_timeout well above the 0.1 s gaps: a loaded machine may stretch a gap a lot, not to 2 s
+    handler = rt.WebSocketHandler(idle_timeout=2, send_pings=False)
     async with serve(fetch=upgrading(), websocket=handler) as server:
         async with await ws_tools.RawClient.connect(server) as client:
-            for _ in range(6):  # 0.6 s in all, never 0.3 s quiet
+            for _ in range(30):  # 3 s in all, never 2 s quiet
                 await anyio.sleep(0.1)
                 await client.send(0xA, b"")  # an unsolicited pong is traffic too
             assert server.pending_websockets == 1
