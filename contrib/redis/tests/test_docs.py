@@ -41,9 +41,12 @@ async def test_the_workers_example_runs(
         line = process.stdout.readline()
         assert "listening on" in line, line
         port = int(line.split()[-1].rsplit(":", 1)[1].strip("/"))
-        with anyio.fail_after(30):
-            while redis_server.numsub("rt:room") < 2:  # sockets on at least two of the four workers
-                assert len(clients) < 40
+        # sockets on every worker, and every worker subscribed: a worker subscribes to Redis only after its
+        # first socket opened, so a publish while one worker's SUBSCRIBE is still on its way would miss that
+        # worker's clients (connections spread at random: 200 tries all but never miss a worker)
+        with anyio.fail_after(60):
+            while redis_server.numsub("rt:room") < 4:
+                assert len(clients) < 200, "connections did not reach all four workers"
                 clients.append(await ws_client.connect(port))
                 await anyio.sleep(0.05)
         await clients[0].send("hello, every worker")

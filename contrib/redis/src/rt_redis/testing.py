@@ -37,13 +37,31 @@ class RedisServer:
         self.directory = directory
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self._started = False  # once started, the port is kept: restarts must come back on it
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        log = open(self.directory / "redis.log", "ab")  # noqa: SIM115 - handed to the process
+        """Start (or restart, on the same port); a first start whose free port was taken meanwhile by another
+        process (the port is only probed, then bound by redis-server) tries another free port."""
+        for _ in range(4):
+            if self._start():
+                return
+            if self._started:
+                break  # a restart comes back on its port or fails
+            self.port = free_port()
+        self._fail()
+
+    def _fail(self) -> None:
+        raise RuntimeError(f"redis-server did not start: {(self.directory / 'redis.log').read_text()}")
+
+    def _start(self) -> bool:
+        """True once it answers PING; False when it exited because its port was taken."""
+        log_file = self.directory / "redis.log"
+        logged = log_file.stat().st_size if log_file.exists() else 0
+        log = open(log_file, "ab")  # noqa: SIM115 - handed to the process
         self.process = subprocess.Popen(
             [
                 self.executable,
@@ -64,17 +82,23 @@ class RedisServer:
             stderr=subprocess.STDOUT,
         )
         log.close()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # only bounds a hang: a loaded machine can be slow to start it
         while True:
             try:
                 if self.command("PING") == b"+PONG\r\n":
-                    return
+                    self._started = True
+                    return True
             except OSError:
                 pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"redis-server did not start: {(self.directory / 'redis.log').read_text()}"
-                )
+            if self.process.poll() is not None:
+                self.process.wait()
+                with open(log_file, "rb") as logged_now:
+                    logged_now.seek(logged)
+                    if b"Address already in use" in logged_now.read():
+                        return False
+                self._fail()
+            if time.monotonic() > deadline:
+                self._fail()
             time.sleep(0.02)
 
     def kill(self) -> None:
