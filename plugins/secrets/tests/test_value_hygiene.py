@@ -162,17 +162,23 @@ async def test_argument_and_limit_errors(rt_kernel, rt_register, make_value: Any
 async def test_cancellation_during_set(rt_kernel, rt_register) -> None:
     """Cancelled while waiting for a worker thread: anyio's frames held the call with the value."""
     release = threading.Event()
+    entered = threading.Event()
 
     class Blocking(Failing):
         def set(self, service: str, name: str, value: str) -> None:
-            release.wait(10)
+            entered.set()
+            release.wait(60)
 
     register_backend(rt_register, rt_kernel, Blocking("none"))
     rt_kernel.with_overrides({"secrets.max_threads": 1})
     secret = canary()
     async with anyio.create_task_group() as tg:
         tg.start_soon(rt.secrets.set, "svc", "first", "holds the only thread")
-        await anyio.sleep(0.05)
+        with anyio.fail_after(
+            60
+        ):  # until the first call holds the thread (a moment's sleep could be too short)
+            while not entered.is_set():
+                await anyio.sleep(0.01)
         try:
             with pytest.raises(TimeoutError) as info, anyio.fail_after(0.05):
                 await rt.secrets.set("svc", "n", secret)
