@@ -478,14 +478,15 @@ def test_invalid_values_are_usage_errors(flag: str) -> None:
 
 
 def test_concurrent_flag_runs_plain_tests_together_and_serial_alone() -> None:
-    result = run_rt_test("concurrency", "--concurrent")
+    result = run_rt_test("concurrency", "--concurrent", env={"SLEEPERS_TOGETHER": "6"})
     assert result.code == 0, result.output
     assert "PEAK=6" in result.stdout
     assert "MARKED_PEAK=4" in result.stdout
 
 
 def test_max_concurrency_limits() -> None:
-    result = run_rt_test("concurrency", "--concurrent", "--max-concurrency", "2")
+    together = {"SLEEPERS_TOGETHER": "2", "MARKED_TOGETHER": "2"}
+    result = run_rt_test("concurrency", "--concurrent", "--max-concurrency", "2", env=together)
     assert "PEAK=2" in result.stdout
     assert "MARKED_PEAK=2" in result.stdout
 
