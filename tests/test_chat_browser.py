@@ -29,6 +29,8 @@ CHROMIUM_FLAGS = [
     "--no-first-run",
 ]
 OBRIEN = "O'Brien & <Co>"  # once shown as O&amp;#x27;Brien &amp;amp; &amp;lt;Co&amp;gt;: escaped twice
+# Playwright waits (ms): they only bound a hang, and a loaded CI machine renders and starts Chromium slowly
+WAIT = 30_000
 MESSAGE = "<b>bold?</b> & 'quotes' \"too\" &amp; <script>alert(1)</script>"
 
 
@@ -59,7 +61,7 @@ def sign_in(page: Any, url: str, name: str) -> None:
     page.goto(url)
     page.fill("#name", name)
     page.click("#signin")
-    page.wait_for_function("document.getElementById('status').textContent === 'connected'", timeout=15000)
+    page.wait_for_function("document.getElementById('status').textContent === 'connected'", timeout=WAIT)
     assert page.text_content("#me") == name
 
 
@@ -75,30 +77,34 @@ def test_two_pages_sign_in_join_a_room_and_chat(chat_url: str, request: pytest.F
     shots = ARTIFACTS / request.node.callspec.id
     shots.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True, timeout=4 * WAIT
+        )
         try:
             first_context, second_context = browser.new_context(), browser.new_context()  # two cookie jars
             first, second = first_context.new_page(), second_context.new_page()
+            for context in (first_context, second_context):
+                context.set_default_timeout(WAIT)
             first.goto(chat_url)
             first.screenshot(path=str(shots / "1-sign-in.png"))
             sign_in(first, chat_url, OBRIEN)
             sign_in(second, chat_url, "ann")
             for page in (first, second):  # both in the lobby: each sees both names, as typed
-                expect(page.locator("#people li")).to_have_count(2, timeout=10000)
+                expect(page.locator("#people li")).to_have_count(2, timeout=WAIT)
                 assert sorted(people(page)) == sorted([OBRIEN, "ann"])
 
             for page in (first, second):  # both move to another room
                 page.fill("#room-name", "garden")
                 page.click("#join")
-                expect(page.locator("#room")).to_have_text("garden", timeout=10000)
-            expect(first.locator("#people li")).to_have_count(2, timeout=10000)
+                expect(page.locator("#room")).to_have_text("garden", timeout=WAIT)
+            expect(first.locator("#people li")).to_have_count(2, timeout=WAIT)
 
             first.fill("#text", MESSAGE)
             first.click("#send")
             second.fill("#text", "hello O'Brien")
             second.press("#text", "Enter")
             for page in (first, second):
-                expect(page.locator("#log p.message")).to_have_count(2, timeout=10000)
+                expect(page.locator("#log p.message")).to_have_count(2, timeout=WAIT)
                 lines = page.locator("#log p.message").all_text_contents()
                 assert sorted(lines) == sorted([f"{OBRIEN}: {MESSAGE}", "ann: hello O'Brien"])
                 assert page.locator("#log b").count() == 0 and page.locator("#log script").count() == 0
@@ -106,7 +112,7 @@ def test_two_pages_sign_in_join_a_room_and_chat(chat_url: str, request: pytest.F
             second.screenshot(path=str(shots / "3-ann.png"))
 
             second.close()  # ann leaves: presence follows
-            expect(first.locator("#people li")).to_have_count(1, timeout=10000)
+            expect(first.locator("#people li")).to_have_count(1, timeout=WAIT)
             assert people(first) == [OBRIEN]
 
             # CSRF: a pre-session of its own, then a POST without a token, a forged one, and another's

@@ -217,7 +217,8 @@ async def test_the_bot_api_token_lives_in_rt_secrets(rt_kernel: Any, monkeypatch
                 result.append(await anyio.to_thread.run_sync(listen))
 
             tg.start_soon(run_listener)
-            await anyio.to_thread.run_sync(ready.wait, 10)
+            # the listener must have joined before the bot posts, or the message is not for it (60 s: a hang bound)
+            assert await anyio.to_thread.run_sync(ready.wait, 60), "the listener never joined"
             right = await client.post(
                 say, content=TRICKY_TEXT, headers={"authorization": "Bearer tok-" + "x" * 40}
             )
