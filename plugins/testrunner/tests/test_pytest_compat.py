@@ -764,3 +764,45 @@ def test_installed_plugins_options_take_their_declared_defaults(tmp_path: Path) 
     )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 1}, result.output
+
+
+def test_addopts_and_pythonpath_of_the_configuration(tmp_path: Path) -> None:
+    """Found on semver, structlog, inflect, marshmallow: ``addopts`` options that select (``-m``), stop
+    (``-x``) or filter warnings (``-W``) are applied, display options are ignored, and the options rt does
+    not have are named in one line with the reason; ``pythonpath`` entries are importable."""
+    project(
+        tmp_path,
+        {
+            "pyproject.toml": """
+        [tool.pytest.ini_options]
+        pythonpath = ["src"]
+        markers = ["slow"]
+        addopts = "-ra -v --strict-markers -p no:cacheprovider -m 'not slow' -W error::UserWarning --doctest-modules --cov=pkg"
+    """,
+            "src/pkg/__init__.py": "VALUE = 1\n",
+            "tests/test_x.py": """
+        import warnings
+        import pytest
+        import pkg
+
+        def test_pythonpath():
+            assert pkg.VALUE == 1
+
+        @pytest.mark.slow
+        def test_slow():
+            raise AssertionError("deselected by addopts' -m")
+
+        def test_w_option_applies():
+            with pytest.raises(UserWarning):
+                warnings.warn("an error now", UserWarning)
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 2}, result.output
+    notices = [line for line in result.stderr.splitlines() if "addopts" in line]
+    assert notices == [
+        "rt test: ignoring addopts of pyproject.toml: --doctest-modules (doctests are not collected); "
+        "--cov=pkg (pytest-cov: use rt test --coverage)"
+    ], result.output
+    assert counts(run_rt_test(tmp_path, "-m", "slow")) == {"fail": 1}  # the command line wins

@@ -222,18 +222,27 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
             raise UsageError(f"preload script not found: {script!r}")
     todo = args.todo if args.todo is not None else config.get("test.todo", False)
     concurrent = args.concurrent if args.concurrent is not None else config.get("test.concurrent", False)
-    from rt_testrunner import expression, pyconfig
+    from rt_testrunner import addopts, expression, pyconfig
 
-    for flag, text in (("-k", args.keyword), ("-m", args.markexpr)):
+    try:
+        project = pyconfig.load(root)
+    except pyconfig.ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    extra = addopts.read(project)  # the project's addopts; the command line wins over each
+    project = addopts.configured(project, extra)
+    notice = extra.notice(project)
+    if notice is not None:
+        print(notice, file=sys.stderr)
+    keyword = args.keyword or extra.keyword
+    markexpr = args.markexpr or extra.markexpr
+    if bail is None:
+        bail = extra.bail
+    for flag, text in (("-k", keyword), ("-m", markexpr)):
         if text:
             try:
                 expression.parse(text)
             except expression.ExpressionError as exc:
                 raise UsageError(f"Invalid {flag} expression: {exc}") from None
-    try:
-        project = pyconfig.load(root)
-    except pyconfig.ConfigError as exc:
-        raise UsageError(str(exc)) from None
     run = RunOptions(
         root=root,
         timeout_ms=timeout,
@@ -248,9 +257,9 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         name_pattern=pattern,
         only=args.only,
         preload=preload,
-        keyword=args.keyword or None,
-        markexpr=args.markexpr or None,
-        capture=not args.no_capture,
+        keyword=keyword or None,
+        markexpr=markexpr or None,
+        capture=not (args.no_capture or extra.no_capture),
         pyconfig=project,
     )
     shard_spec = None
@@ -366,6 +375,9 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
     from rt.backend import resolve_backend
     from rt_testrunner.runner import Runner
 
+    project = invocation.run.pyconfig
+    for entry in reversed(project.args("pythonpath")):  # pytest's `pythonpath`: relative to the rootdir
+        sys.path.insert(0, str(project.rootdir / entry))
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     from rt_testrunner import snapshots

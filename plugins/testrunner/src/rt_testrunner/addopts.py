@@ -1,0 +1,226 @@
+"""A project's ``addopts`` (pytest's options written into its configuration), read as rt can honour them.
+
+Projects put options there that change what a run selects or how it reports: ``-m "not slow"``, ``-x``,
+``-p no:cacheprovider``, ``-ra``, ``--strict-markers``, ``--doctest-modules``, ``--cov=pkg``. rt applies
+those that shape the outcome and that it has (``-m``, ``-k``, ``-x``/``--maxfail``, ``-s``/``--capture=no``,
+``-W``, ``-o name=value``), ignores those that only change pytest's own display (``-v``, ``-ra``,
+``--tb``, ``--color`` ...), and names the rest, each with the reason, in one line on stderr: an option that
+would change the counts must not be dropped without a word, or the user compares counts that differ for
+no visible reason.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import attrs
+
+from rt_testrunner.pyconfig import PytestConfig
+
+#: options without a value that only change pytest's display or its strictness about its own configuration
+_DISPLAY_FLAGS = frozenset(
+    {
+        "-v",
+        "--verbose",
+        "-q",
+        "--quiet",
+        "-l",
+        "--showlocals",
+        "--strict-markers",
+        "--strict-config",
+        "--strict",
+        "--no-header",
+        "--no-summary",
+        "--disable-warnings",
+        "--disable-pytest-warnings",
+        "--full-trace",
+        "--no-cov-on-fail",
+        "--setup-show",
+        "--cache-clear",
+        "--new-first",
+        "--nf",
+    }
+)
+#: options with a value that only change pytest's display, reports, caches or module loading that rt
+#: has no part in
+_DISPLAY_OPTIONS = frozenset(
+    {
+        "--tb",
+        "--color",
+        "--code-highlight",
+        "-r",
+        "--durations",
+        "--durations-min",
+        "--junitxml",
+        "--junit-xml",
+        "--junit-prefix",
+        "--basetemp",
+        "--log-level",
+        "--log-format",
+        "--log-date-format",
+        "--log-cli-level",
+        "--log-cli-format",
+        "--log-file",
+        "--log-file-level",
+        "--rootdir",
+        "--confcutdir",
+        "-c",
+        "--verbosity",
+        "--cov-report",
+        "--cov-config",
+        # rt always imports as pytest's default "prepend" mode, under the same module names; a suite written
+        # for importlib mode runs the same (its test modules need no unique basenames either way)
+        "--import-mode",
+    }
+)
+#: options rt does not have, and why (shown to the user)
+_UNSUPPORTED = {
+    "--doctest-modules": "doctests are not collected",
+    "--doctest-glob": "doctests are not collected",
+    "--doctest-continue-on-failure": "doctests are not collected",
+    "-n": "pytest-xdist: rt runs the tests in one process (see --concurrent)",
+    "--numprocesses": "pytest-xdist: rt runs the tests in one process (see --concurrent)",
+    "--dist": "pytest-xdist: rt runs the tests in one process (see --concurrent)",
+    "--cov": "pytest-cov: use rt test --coverage",
+    "--cov-fail-under": "pytest-cov: use [test] coverage_threshold",
+    "--runxfail": "xfail marks always apply",
+    "--reruns": "pytest-rerunfailures: use rt test --retry N",
+    "--timeout": "pytest-timeout's option: use rt test --timeout MS (timeout marks are honoured)",
+    "-p": "plugins named with -p are not loaded (conftest.py pytest_plugins are)",
+    "--lf": "rt keeps no cache of the last failures",
+    "--last-failed": "rt keeps no cache of the last failures",
+    "--ff": "rt keeps no cache of the last failures",
+    "--failed-first": "rt keeps no cache of the last failures",
+    "--pdb": "no debugger integration",
+}
+#: options that take a value (so the next word is not an option of its own)
+_TAKE_VALUE = _DISPLAY_OPTIONS | {
+    "-m",
+    "-k",
+    "-p",
+    "-W",
+    "--pythonwarnings",
+    "-o",
+    "--override-ini",
+    "--maxfail",
+    "--capture",
+    "-n",
+    "--numprocesses",
+    "--dist",
+    "--import-mode",
+    "--doctest-glob",
+    "--reruns",
+    "--timeout",
+    "--cov-fail-under",
+}
+#: options whose value is optional (``--cov`` alone or ``--cov=pkg``): only the ``=`` form takes one
+_OPTIONAL_VALUE = frozenset({"--cov"})
+
+
+@attrs.frozen
+class AddOpts:
+    """What rt takes from ``addopts``; the command line wins over each of these."""
+
+    keyword: str | None = None
+    markexpr: str | None = None
+    bail: int | None = None
+    no_capture: bool = False
+    #: ``-W`` filters, applied after the configuration's ``filterwarnings`` (so they win, as in pytest)
+    warnings: tuple[str, ...] = ()
+    #: ``-o name=value``
+    overrides: tuple[tuple[str, str], ...] = ()
+    #: (option as written, reason) of each option rt does not honour
+    unsupported: tuple[tuple[str, str], ...] = ()
+
+    def notice(self, config: PytestConfig) -> str | None:
+        """The one line telling the user which options of their configuration rt does not honour."""
+        if not self.unsupported:
+            return None
+        where = config.inifile.name if config.inifile is not None else "the pytest configuration"
+        listed = "; ".join(f"{option} ({reason})" for option, reason in self.unsupported)
+        return f"rt test: ignoring addopts of {where}: {listed}"
+
+
+def _words(config: PytestConfig) -> list[str]:
+    value = config.values.get("addopts")
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return shlex.split(value)
+    return [word for item in value for word in shlex.split(str(item))]
+
+
+def read(config: PytestConfig) -> AddOpts:
+    """The project's ``addopts``, sorted into what rt applies, ignores and does not support."""
+    words = _words(config)
+    keyword = markexpr = None
+    bail: int | None = None
+    no_capture = False
+    warnings: list[str] = []
+    overrides: list[tuple[str, str]] = []
+    unsupported: list[tuple[str, str]] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if not word.startswith("-"):
+            unsupported.append((word, "paths in addopts are not read; give them on the command line"))
+            continue
+        name, equals, value = word.partition("=")
+        has_value = bool(equals)
+        if not has_value and name.startswith("-") and not name.startswith("--") and len(name) > 2:
+            # -ra, -vv, -x, -pno:cacheprovider, -Werror, -kexpr: one letter and what follows it
+            letter, rest = name[:2], name[2:]
+            if letter in ("-v", "-q", "-l") and set(rest) <= {letter[1]}:
+                continue
+            if letter in _TAKE_VALUE or letter == "-r":
+                name, has_value, value = letter, True, rest
+            elif letter in ("-x", "-s"):
+                name = letter  # -xs and the like: rare enough to read as the first flag alone
+        if name in _TAKE_VALUE and not has_value:
+            if index < len(words):
+                value, has_value = words[index], True
+                index += 1
+        if name in _DISPLAY_FLAGS or name in _DISPLAY_OPTIONS:
+            continue
+        if name == "-p" and value.startswith("no:"):
+            continue  # disables a pytest plugin: rt does not load pytest's plugins
+        if name == "-m":
+            markexpr = value
+        elif name == "-k":
+            keyword = value
+        elif name in ("-x", "--exitfirst"):
+            bail = 1
+        elif name == "--maxfail" and value.isdigit() and int(value) > 0:
+            bail = int(value)
+        elif name == "-s" or (name == "--capture" and value == "no"):
+            no_capture = True
+        elif name == "--capture":
+            continue  # fd / sys / tee-sys: rt captures at the sys level in every case
+        elif name in ("-W", "--pythonwarnings"):
+            warnings.append(value)
+        elif name in ("-o", "--override-ini") and "=" in value:
+            key, _, setting = value.partition("=")
+            overrides.append((key.strip(), setting))
+        elif name in _UNSUPPORTED or name in _OPTIONAL_VALUE:
+            unsupported.append(
+                (word if not has_value or "=" in word else f"{name} {value}", _UNSUPPORTED[name])
+            )
+        else:
+            unsupported.append((word, "not an option rt knows"))
+    return AddOpts(keyword, markexpr, bail, no_capture, tuple(warnings), tuple(overrides), tuple(unsupported))
+
+
+def configured(config: PytestConfig, options: AddOpts) -> PytestConfig:
+    """``config`` with the ``-o`` overrides and the ``-W`` filters of ``addopts`` in its values."""
+    if not options.overrides and not options.warnings:
+        return config
+    values = dict(config.values)
+    for key, setting in options.overrides:
+        values[key] = setting
+    if options.warnings:
+        values["filterwarnings"] = [
+            *attrs.evolve(config, values=values).lines("filterwarnings"),
+            *options.warnings,
+        ]
+    return attrs.evolve(config, values=values)
