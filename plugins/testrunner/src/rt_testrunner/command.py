@@ -275,11 +275,12 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
 
 def _coverage_options(args: argparse.Namespace, config: Any) -> Any:
     """``--coverage*`` flags over ``[test] coverage*`` config; ``None`` when coverage is off."""
-    from rt_testrunner.coverage_run import REPORTERS, CoverageOptions
-
     wanted = args.coverage or args.coverage_reporter or args.coverage_dir or args.coverage_branch
     if not wanted and not (args.coverage is None and config.get("test.coverage", False)):
         return None
+    # only now: a run without coverage does not import (nor build the attrs classes of) coverage_run
+    from rt_testrunner.coverage_run import REPORTERS, CoverageOptions
+
     reporters: list[str] = []
     for value in args.coverage_reporter or config.get("test.coverage_reporter", ["text"]) or ["text"]:
         for name in str(value).split(","):

@@ -46,7 +46,7 @@ class RewritingFinder(importlib.abc.MetaPathFinder):
         self.test_dirs.add(str(directory))
 
     def wants(self, origin: str) -> bool:
-        if "site-packages" in origin or "dist-packages" in origin:
+        if _installed(origin):
             return False
         name = os.path.basename(origin)
         if name == "conftest.py" or any(fnmatch.fnmatch(name, pattern) for pattern in self.python_files):
@@ -65,6 +65,10 @@ class RewritingFinder(importlib.abc.MetaPathFinder):
         path: Sequence[str] | None,
         target: types.ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
+        if path is not None and all(isinstance(entry, str) and _installed(entry) for entry in path):
+            # a submodule of an installed package (pytest's own, the suite's dependencies): never rewritten,
+            # so not searched for twice (here, then by the path finder that follows)
+            return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not isinstance(spec.origin, str) or not spec.origin.endswith(".py"):
             return None
@@ -72,6 +76,11 @@ class RewritingFinder(importlib.abc.MetaPathFinder):
             return None
         spec.loader = _RewritingLoader(fullname, spec.origin)
         return spec
+
+
+def _installed(path: str) -> bool:
+    """Installed code, which is not the suite's: its modules keep their plain asserts, as under pytest."""
+    return "site-packages" in path or "dist-packages" in path
 
 
 _FINDER: RewritingFinder | None = None
