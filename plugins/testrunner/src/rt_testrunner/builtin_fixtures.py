@@ -12,7 +12,6 @@ import logging
 import os
 import re
 import sys
-import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +37,8 @@ class TempPathFactory:
 
     def getbasetemp(self) -> Path:
         if self._base is None:
+            import tempfile  # with shutil, bz2, lzma: only for a suite that asks for tmp_path
+
             self._base = Path(tempfile.mkdtemp(prefix="rt-test-")).resolve()
         return self._base
 
@@ -113,6 +114,8 @@ class FdCaptureFixture(CaptureFixture):
         super()._start()
         self._files: list[list[Any]] = []
         self._saved: list[int] = []
+        import tempfile
+
         for fd in (1, 2):
             sys.__stdout__.flush() if sys.__stdout__ else None
             temporary = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 - closed in _stop, after the test

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
-import importlib.abc
 import importlib.machinery
 import os
 import sys
@@ -35,8 +34,16 @@ class _RewritingLoader(importlib.machinery.SourceFileLoader):
         exec(code, module.__dict__)  # noqa: S102 - running the user's test code is the point
 
 
-class RewritingFinder(importlib.abc.MetaPathFinder):
-    """Finds modules as the normal path finder does, and hands the suite's own ones to the rewriting loader."""
+class RewritingFinder:
+    """Finds modules as the normal path finder does, and hands the suite's own ones to the rewriting loader.
+
+    A plain class with ``find_spec`` (all ``sys.meta_path`` asks for), not a subclass of
+    ``importlib.abc.MetaPathFinder``: importing that module imports ``importlib.resources``, ``tempfile``,
+    ``shutil``, ``random`` and the compression modules into every run.
+    """
+
+    def invalidate_caches(self) -> None:
+        """Nothing cached here (``importlib.invalidate_caches`` calls it on every finder)."""
 
     def __init__(self, python_files: Sequence[str]) -> None:
         self.test_dirs: set[str] = set()

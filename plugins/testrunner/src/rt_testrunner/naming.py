@@ -5,7 +5,6 @@ Written by hand: these are the jest/bun placeholders, which neither ``%``-format
 
 from __future__ import annotations
 
-import json
 import pprint
 import re
 from typing import Any
@@ -15,6 +14,8 @@ _KEY = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)")
 
 
 def _json(value: Any) -> str:
+    import json  # only for a %j placeholder: not worth importing for every run
+
     try:
         return json.dumps(value, default=repr)
     except (TypeError, ValueError):

@@ -10,7 +10,6 @@ usefixtures; anything else in the file is left to pytest.
 
 from __future__ import annotations
 
-import configparser
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -73,6 +72,8 @@ class PytestConfig:
 
 
 def _ini_section(path: Path, section: str) -> dict[str, Any] | None:
+    import configparser  # only for a project configured in pytest.ini, setup.cfg or tox.ini
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read(path, encoding="utf-8")
