@@ -6,7 +6,8 @@ Cases (issue 6):
   (a) 5,000 trivial tests in 50 files         target: rt at most 0.35x pytest's wall time
   (b) one trivial test (start-up)             target: rt at most 0.5x pytest's wall time
   (c) 400 async tests each sleeping 50 ms     target: `rt test --concurrent` under 2 s
-  (e) real projects' suites (bench/realsuites.py: toolz, itsdangerous, more-itertools from PyPI sdists)
+  (e) real projects' suites (bench/realsuites.py: toolz, itsdangerous, more-itertools, cachetools, pluggy from
+      PyPI sdists; run it directly for --floor and --repeat)
                                               target: rt at most 0.33x pytest's wall time, identical outcomes
       (pytest runs them with pytest-asyncio, installed for this run only with `uv run --with`)
   (d) coverage cost (issue 16): 1,000 tests in 20 files calling code in 20 modules, each runner with and
