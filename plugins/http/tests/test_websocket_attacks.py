@@ -8,7 +8,6 @@ import base64
 import os
 import struct
 import threading
-import time
 import zlib
 from typing import Any
 
@@ -76,16 +75,17 @@ async def test_a_message_dropped_under_backpressure_does_not_advance_the_compres
 
 async def test_a_big_compressed_message_is_inflated_off_the_event_loop(serve: Any, ws_tools: Any) -> None:
     """Defect 8: inflating a large message ran on the event loop, so every other client waited for it.
-    The inflate is made slow (0.5 s) to show where it runs: another client's echo must come back while
-    it is still going on, and the big message must still arrive whole and in order."""
-    started, slow = threading.Event(), 0.5
+    The inflate is held until the test lets it go, to show where it runs: another client's echo must come
+    back while it is still going on (a fixed delay could end first on a loaded machine), and the big message
+    must still arrive whole and in order."""
+    started, release = threading.Event(), threading.Event()
     original = deflate_module.Inflater.inflate
     order: list[str] = []
 
     def slow_inflate(self: Any, data: bytes, max_size: int) -> bytes | None:
         if len(data) > 100_000:
             started.set()
-            time.sleep(slow)  # stands for megabytes of inflating (a blocking call, as zlib's is)
+            release.wait(30)  # stands for megabytes of inflating (a blocking call, as zlib's is)
         return original(self, data, max_size)
 
     def message(ws: Any, msg: Any) -> None:
@@ -109,10 +109,12 @@ async def test_a_big_compressed_message_is_inflated_off_the_event_loop(serve: An
                 with anyio.fail_after(5):
                     assert await other.recv_frame() == (1, b"ping?")
                 order.append("echoed")
+                release.set()
                 with anyio.fail_after(10):
                     assert await sender.recv_frame() == (1, f"got {len(big)}".encode())
                     assert await sender.recv_frame() == (1, b"after")
     finally:
+        release.set()
         patch.undo()
     assert order == ["ping?", "echoed", "big", "after"]
 
@@ -177,9 +179,10 @@ async def test_close_refuses_codes_that_may_not_be_sent(serve: Any, ws_tools: An
 
 async def test_a_big_message_is_deflated_off_the_event_loop_and_in_order(serve: Any, ws_tools: Any) -> None:
     """Defect 8, the sending side: a socket's own compressor deflating a big message kept every other client
-    waiting. Deflating is made slow (0.5 s) to show where it runs; the small message sent after the big one
-    must still arrive after it, and both inflate right (the compressor's context advanced in order)."""
-    started, slow = threading.Event(), 0.5
+    waiting. Deflating is held until the test lets it go, to show where it runs (a fixed delay could end
+    first on a loaded machine); the small message sent after the big one must still arrive after it, and
+    both inflate right (the compressor's context advanced in order)."""
+    started, release = threading.Event(), threading.Event()
     original = deflate_module.Deflater.compress
     big = base64.b64encode(os.urandom(90_000)).decode()
 
@@ -188,7 +191,7 @@ async def test_a_big_message_is_deflated_off_the_event_loop_and_in_order(serve: 
     def slow_compress(self: Any, data: bytes) -> bytes:
         if len(data) > 100_000:
             started.set()
-            time.sleep(slow)
+            release.wait(30)
             order.append("deflated")
         return original(self, data)
 
@@ -215,6 +218,7 @@ async def test_a_big_message_is_deflated_off_the_event_loop_and_in_order(serve: 
                 with anyio.fail_after(5):
                     assert await other.recv_frame() == (1, b"ping?")
                 assert order == ["ping?"]  # answered while the big message was still being deflated
+                release.set()
                 inflater = zlib.decompressobj(wbits=-15)
                 with anyio.fail_after(10):
                     for expected in (big, big[:50] + " and after"):
@@ -222,5 +226,6 @@ async def test_a_big_message_is_deflated_off_the_event_loop_and_in_order(serve: 
                         assert opcode == 1
                         assert inflater.decompress(payload + b"\x00\x00\xff\xff").decode() == expected
     finally:
+        release.set()
         patch.undo()
     assert order == ["ping?", "deflated"]
