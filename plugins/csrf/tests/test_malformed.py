@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 import rt
 
 SECRET = "malformed-secret"
-CHECKS = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+CHECKS = settings(  # too_slow too: a loaded machine can make generating examples slow
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
 encodings = st.sampled_from(ENCODINGS)
