@@ -342,7 +342,7 @@ def test_a_peer_that_stopped_reading_keeps_no_server_socket_open(
     finally:
         peer.close()
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
-    assert elapsed[0] < 5
+    assert elapsed[0] < 8  # prompt: under the 10 s a drain (close grace, idle time-out) would have taken
 
 
 async def test_transports_come_from_the_hook(rt_kernel: Any) -> None:
