@@ -10,13 +10,15 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rt.events import Location
-from rt_testrunner.expect import expect
-from rt_testrunner.mocking import mock, spy_on
 from rt_testrunner.model import COLLECTOR, Suite, TestCase
 from rt_testrunner.naming import case_args, format_case_name
+
+if TYPE_CHECKING:
+    from rt_testrunner.expect import expect
+    from rt_testrunner.mocking import mock, spy_on
 
 __all__ = [
     "after_all",
@@ -30,6 +32,21 @@ __all__ = [
     "spy_on",
     "test",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``expect``, ``mock`` and ``spy_on`` on first use: a pytest suite never imports their modules (nor
+    builds their attrs classes), which ``rt test`` start-up would otherwise pay on every run."""
+    if name == "expect":
+        from rt_testrunner.expect import expect
+
+        return expect
+    if name in ("mock", "spy_on"):
+        from rt_testrunner import mocking
+
+        return getattr(mocking, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 _OPTION_KEYS = frozenset({"retry", "timeout"})

@@ -30,7 +30,6 @@ from typing import Any
 import attrs
 
 from rt_testrunner import capture, timeouts
-from rt_testrunner.expect import unawaited_matcher_error
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.state import CURRENT, TestState
 
@@ -228,7 +227,7 @@ class Executor:
                         await self.call(hook, (), deadline)
                 assert case.fn is not None
                 await self.call(case.fn, case.args, deadline)
-                unawaited = unawaited_matcher_error(state)
+                unawaited = _unawaited_matcher_error(state)
                 if unawaited is not None:
                     raise unawaited
                 check_assertion_count(state)
@@ -252,7 +251,7 @@ class Executor:
                             outcome.error = exc
             # after a failure or time-out, or in an after_each hook: closed here (no RuntimeWarning), and a
             # failure only when nothing else failed first
-            unawaited = unawaited_matcher_error(state)
+            unawaited = _unawaited_matcher_error(state)
             if unawaited is not None and outcome.error is None and not outcome.timed_out:
                 outcome.error = unawaited
         finally:
@@ -292,6 +291,16 @@ async def await_before(awaitable: Any, deadline: float) -> None:
         await awaitable
     if scope.cancelled_caught:
         raise timeouts.TestTimeout()
+
+
+def _unawaited_matcher_error(state: TestState) -> BaseException | None:
+    """:func:`rt_testrunner.expect.unawaited_matcher_error`; only ``expect`` records pending matchers, so a
+    test that used none (every test of a pytest suite) does not import that module."""
+    if not state.pending_matchers:
+        return None
+    from rt_testrunner.expect import unawaited_matcher_error
+
+    return unawaited_matcher_error(state)
 
 
 def check_assertion_count(state: TestState) -> None:
