@@ -308,6 +308,67 @@ async def test_the_callback_path_refuses_reads_while_the_reader_is_busy() -> Non
         assert await _within(10, ws.receive()) == "three"
 
 
+async def test_concurrent_senders_never_cut_into_each_others_frames() -> None:
+    """Eight tasks send 300 KB messages at once (each send waits for the socket): a frame cut into by another
+    would fail the connection at the server; every echo comes back whole."""
+    sent = [bytes([task]) * 300_000 + f"{task}:{number}".encode() for task in range(8) for number in range(3)]
+    async with rt_server(False) as url, rt.WebSocket(url) as ws:
+
+        async def sender(task: int) -> None:
+            for message in sent[task * 3 : task * 3 + 3]:
+                await ws.send(message)
+
+        async with anyio.create_task_group() as tg:
+            for task in range(8):
+                tg.start_soon(sender, task)
+            received = [await _within(30, ws.receive()) for _ in sent]
+    assert sorted(received) == sorted(sent)
+
+
+async def test_send_turns_are_fifo_and_survive_cancelled_waiters() -> None:
+    from rt_http.client import _SendTurns
+
+    turns = _SendTurns(anyio.Event)
+    order: list[str] = []
+    release_a = anyio.Event()
+
+    async def holder() -> None:
+        async with turns:
+            order.append("a")
+            await release_a.wait()
+
+    async def waiter(name: str, scope: anyio.CancelScope | None = None) -> None:
+        with scope or anyio.CancelScope():
+            async with turns:
+                order.append(name)
+
+    cancel_b = anyio.CancelScope()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(holder)
+        await anyio.wait_all_tasks_blocked()
+        tg.start_soon(waiter, "b", cancel_b)
+        await anyio.wait_all_tasks_blocked()
+        tg.start_soon(waiter, "c")
+        await anyio.wait_all_tasks_blocked()
+        cancel_b.cancel()  # b gives up its place in the queue
+        await anyio.wait_all_tasks_blocked()
+        release_a.set()
+    assert order == ["a", "c"]
+    # a turn handed to a waiter that is cancelled at that moment is used or passed on, never lost
+    turns._busy = True  # someone holds the turn
+    scope = anyio.CancelScope()
+    with anyio.fail_after(10):  # a lost turn would leave e waiting forever
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiter, "d", scope)
+            await anyio.wait_all_tasks_blocked()
+            tg.start_soon(waiter, "e")
+            await anyio.wait_all_tasks_blocked()
+            turns._release()  # hands the turn to d ...
+            scope.cancel()  # ... which is cancelled before it runs (it may still take it, or pass it on)
+    assert order[:2] == ["a", "c"] and order[-1] == "e"
+    assert not turns._busy and not turns._waiters
+
+
 async def test_a_cancelled_receive_loses_no_message() -> None:
     async with rt_server(False) as url, rt.WebSocket(url) as ws:
         with anyio.move_on_after(0.05) as scope:
