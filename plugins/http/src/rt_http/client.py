@@ -126,9 +126,9 @@ class _SendTurns:
 
     ``anyio.Lock`` does this too, but even with ``fast_acquire`` it looks the current task up three times and
     checks for cancellation on every acquire: in a cProfile of bench/ws.py's one-in-flight client echo that
-    was 7-9% of the client's CPU time (acquire and release), for a lock that is free on nearly every send. Here a free
-    turn is one attribute check; a busy one waits on an event and is handed over directly on release (FIFO).
-    """
+    was 7-9% of the client's CPU time (acquire and release), for a lock that is free on nearly every send.
+    Here a free turn is one attribute check; a busy one waits on an event and is handed over directly on
+    release (FIFO)."""
 
     __slots__ = ("_busy", "_new_event", "_waiters")
 
