@@ -8,8 +8,11 @@ trips per second and this one at 106k (docs/benchmarks.md). This stream keeps an
 exceptions, extra attributes and one-reader/one-writer guard) and does what asyncio's own
 ``StreamReader``/``StreamWriter`` do instead:
 
-- reading stays on until ``_READ_HIGH`` bytes are buffered unread, then the transport pauses until the reader
-  catches up to ``_READ_LOW`` (memory per connection stays bounded against a client that floods);
+- reading stays on until ``_READ_HIGH`` bytes (64 KiB, one read) are buffered unread, then the transport
+  pauses until the reader catches up to ``_READ_LOW``: a client that floods, or a request body no handler
+  reads yet, costs one window per connection, as on trio (which reads only when asked), and the server's
+  bound on buffered body bytes (``max_buffered_body_size``, counted once bytes reach the HTTP parser) is not
+  undercut by a read-ahead it cannot see. A read never takes more than the room left below ``_READ_HIGH``;
 - ``send()`` hands the bytes to the transport, which writes at once when the kernel takes them, and waits only
   while the transport's buffer is above ``_WRITE_HIGH`` (so a client that never reads cannot grow it);
 - neither yields to the loop when it does not have to wait, except for the fairness checkpoint that both
@@ -47,8 +50,10 @@ from anyio.abc import SocketAttribute, SocketListener
 from rt_http.fair_streams import FairSocketStream
 
 _READ_SIZE = 64 * 1024  # bytes one read takes from the kernel (trio's and anyio's default receive size)
-_READ_HIGH = 256 * 1024  # unread bytes at which the transport stops reading
-_READ_LOW = 64 * 1024  # ... and reads again once the reader is down to this
+# unread bytes at which the transport stops reading: the body window of docs/serve.md ("How bodies stream");
+# it was 256 KiB, which let a connection whose request body no handler read hold 320 KiB nobody counted
+_READ_HIGH = 64 * 1024
+_READ_LOW = 16 * 1024  # ... and reads again once the reader is down to this
 _WRITE_HIGH = 64 * 1024  # send() waits while the transport holds more than this unsent
 _CLOSE_GRACE = 10.0  # seconds aclose() waits for unsent bytes to drain before it cuts the socket
 
@@ -106,7 +111,10 @@ class _Protocol(asyncio.BufferedProtocol):
         self.transport.set_write_buffer_limits(high=_WRITE_HIGH)
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        return self.read_buffer
+        room = _READ_HIGH - self.buffered  # a read takes no more than fits below the bound
+        if room >= _READ_SIZE or room <= 0:  # (never empty: reading is paused before it can be)
+            return self.read_buffer
+        return self.read_buffer[:room]
 
     def buffer_updated(self, nbytes: int) -> None:
         data = bytes(self.read_buffer[:nbytes])
@@ -115,7 +123,7 @@ class _Protocol(asyncio.BufferedProtocol):
             return  # taken in this callback; only offered while nothing is buffered, so bytes stay in order
         self.chunks.append(data)
         self.buffered += nbytes
-        if self.buffered > _READ_HIGH and not self.reading_paused and self.transport is not None:
+        if self.buffered >= _READ_HIGH and not self.reading_paused and self.transport is not None:
             self.reading_paused = True
             self.transport.pause_reading()
         self.wake_reader()
