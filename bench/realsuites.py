@@ -1,6 +1,6 @@
 """Real projects' own test suites under pytest and under `rt test`: outcome counts and wall time, same run.
 
-    uv run python bench/realsuites.py [--repeat 1] [--suites toolz,itsdangerous,more-itertools] [--keep DIR]
+    uv run python bench/realsuites.py [--repeat 1] [--suites toolz,itsdangerous,more-itertools|compat|all] [--keep DIR]
                                       [--floor] [--no-bytecode]
 
 Each suite is the project's sdist from PyPI (`pip download --no-deps --no-binary :all: NAME==VERSION`),
@@ -43,6 +43,34 @@ SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "cachetools": ("5.5.0", (), {"PYTHONPATH": "src"}),
     "pluggy": ("1.5.0", (), {"PYTHONPATH": "src"}),
 }
+#: more suites, each chosen for a different part of pytest, checked for identical counts (`--suites compat`,
+#: or `--suites all` with the ones above); not in the default set, which bench/testrunner.py times
+COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
+    "parse": ("1.20.2", (), {}),  # parametrize, skipif
+    "jmespath": ("1.0.1", (), {}),  # generated tests from JSON files, unittest
+    "sqlparse": ("0.5.1", (), {}),  # conftest fixtures, xfail, xpass
+    "humanize": ("4.11.0", ("freezegun",), {"PYTHONPATH": "src"}),  # addopts, freezegun, big parametrize
+    "wcwidth": ("0.2.13", (), {}),  # tox.ini [pytest], addopts
+    "tabulate": ("0.9.0", ("wcwidth",), {}),  # a `test` folder, importorskip
+    "jinja2": ("3.1.4", ("markupsafe", "trio"), {"PYTHONPATH": "src"}),  # filterwarnings = error, async tests
+    "marshmallow": ("3.23.1", ("simplejson",), {"PYTHONPATH": "src"}),  # norecursedirs with a path
+    "tenacity": ("9.0.0", ("tornado", "typeguard"), {}),  # unittest methods running their own event loop
+    "structlog": ("24.4.0", ("freezegun", "pretend", "pytest-asyncio", "simplejson"), {"PYTHONPATH": "src"}),
+    "platformdirs": ("4.3.6", ("appdirs", "pytest-mock"), {"PYTHONPATH": "src"}),  # pytest-mock's mocker
+    "python-dotenv": ("1.0.1", ("click", "sh"), {"PYTHONPATH": "src"}),  # setup.cfg, subprocesses
+    "pyparsing": ("3.2.0", ("railroad-diagrams", "jinja2"), {}),  # import-time state, unittest subTest
+    "packaging": ("24.2", ("pretend",), {"PYTHONPATH": "src"}),  # 27,000 parametrized tests
+}
+#: pytest arguments a suite needs in this environment, with the reason
+PYTEST_ARGS: dict[str, tuple[str, ...]] = {
+    # the environment's platformdirs (a dependency of the repo's tools) registers a pytest plugin that the
+    # suite's src/platformdirs, first on the path, does not have: pytest refuses to start without this
+    "platformdirs": ("-p", "no:platformdirs"),
+    # tests/test_matplotlib_cases.py needs matplotlib (not installed): pytest stops on that collection error
+    # unless told to go on; rt counts it as the same one error and runs the rest
+    "pyparsing": ("--continue-on-collection-errors",),
+}
+ALL_SUITES = {**SUITES, **COMPAT_SUITES}
 SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "PYTEST_ADDOPTS")
 PYTEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "xfailed": "xfailed",
                 "xpassed": "xpassed", "error": "errors", "errors": "errors"}
@@ -116,7 +144,7 @@ def floor(folder: Path, env: dict[str, str], pytest_cpu: float) -> str:
 
 
 def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floor: bool = False) -> tuple[bool, str]:
-    version, extra, variables = SUITES[name]
+    version, extra, variables = ALL_SUITES[name]
     folder = download(name, version, root / name)
     deps = install_extra(extra, root / f"{name}-deps")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in SCRUBBED}
@@ -127,7 +155,7 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
     env.update(variables)
     if deps is not None:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), deps) if p)
-    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PYTEST_ARGS.get(name, ())]
     # the `rt` console script next to this Python, as users run it (`python -m rt` adds runpy's start-up)
     script = Path(sys.executable).with_name("rt")
     rt_cmd = [str(script), "test"] if script.exists() else [sys.executable, "-m", "rt", "test"]
@@ -165,10 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--floor", action="store_true",
                         help="also print each suite's floor: the CPU time of its own imports and tests (suite_floor.py)")
     options = parser.parse_args(argv)
-    names = [n for n in options.suites.split(",") if n]
-    unknown = [n for n in names if n not in SUITES]
+    groups = {"compat": list(COMPAT_SUITES), "all": list(ALL_SUITES)}
+    names = [m for n in options.suites.split(",") if n for m in groups.get(n, [n])]
+    unknown = [n for n in names if n not in ALL_SUITES]
     if unknown:
-        parser.error(f"unknown suite(s): {', '.join(unknown)} (known: {', '.join(SUITES)})")
+        parser.error(f"unknown suite(s): {', '.join(unknown)} (known: {', '.join(ALL_SUITES)}, compat, all)")
     root = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="rt-realsuites-"))
     all_same = True
     try:
