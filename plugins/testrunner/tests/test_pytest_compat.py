@@ -777,7 +777,7 @@ def test_addopts_and_pythonpath_of_the_configuration(tmp_path: Path) -> None:
         [tool.pytest.ini_options]
         pythonpath = ["src"]
         markers = ["slow"]
-        addopts = "-ra -v --strict-markers -p no:cacheprovider -m 'not slow' -W error::UserWarning --doctest-modules --cov=pkg"
+        addopts = "-ra -v --strict-markers -p no:cacheprovider -m 'not slow' -W error::UserWarning -n 2 --cov=pkg"
     """,
             "src/pkg/__init__.py": "VALUE = 1\n",
             "tests/test_x.py": """
@@ -802,7 +802,63 @@ def test_addopts_and_pythonpath_of_the_configuration(tmp_path: Path) -> None:
     assert counts(result) == {"pass": 2}, result.output
     notices = [line for line in result.stderr.splitlines() if "addopts" in line]
     assert notices == [
-        "rt test: ignoring addopts of pyproject.toml: --doctest-modules (doctests are not collected); "
-        "--cov=pkg (pytest-cov: use rt test --coverage)"
+        "rt test: ignoring addopts of pyproject.toml: -n 2 (pytest-xdist: rt runs the tests in one process, "
+        "see --concurrent); --cov=pkg (pytest-cov: use rt test --coverage)"
     ], result.output
     assert counts(run_rt_test(tmp_path, "-m", "slow")) == {"fail": 1}  # the command line wins
+
+
+def test_doctest_modules_from_addopts(tmp_path: Path) -> None:
+    """Found running inflect: ``addopts = --doctest-modules`` makes every docstring with examples a test (of
+    modules that are not test files too), run with ``doctest_optionflags``; pytest 9.2 counts 3 passed, 1
+    failed here."""
+    project(
+        tmp_path,
+        {
+            "pyproject.toml": """
+        [tool.pytest.ini_options]
+        addopts = "--doctest-modules"
+        doctest_optionflags = "NORMALIZE_WHITESPACE ELLIPSIS"
+    """,
+            "setup.py": "import setuptools\nraise SystemExit('setup.py is not collected')\n",
+            "pkg/__init__.py": "",
+            "pkg/mod.py": """
+        def add(a, b):
+            \"\"\"
+            >>> add(1,
+            ...     2)
+            3
+            >>> list(range(3))
+            [0,   1, 2]
+            >>> print("a long line")
+            a ... line
+            \"\"\"
+            return a + b
+
+        def broken():
+            \"\"\"
+            >>> broken()
+            2
+            \"\"\"
+            return 1
+
+        def plain():
+            \"\"\"No examples here.\"\"\"
+    """,
+            "tests/test_x.py": """
+        def helper():
+            \"\"\"
+            >>> helper()
+            'ok'
+            \"\"\"
+            return "ok"
+
+        def test_it():
+            assert helper() == "ok"
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 3, "fail": 1}, result.output
+    assert "(fail) pkg.mod.broken" in result.stderr
+    assert "Expected:\n    2\nGot:\n    1" in result.stderr, result.output

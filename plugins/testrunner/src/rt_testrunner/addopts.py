@@ -3,7 +3,7 @@
 Projects put options there that change what a run selects or how it reports: ``-m "not slow"``, ``-x``,
 ``-p no:cacheprovider``, ``-ra``, ``--strict-markers``, ``--doctest-modules``, ``--cov=pkg``. rt applies
 those that shape the outcome and that it has (``-m``, ``-k``, ``-x``/``--maxfail``, ``-s``/``--capture=no``,
-``-W``, ``-o name=value``), ignores those that only change pytest's own display (``-v``, ``-ra``,
+``-W``, ``-o name=value``, ``--doctest-modules``), ignores those that only change pytest's own display (``-v``, ``-ra``,
 ``--tb``, ``--color`` ...), and names the rest, each with the reason, in one line on stderr: an option that
 would change the counts must not be dropped without a word, or the user compares counts that differ for
 no visible reason.
@@ -75,12 +75,11 @@ _DISPLAY_OPTIONS = frozenset(
 )
 #: options rt does not have, and why (shown to the user)
 _UNSUPPORTED = {
-    "--doctest-modules": "doctests are not collected",
     "--doctest-glob": "doctests are not collected",
     "--doctest-continue-on-failure": "doctests are not collected",
-    "-n": "pytest-xdist: rt runs the tests in one process (see --concurrent)",
-    "--numprocesses": "pytest-xdist: rt runs the tests in one process (see --concurrent)",
-    "--dist": "pytest-xdist: rt runs the tests in one process (see --concurrent)",
+    "-n": "pytest-xdist: rt runs the tests in one process, see --concurrent",
+    "--numprocesses": "pytest-xdist: rt runs the tests in one process, see --concurrent",
+    "--dist": "pytest-xdist: rt runs the tests in one process, see --concurrent",
     "--cov": "pytest-cov: use rt test --coverage",
     "--cov-fail-under": "pytest-cov: use [test] coverage_threshold",
     "--runxfail": "xfail marks always apply",
@@ -125,6 +124,7 @@ class AddOpts:
     markexpr: str | None = None
     bail: int | None = None
     no_capture: bool = False
+    doctest_modules: bool = False
     #: ``-W`` filters, applied after the configuration's ``filterwarnings`` (so they win, as in pytest)
     warnings: tuple[str, ...] = ()
     #: ``-o name=value``
@@ -155,7 +155,7 @@ def read(config: PytestConfig) -> AddOpts:
     words = _words(config)
     keyword = markexpr = None
     bail: int | None = None
-    no_capture = False
+    no_capture = doctest_modules = False
     warnings: list[str] = []
     overrides: list[tuple[str, str]] = []
     unsupported: list[tuple[str, str]] = []
@@ -193,6 +193,8 @@ def read(config: PytestConfig) -> AddOpts:
             bail = 1
         elif name == "--maxfail" and value.isdigit() and int(value) > 0:
             bail = int(value)
+        elif name == "--doctest-modules":
+            doctest_modules = True
         elif name == "-s" or (name == "--capture" and value == "no"):
             no_capture = True
         elif name == "--capture":
@@ -208,11 +210,23 @@ def read(config: PytestConfig) -> AddOpts:
             )
         else:
             unsupported.append((word, "not an option rt knows"))
-    return AddOpts(keyword, markexpr, bail, no_capture, tuple(warnings), tuple(overrides), tuple(unsupported))
+    return AddOpts(
+        keyword,
+        markexpr,
+        bail,
+        no_capture,
+        doctest_modules,
+        tuple(warnings),
+        tuple(overrides),
+        tuple(unsupported),
+    )
 
 
 def configured(config: PytestConfig, options: AddOpts) -> PytestConfig:
-    """``config`` with the ``-o`` overrides and the ``-W`` filters of ``addopts`` in its values."""
+    """``config`` with the ``-o`` overrides and the ``-W`` filters of ``addopts`` in its values, and
+    ``--doctest-modules``."""
+    if options.doctest_modules:
+        config = attrs.evolve(config, doctest_modules=True)
     if not options.overrides and not options.warnings:
         return config
     values = dict(config.values)

@@ -8,11 +8,12 @@ loads) and as pytest does (:mod:`rt_testrunner.pyitems`): ``test*`` functions, `
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 
 from rt_testrunner import api, importing
 from rt_testrunner.discovery import TestFile
 from rt_testrunner.model import Suite, TestCase
-from rt_testrunner.pyitems import PytestSession
+from rt_testrunner.pyitems import NO_TIMEOUT_MS, PytestSession
 from rt_testrunner.rewrite import load_test_module
 
 
@@ -36,11 +37,23 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
             module = importing.import_path(test_file.path)
         else:
             module = load_test_module(test_file.path, test_file.relative)
+    if test_file.doctest_only:
+        _add_doctests(module, root, session)
+        return root
     declared = bool(root.children)
     session.collect(module, root, str(test_file.path), test_file.selectors, set(api.REGISTERED_FUNCTIONS))
     if declared:
         root.children.sort(key=_first_line)
+    if session.pyconfig.doctest_modules and not test_file.selectors:
+        _add_doctests(module, root, session)
     return root
+
+
+def _add_doctests(module: ModuleType, root: Suite, session: PytestSession) -> None:
+    """``--doctest-modules`` (in the project's addopts): the module's doctests are tests of the file too."""
+    from rt_testrunner import doctests
+
+    doctests.add_doctests(module, root, doctests.optionflags(session.pyconfig), NO_TIMEOUT_MS)
 
 
 def _first_line(child: TestCase | Suite) -> int:

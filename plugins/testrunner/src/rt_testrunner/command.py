@@ -314,7 +314,9 @@ def _patterns(project: Any, root: Path) -> Patterns:
     testpaths: tuple[Path, ...] = ()
     if project.rootdir == root:
         testpaths = tuple(path for entry in project.args("testpaths") for path in sorted(root.glob(entry)))
-    return Patterns(tuple(project.python_files), tuple(project.norecursedirs), testpaths)
+    return Patterns(
+        tuple(project.python_files), tuple(project.norecursedirs), testpaths, project.doctest_modules
+    )
 
 
 def agent_mode(environ: Any = os.environ) -> bool:

@@ -43,6 +43,8 @@ class TestFile:
     relative: str  # as shown to the user: posix, relative to the root when inside it
     #: node ids given on the command line for this file, without the path: ``Class::test[id]``
     selectors: tuple[str, ...] = ()
+    #: a module that is not a test file, collected for its doctests alone (``--doctest-modules``)
+    doctest_only: bool = False
 
 
 @attrs.frozen
@@ -52,6 +54,13 @@ class Patterns:
     python_files: tuple[str, ...] = ("test_*.py", "*_test.py")
     norecursedirs: tuple[str, ...] = ()
     testpaths: tuple[Path, ...] = ()
+    #: ``--doctest-modules``: every module (but setup.py and __main__.py) is collected, for its doctests
+    doctest_modules: bool = False
+
+    def wanted(self, name: str) -> bool:
+        if self.is_test_file(name):
+            return True
+        return self.doctest_modules and name.endswith(".py") and name not in ("setup.py", "__main__.py")
 
     def is_test_file(self, name: str) -> bool:
         if name.endswith(SUFFIXES):
@@ -91,8 +100,12 @@ def _walk(directory: Path, patterns: Patterns = DEFAULT_PATTERNS) -> Iterable[Pa
             and not os.path.exists(os.path.join(current, d, "pyvenv.cfg"))
         )
         for name in sorted(filenames):
-            if patterns.is_test_file(name):
+            if patterns.wanted(name):
                 yield Path(current, name)
+
+
+def _doctest_only(path: Path, patterns: Patterns) -> bool:
+    return patterns.doctest_modules and not patterns.is_test_file(path.name)
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -124,7 +137,9 @@ def discover(root: Path, filters: Sequence[str], patterns: Patterns = DEFAULT_PA
         target = (root / path_part).resolve() if not path_part.startswith("/") else Path(path_part).resolve()
         if target.is_dir():
             for path in _walk(target, patterns):
-                found[path] = TestFile(path, _relative(path, root))
+                found[path] = TestFile(
+                    path, _relative(path, root), doctest_only=_doctest_only(path, patterns)
+                )
         elif target.is_file():
             previous = found.get(target)
             selectors = previous.selectors if previous is not None else ()
@@ -143,7 +158,9 @@ def discover(root: Path, filters: Sequence[str], patterns: Patterns = DEFAULT_PA
             for path in _walk(base, patterns) if base.is_dir() else [base]:
                 relative = _relative(path, root)
                 if not fragments or any(fragment in relative for fragment in fragments):
-                    found.setdefault(path, TestFile(path, relative))
+                    found.setdefault(
+                        path, TestFile(path, relative, doctest_only=_doctest_only(path, patterns))
+                    )
     return sorted(found.values(), key=lambda f: f.relative)
 
 

@@ -29,6 +29,8 @@ class PytestConfig:
     rootdir: Path
     inifile: Path | None = None
     values: dict[str, Any] = attrs.field(factory=dict)
+    #: ``--doctest-modules`` in ``addopts``: every module's doctests are tests too
+    doctest_modules: bool = False
 
     def lines(self, name: str) -> list[str]:
         """A "linelist" option (markers, filterwarnings): one entry per line, or a TOML list."""
