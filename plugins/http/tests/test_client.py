@@ -470,7 +470,7 @@ async def test_connect_timeout() -> None:
         with pytest.raises(WebSocketError, match=r"within 0.3 s"):
             async with rt.WebSocket(f"ws://127.0.0.1:{port}/", timeout=300):
                 pass
-        assert anyio.current_time() - started < 5
+        assert anyio.current_time() - started < 30  # without the time-out it would wait for ever
 
 
 async def test_a_protocol_violation_fails_the_connection() -> None:
