@@ -538,6 +538,8 @@ async def test_bad_arguments() -> None:
         rt.WebSocket("ftp://h/")
     with pytest.raises(ValueError, match="unique"):
         rt.WebSocket("ws://h/", ["a", "a"])
+    with pytest.raises(ValueError, match="max_queue must be a positive int"):
+        rt.WebSocket("ws://h/", max_queue=0)
     with pytest.raises(ValueError, match="unknown WebSocket event"):
         rt.WebSocket("ws://h/").add_event_listener("data", print)  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="still connecting"):
