@@ -41,37 +41,51 @@ def cases_for(which: str) -> list[str]:
     return [c.strip() for c in which.split(",") if c.strip()]
 
 
-def wait_listening(port: int, seconds: float = 30) -> None:
+def wait_listening(server: subprocess.Popen[bytes], port: int, seconds: float = 60) -> bool:
+    """True once wstest listens on ``port``; False if it exited first (another process took the free port
+    between our probe and its bind, as happens on a machine running other tests)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+        if server.poll() is not None:
+            return False
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
+                time.sleep(0.5)  # a listener that was not wstest's leaves wstest to fail its bind meanwhile
+                return server.poll() is None
         time.sleep(0.2)
-    raise SystemExit(f"wstest's fuzzing server did not listen on port {port}")
+    raise SystemExit(f"wstest's fuzzing server did not listen on port {port} within {seconds:.0f} s")
+
+
+def start_fuzzing_server(wstest: list[str], which: str, outdir: Path) -> tuple[subprocess.Popen[bytes], int]:
+    for _attempt in range(5):
+        port = free_port()
+        spec = {
+            "url": f"ws://127.0.0.1:{port}",
+            "outdir": str(outdir),
+            "cases": cases_for(which),
+            "exclude-cases": [],
+            "exclude-agent-cases": {},
+        }
+        spec_path = outdir / "fuzzingserver.json"
+        spec_path.write_text(json.dumps(spec, indent=2))
+        server = subprocess.Popen(
+            [*wstest, "-m", "fuzzingserver", "-s", str(spec_path)],
+            cwd=outdir,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        if wait_listening(server, port):
+            return server, port
+        server.kill()
+        server.wait()
+    raise SystemExit("wstest's fuzzing server exited before listening, five times (is wstest working?)")
 
 
 def run_all(
     wstest: list[str], runs: list[tuple[str, bool]], which: str, outdir: Path
 ) -> dict[str, dict[str, dict[str, str]]]:
-    port = free_port()
-    spec = {
-        "url": f"ws://127.0.0.1:{port}",
-        "outdir": str(outdir),
-        "cases": cases_for(which),
-        "exclude-cases": [],
-        "exclude-agent-cases": {},
-    }
-    spec_path = outdir / "fuzzingserver.json"
-    spec_path.write_text(json.dumps(spec, indent=2))
-    server = subprocess.Popen(
-        [*wstest, "-m", "fuzzingserver", "-s", str(spec_path)],
-        cwd=outdir,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server, port = start_fuzzing_server(wstest, which, outdir)
     try:
-        wait_listening(port)
         for backend, deflate in runs:
             agent = f"rt-client-{backend}-{'deflate' if deflate else 'plain'}"
             command = [
@@ -87,7 +101,9 @@ def run_all(
             if deflate:
                 command.append("--deflate")
             started = time.monotonic()
-            subprocess.run(command, check=True, timeout=3600)
+            subprocess.run(
+                command, check=True, timeout=3 * 3600
+            )  # bounds a hang: a full run on a loaded machine takes over an hour
             print(f"{agent}: ran in {time.monotonic() - started:.0f} s", flush=True)
     finally:
         server.terminate()
