@@ -191,6 +191,10 @@ async def test_redis_restarted_mid_stream(
                 await publish_for(0.3)
                 await anyio.to_thread.run_sync(redis_server.kill)
                 await publish_for(0.3)  # Redis is down
+                # and until a publish found it down (a loaded machine can take a while to see it)
+                with anyio.fail_after(30):
+                    while broker_a.stats.dropped_unreachable == 0:
+                        await publish_for(0.05)
                 await anyio.to_thread.run_sync(redis_server.start)
                 await wait_until(lambda: broker_a.connected and broker_b.connected)
                 await wait_numsub(redis_server, "rt:room", 2)  # re-subscribed after the restart

@@ -147,6 +147,10 @@ async def test_redis_killed_and_restarted_mid_stream(
                 await publish_for(0.5)
                 await anyio.to_thread.run_sync(redis_server.kill)
                 await publish_for(0.5)  # Redis is down: process a still delivers locally
+                # and until a publish found it down (a loaded machine can take a while to see it)
+                with anyio.fail_after(30):
+                    while (await anyio.to_thread.run_sync(a.stats))["dropped_unreachable"] == 0:
+                        await publish_for(0.05)
                 await anyio.to_thread.run_sync(redis_server.start)
                 await wait_for(lambda: a.stats()["connects"] == 2 and b.stats()["connects"] == 2)
                 await wait_for(lambda: redis_server.numsub("rt:room") == 2)  # both re-subscribed
