@@ -345,6 +345,8 @@ class WebSocket:
                     break
                 finally:
                     self._reader_busy = True
+                if self._queue_whole(data):  # the common case, without building events (trio, wss://)
+                    continue
                 await self._handle(protocol.receive_data(data))
         finally:
             if set_data_handler is not None:
@@ -386,18 +388,20 @@ class WebSocket:
         ``message`` listener is set and the queue has room, and queues the message for receive() at once.
         Anything else (control frames, fragments, compressed or partial frames, listeners, a full queue, or
         the reader still busy with earlier bytes) returns False and takes the reader task's path."""
-        protocol = self._protocol
-        if (
-            self._reader_busy
-            or protocol is None
-            or self._listeners["message"]
-            or len(self._queue) >= self._max_queue
-        ):
+        if self._reader_busy:
             return False
         try:
-            message = protocol.whole_message(data)
+            return self._queue_whole(data)
         except Exception:  # noqa: BLE001 - never raise into the event loop; the reader's path reports it
             return False
+
+    def _queue_whole(self, data: bytes) -> bool:
+        """Queue the message when ``data`` is exactly one whole data frame, no ``message`` listener is set and
+        the queue has room (True); else leave ``data`` untouched (False)."""
+        protocol = self._protocol
+        if protocol is None or self._listeners["message"] or len(self._queue) >= self._max_queue:
+            return False
+        message = protocol.whole_message(data)
         if message is None:
             return False
         self._queue.append(message)
