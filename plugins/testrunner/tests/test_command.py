@@ -794,3 +794,34 @@ def test_resolves_and_rejects_without_await_fail_the_test(tmp_path: Path, backen
     assert "    at u.test.py:10 in _\n        expect(one()).resolves.to_be(1)\n" in result.stderr  # where
     assert "RuntimeWarning" not in result.stderr  # the unawaited coroutines were closed: the failure says it
     assert result.code == 1
+
+
+def test_a_pytest_suite_run_loads_none_of_rts_optional_modules(tmp_path: Path) -> None:
+    """Start-up is most of what rt adds to a small suite (docs/benchmarks.md, issue 15), and every loaded
+    module also costs a suite whose tests scan sys.modules (freezegun at each freeze_time): what a plain
+    pytest-style run does not use stays unimported, and reading every name ``dir(rt)`` lists loads no plugin."""
+    (tmp_path / "test_modules.py").write_text(
+        "import sys\n"
+        "import rt\n"
+        "\n"
+        "def test_modules():\n"
+        "    for name in dir(rt):\n"
+        "        getattr(rt, name)\n"
+        "    print('LOADED', ' '.join(sorted(sys.modules)))\n"
+    )
+    result = run_rt_test(tmp_path, "-s")
+    assert result.code == 0, result.output
+    loaded = set(re.search(r"^LOADED (.*)$", result.stdout, re.MULTILINE).group(1).split())  # type: ignore[union-attr]
+    assert "rt_testrunner.runner" in loaded  # the listing is real
+    unused = {
+        "rt_testrunner.expect",
+        "rt_testrunner.mocking",
+        "rt_testrunner.coverage_run",
+        "configparser",
+        "tempfile",
+        "importlib.abc",
+        "websockets",  # rt.WebSocket's, through rt-http
+        "httpx",  # rt.fetch's
+        "h11",  # rt.serve's
+    }
+    assert not loaded & unused
