@@ -820,6 +820,7 @@ def test_a_pytest_suite_run_loads_none_of_rts_optional_modules(tmp_path: Path) -
         "configparser",
         "tempfile",
         "importlib.abc",
+        "unittest",
         "websockets",  # rt.WebSocket's, through rt-http
         "httpx",  # rt.fetch's
         "h11",  # rt.serve's

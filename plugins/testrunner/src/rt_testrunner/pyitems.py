@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import inspect
 import os
 import platform
 import re
 import sys
 import types
-import unittest
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -551,7 +551,7 @@ class PytestSession:
         classes = self.pyconfig.python_classes
         for name, value in list(module.__dict__.items()):
             if isinstance(value, type):
-                is_unittest = issubclass(value, unittest.TestCase)
+                is_unittest = _is_testcase(value)
                 if not is_unittest and not _matches(name, classes):
                     continue
                 if not getattr(value, "__test__", True) or (not is_unittest and _has_init(value)):
@@ -597,9 +597,7 @@ class PytestSession:
     def _xunit_module(self, module: types.ModuleType, baseid: str) -> None:
         setup = _first(module, ("setup_module", "setUpModule"))
         teardown = _first(module, ("teardown_module", "tearDownModule"))
-        is_unittest = any(
-            isinstance(v, type) and issubclass(v, unittest.TestCase) for v in vars(module).values()
-        )
+        is_unittest = any(isinstance(v, type) and _is_testcase(v) for v in vars(module).values())
         if setup is not None or teardown is not None or is_unittest:
 
             def module_fixture() -> Iterator[None]:
@@ -611,6 +609,8 @@ class PytestSession:
                         _call_optional(teardown, module)
                 finally:
                     if is_unittest:
+                        import unittest
+
                         unittest.case.doModuleCleanups()
 
             self.registry.add(
@@ -668,6 +668,8 @@ class PytestSession:
         if is_unittest:
             self._unittest_class_fixture(cls, base)
             self._xunit_class(cls, base)  # pytest runs setup_class/setup_method of TestCase classes too
+            import unittest
+
             method_names = list(unittest.TestLoader().getTestCaseNames(cls))
             if not method_names and callable(getattr(cls, "runTest", None)):
                 method_names = ["runTest"]  # as pytest: a TestCase with no test* methods runs runTest
@@ -989,47 +991,61 @@ def _apply_warning_filters(item: PyItem) -> None:
                 apply_filter(text)
 
 
-class _UnittestResult(unittest.TestResult):
-    """Keeps the exceptions themselves (unittest's own result keeps formatted text only)."""
+def _is_testcase(cls: type) -> bool:
+    """A ``unittest.TestCase`` subclass. rt does not import unittest itself (9 modules a pytest-style suite
+    does not need at start-up): a class can only be a TestCase once its module imported unittest."""
+    case = sys.modules.get("unittest.case")
+    return case is not None and issubclass(cls, case.TestCase)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.error: BaseException | None = None
-        self.skip_reason: str | None = None
-        self.expected: str | None = None
-        self.unexpected = False
 
-    def _keep(self, err: Any) -> None:
-        if self.error is None and err is not None:
-            exc = err[1] if isinstance(err, tuple) else err
-            if isinstance(exc, BaseException):
-                if isinstance(err, tuple) and err[2] is not None:
-                    exc = exc.with_traceback(err[2])
-                self.error = exc
+@functools.cache
+def _unittest_result() -> type[Any]:
+    """The result class handed to ``TestCase.run``, built on the first unittest test."""
+    import unittest
 
-    def addError(self, test: Any, err: Any) -> None:
-        self._keep(err)
+    class _UnittestResult(unittest.TestResult):
+        """Keeps the exceptions themselves (unittest's own result keeps formatted text only)."""
 
-    def addFailure(self, test: Any, err: Any) -> None:
-        self._keep(err)
+        def __init__(self) -> None:
+            super().__init__()
+            self.error: BaseException | None = None
+            self.skip_reason: str | None = None
+            self.expected: str | None = None
+            self.unexpected = False
 
-    def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
-        if err is not None:
+        def _keep(self, err: Any) -> None:
+            if self.error is None and err is not None:
+                exc = err[1] if isinstance(err, tuple) else err
+                if isinstance(exc, BaseException):
+                    if isinstance(err, tuple) and err[2] is not None:
+                        exc = exc.with_traceback(err[2])
+                    self.error = exc
+
+        def addError(self, test: Any, err: Any) -> None:
             self._keep(err)
 
-    def addSkip(self, test: Any, reason: str) -> None:
-        self.skip_reason = reason
+        def addFailure(self, test: Any, err: Any) -> None:
+            self._keep(err)
 
-    def addExpectedFailure(self, test: Any, err: Any) -> None:
-        self.expected = str(err[1]) if isinstance(err, tuple) else ""
+        def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
+            if err is not None:
+                self._keep(err)
 
-    def addUnexpectedSuccess(self, test: Any) -> None:
-        self.unexpected = True
+        def addSkip(self, test: Any, reason: str) -> None:
+            self.skip_reason = reason
+
+        def addExpectedFailure(self, test: Any, err: Any) -> None:
+            self.expected = str(err[1]) if isinstance(err, tuple) else ""
+
+        def addUnexpectedSuccess(self, test: Any) -> None:
+            self.unexpected = True
+
+    return _UnittestResult
 
 
 def _run_unittest(item: PyItem) -> None:
     case = item.cls(item.originalname)
-    result = _UnittestResult()
+    result = _unittest_result()()
     case.run(result)
     if result.error is not None:
         raise result.error
