@@ -44,7 +44,7 @@ def run_rt_test(cwd: Path, *args: str, timeout: float = 120) -> Result:
     return Result(completed.returncode, completed.stdout, completed.stderr)
 
 
-SUMMARY = re.compile(r"^ (\d+) (pass|fail|skip|todo|error|xfail|xpass)$", re.MULTILINE)
+SUMMARY = re.compile(r"^ (\d+) (pass|fail|skip|todo|error|xfail|xpass)s?$", re.MULTILINE)
 
 
 def project(root: Path, files: dict[str, str]) -> Path:
@@ -862,3 +862,29 @@ def test_doctest_modules_from_addopts(tmp_path: Path) -> None:
     assert counts(result) == {"pass": 3, "fail": 1}, result.output
     assert "(fail) pkg.mod.broken" in result.stderr
     assert "Expected:\n    2\nGot:\n    1" in result.stderr, result.output
+
+
+def test_ignore_collect_hook_and_collect_ignore_next_to_the_tests(tmp_path: Path) -> None:
+    """Found on boltons: a conftest.py's ``pytest_ignore_collect`` leaves out files (by version suffix) and
+    folders; ``collect_ignore`` in the conftest.py of the tests' own folder applies to its first file too.
+    pytest 9.2 counts 2 passed here."""
+    project(
+        tmp_path,
+        {
+            "conftest.py": """
+        def pytest_ignore_collect(collection_path, config):
+            if collection_path.name == "legacy" or collection_path.stem.endswith("_py2"):
+                return True
+            return None
+    """,
+            "tests/conftest.py": "collect_ignore = ['test_a_ignored.py']\n",
+            "tests/test_a_ignored.py": "raise ImportError('ignored by collect_ignore')\n",
+            "tests/test_b.py": "def test_b():\n    pass\n",
+            "tests/test_c_py2.py": "raise ImportError('ignored by the hook')\n",
+            "legacy/conftest.py": "raise ImportError('a conftest.py of an ignored folder is not loaded')\n",
+            "legacy/test_old.py": "raise ImportError('ignored folder')\n",
+            "other/test_d.py": "def test_d():\n    pass\n",
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 2}, result.output

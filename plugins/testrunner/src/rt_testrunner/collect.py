@@ -26,9 +26,8 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
     ``rt.test`` declarations it made while loading, and both are then put in source order.
     """
     root = Suite(None)
-    if session.is_ignored(test_file.path):
+    if not session.load_conftests(test_file.path.parent) or session.is_ignored(test_file.path):
         return root
-    session.load_conftests(test_file.path.parent)
     api.REGISTERED_FUNCTIONS.clear()
     with api.collecting_into(root):
         if importing.importable(test_file.path):

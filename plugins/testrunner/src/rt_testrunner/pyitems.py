@@ -435,6 +435,7 @@ class PytestSession:
         self.conftests: dict[str, types.ModuleType | None] = {}
         self.generate_hooks: list[tuple[str, Callable[..., Any]]] = []
         self.modify_hooks: list[tuple[str, Callable[..., Any]]] = []
+        self.ignore_hooks: list[tuple[str, Callable[..., Any]]] = []
         self.ignored: set[str] = set()
         self.ignore_globs: list[str] = []
         self.finder = importing.install(pyconfig.python_files)
@@ -454,8 +455,10 @@ class PytestSession:
 
     # -- conftest.py ------------------------------------------------------------------------------------------
 
-    def load_conftests(self, directory: Path) -> None:
-        """Every conftest.py from the rootdir (or the file's own folder, outside it) down to ``directory``."""
+    def load_conftests(self, directory: Path) -> bool:
+        """Every conftest.py from the rootdir (or the file's own folder, outside it) down to ``directory``;
+        False when a folder on the way is ignored (``collect_ignore``, ``pytest_ignore_collect`` of the
+        conftest.py files above it): its conftest.py, as pytest, is not loaded."""
         rootdir = self.pyconfig.rootdir
         chain = [directory, *directory.parents]
         if rootdir in chain:
@@ -464,6 +467,8 @@ class PytestSession:
             chain = [directory]
         for folder in reversed(chain):
             key = str(folder)
+            if folder != chain[-1] and self.is_ignored(folder):
+                return False
             if key in self.conftests:
                 continue
             path = folder / "conftest.py"
@@ -473,6 +478,7 @@ class PytestSession:
                 module = importing.import_path(path)
                 self.conftests[key] = module
                 self._register_plugin_module(module, f"{folder}{os.sep}")
+        return True
 
     def _register_plugin_module(self, module: types.ModuleType, baseid: str) -> None:
         self.registry.add_namespace(module.__dict__, baseid)
@@ -493,6 +499,9 @@ class PytestSession:
         hook = getattr(module, "pytest_collection_modifyitems", None)
         if callable(hook):
             self.modify_hooks.append((baseid, hook))
+        hook = getattr(module, "pytest_ignore_collect", None)
+        if callable(hook):
+            self.ignore_hooks.append((baseid, hook))
         plugins = getattr(module, "pytest_plugins", None) or ()
         for plugin in [plugins] if isinstance(plugins, str) else plugins:
             if plugin in self.loaded_plugins:
@@ -523,10 +532,20 @@ class PytestSession:
                         _call_hook(hook, parser=Parser(self.config), pluginmanager=self.config.pluginmanager)
 
     def is_ignored(self, path: Path) -> bool:
+        """``path`` (a test file or a folder) is left out by ``collect_ignore``/``collect_ignore_glob`` or by a
+        ``pytest_ignore_collect(collection_path, config)`` hook of a conftest.py above it (True: ignored;
+        False or None: not, the first answer that is not None wins, as pytest's firstresult hook)."""
         text = str(path)
         if any(text == ignored or text.startswith(ignored + os.sep) for ignored in self.ignored):
             return True
-        return any(fnmatch.fnmatch(text, pattern) for pattern in self.ignore_globs)
+        if any(fnmatch.fnmatch(text, pattern) for pattern in self.ignore_globs):
+            return True
+        for baseid, hook in reversed(self.ignore_hooks):
+            if text.startswith(baseid) or not baseid:
+                answer = _call_hook(hook, collection_path=path, config=self.config)
+                if answer is not None:
+                    return bool(answer)
+        return False
 
     # -- collection -------------------------------------------------------------------------------------------
 
