@@ -888,3 +888,34 @@ def test_ignore_collect_hook_and_collect_ignore_next_to_the_tests(tmp_path: Path
     )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 2}, result.output
+
+
+def test_doctest_namespace_fixture(tmp_path: Path) -> None:
+    """Found on semver: an autouse fixture of conftest.py asks for ``doctest_namespace`` (a session dict whose
+    names the doctests see); without it every test of the suite was a set-up error."""
+    project(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "--doctest-modules"\n',
+            "conftest.py": """
+        import pytest
+
+        @pytest.fixture(autouse=True)
+        def add_answer(doctest_namespace):
+            doctest_namespace["answer"] = 42
+    """,
+            "test_a.py": """
+        def test_namespace(doctest_namespace):
+            assert doctest_namespace["answer"] == 42
+    """,
+            "test_b.py": """
+        def uses_answer():
+            \"\"\"
+            >>> answer
+            42
+            \"\"\"
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 2}, result.output

@@ -68,6 +68,7 @@ _DISPLAY_OPTIONS = frozenset(
         "--verbosity",
         "--cov-report",
         "--cov-config",
+        "--doctest-report",
         # rt always imports as pytest's default "prepend" mode, under the same module names; a suite written
         # for importlib mode runs the same (its test modules need no unique basenames either way)
         "--import-mode",

@@ -1,5 +1,5 @@
 """pytest's built-in fixtures, provided by rt: tmp_path, tmp_path_factory, tmpdir, capsys, capfd, caplog,
-monkeypatch, recwarn, pytestconfig (``request`` is the fixture machinery's own).
+monkeypatch, recwarn, pytestconfig, doctest_namespace (``request`` is the fixture machinery's own).
 
 ``monkeypatch`` and ``tmpdir`` reuse pytest's public helper classes (imported only when a test asks for them,
 and a suite that uses them has pytest installed); the others are small enough to write here.
@@ -315,6 +315,14 @@ def pytestconfig(request: Any) -> Any:
     return request.config
 
 
+#: the run's ``doctest_namespace``: what fixtures put there is given to the doctests that run after them
+DOCTEST_NAMESPACE: dict[str, Any] = {}
+
+
+def doctest_namespace() -> dict[str, Any]:
+    return DOCTEST_NAMESPACE
+
+
 def anyio_backend(request: Any) -> str:
     return str(request.session.backend)
 
@@ -331,6 +339,7 @@ _SCOPES = {
     "tmp_path_factory": "session",
     "tmpdir_factory": "session",
     "pytestconfig": "session",
+    "doctest_namespace": "session",
     "anyio_backend": "module",
 }
 _NAMES = (
@@ -345,6 +354,7 @@ _NAMES = (
     "monkeypatch",
     "recwarn",
     "pytestconfig",
+    "doctest_namespace",
     "anyio_backend",
     "anyio_backend_name",
     "anyio_backend_options",

@@ -44,6 +44,9 @@ def add_doctests(module: types.ModuleType, root: Suite, flags: int, timeout_ms: 
 
 def _runner(test: doctest.DocTest, flags: int) -> Callable[[], None]:
     def run_doctest() -> None:
+        from rt_testrunner.builtin_fixtures import DOCTEST_NAMESPACE
+
+        test.globs.update(DOCTEST_NAMESPACE)
         runner = doctest.DocTestRunner(verbose=False, optionflags=flags)
         report: list[str] = []
         result = runner.run(test, out=report.append, clear_globs=False)
