@@ -108,6 +108,29 @@ def test_keyboard_interrupt_stops_the_run_with_a_summary_and_reports(tmp_path: P
     assert suites.get("tests") == "2"
 
 
+def test_an_interrupt_while_collecting_runs_no_test(tmp_path: Path) -> None:
+    """pytest collects every file first and stops there when one raises KeyboardInterrupt or calls
+    pytest.exit() at import: no test of an earlier file runs either."""
+    project(
+        tmp_path,
+        {
+            "test_a.py": """
+        def test_a():
+            print("RAN_A")
+    """,
+            "test_b.py": """
+        import pytest
+
+        pytest.exit("stop here")
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path, "--no-capture")
+    assert result.code != 0, result.output
+    assert "RAN_A" not in result.output
+    assert "Interrupted" in result.stderr, result.output
+
+
 SUITE = {
     "pyproject.toml": """
         [tool.pytest.ini_options]

@@ -85,7 +85,9 @@ class RedisServer:
         deadline = time.monotonic() + 60  # only bounds a hang: a loaded machine can be slow to start it
         while True:
             try:
-                if self.command("PING") == b"+PONG\r\n":
+                # the PONG must come from our process: another test run's redis-server may hold the port
+                # probed free, and then ours fails its bind below
+                if self.command("PING") == b"+PONG\r\n" and self._answers_as_ours():
                     self._started = True
                     return True
             except OSError:
@@ -117,6 +119,11 @@ class RedisServer:
     def resume(self) -> None:
         assert self.process is not None
         os.kill(self.process.pid, signal.SIGCONT)
+
+    def _answers_as_ours(self) -> bool:
+        assert self.process is not None
+        pid = f"process_id:{self.process.pid}\r\n".encode()
+        return self.process.poll() is None and pid in self.command("INFO", "server")
 
     def command(self, *args: str) -> bytes:
         """Send one command, return the raw reply (enough for PING and PUBSUB NUMSUB)."""

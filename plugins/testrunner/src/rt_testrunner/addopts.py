@@ -76,8 +76,8 @@ _DISPLAY_OPTIONS = frozenset(
 )
 #: options rt does not have, and why (shown to the user)
 _UNSUPPORTED = {
-    "--doctest-glob": "doctests are not collected",
-    "--doctest-continue-on-failure": "doctests are not collected",
+    "--doctest-glob": "doctests in text files are not collected (module doctests are)",
+    "--doctest-continue-on-failure": "not supported",
     "-n": "pytest-xdist: rt runs the tests in one process, see --concurrent",
     "--numprocesses": "pytest-xdist: rt runs the tests in one process, see --concurrent",
     "--dist": "pytest-xdist: rt runs the tests in one process, see --concurrent",

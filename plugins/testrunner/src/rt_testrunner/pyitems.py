@@ -1101,7 +1101,10 @@ def make_runner(item: PyItem) -> Callable[[], Any]:
         except StopIteration:
             return
         coroutine.close()
-        raise RuntimeError(f"{item.nodeid}: an async fixture was requested from a sync test")
+        raise RuntimeError(
+            f"{item.nodeid}: the test awaited, but neither its function nor its fixtures are async"
+            " functions (a sync wrapper around an async def runs outside rt's event loop)"
+        )
 
     return run_sync
 

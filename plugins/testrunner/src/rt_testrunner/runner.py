@@ -156,8 +156,10 @@ class Runner:
             self.preload_root, "before_all", deadline_ms=self.options.timeout_ms
         )
         if hook_error is None:
-            self._collect_pytest_files(files)
-            for test_file in files:
+            stopped_by = self._collect_pytest_files(files)
+            # Ctrl-C or pytest.exit() while collecting stops the run before any test, as in pytest: only the
+            # file that raised it runs its turn, which reports it and ends the run
+            for test_file in files if stopped_by is None else [stopped_by]:
                 if self.bailed:
                     break
                 await self._run_file(test_file)
@@ -182,7 +184,7 @@ class Runner:
                 return script, render_exception(exc, self.options.root)
         return None
 
-    def _collect_pytest_files(self, files: Sequence[TestFile]) -> None:
+    def _collect_pytest_files(self, files: Sequence[TestFile]) -> TestFile | None:
         """Import every pytest-style file before any test runs, as pytest collects the whole session first.
 
         Suites rely on it: a module that saves global state when imported (pyparsing's test_unit.py saves its
@@ -190,7 +192,7 @@ class Runner:
         test module imports (structlog's process name needs ``multiprocessing`` imported). Files of the spec's
         own patterns that cannot be imported by name (``x.test.py``) still load just before they run, as the
         reference runtime loads them. What a file raises while loading is kept and reported when its turn
-        comes, in file order."""
+        comes, in file order; the file whose import raised KeyboardInterrupt or pytest.exit() is returned."""
         for test_file in files:
             if importing.importable(test_file.path):
                 try:
@@ -200,7 +202,8 @@ class Runner:
                         raise
                     self._collected[test_file.path] = exc
                     if isinstance(exc, KeyboardInterrupt) or outcomes.classify(exc) is outcomes.Kind.EXIT:
-                        return
+                        return test_file
+        return None
 
     def _load(self, test_file: TestFile, run: int) -> Suite:
         collected = self._collected.pop(test_file.path, None) if run == 1 else None
