@@ -20,6 +20,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 # bench/ is sys.path[0] for this script: keep a bench named like a standard module from shadowing it
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
@@ -65,36 +67,34 @@ def payload(size: int) -> bytes:
     return bytes(i % 251 for i in range(size))
 
 
+async def _echo(
+    ws: Any, receive: Callable[[], Awaitable[object]], window: Window, size: int, in_flight: int
+) -> None:
+    """Keep ``in_flight`` messages outstanding: send one for every echo, until the window closes."""
+    data = payload(size)
+    for _ in range(in_flight):
+        await ws.send(data)
+    outstanding = in_flight
+    while outstanding:
+        await receive()
+        outstanding -= 1
+        if window.tick():
+            await ws.send(data)
+            outstanding += 1
+
+
 async def rt_client(url: str, window: Window, size: int, in_flight: int) -> None:
     import rt
 
-    data = payload(size)
     async with rt.WebSocket(url, per_message_deflate=False) as ws:
-        for _ in range(in_flight):
-            await ws.send(data)
-        outstanding = in_flight
-        while outstanding:
-            await ws.receive()
-            outstanding -= 1
-            if window.tick():
-                await ws.send(data)
-                outstanding += 1
+        await _echo(ws, ws.receive, window, size, in_flight)
 
 
 async def websockets_client(url: str, window: Window, size: int, in_flight: int) -> None:
     from websockets.asyncio.client import connect
 
-    data = payload(size)
     async with connect(url, compression=None, max_size=None) as ws:
-        for _ in range(in_flight):
-            await ws.send(data)
-        outstanding = in_flight
-        while outstanding:
-            await ws.recv()
-            outstanding -= 1
-            if window.tick():
-                await ws.send(data)
-                outstanding += 1
+        await _echo(ws, ws.recv, window, size, in_flight)
 
 
 async def picows_client(url: str, window: Window, size: int, in_flight: int) -> None:

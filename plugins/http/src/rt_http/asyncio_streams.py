@@ -1,7 +1,7 @@
 """The asyncio fast path: accepted sockets as anyio ``SocketStream``s built directly on ``asyncio.Protocol``.
 
 Why this exists (ARCHITECTURE.md allows backend-specific code only where a measurement shows it pays, and
-then behind one function, :func:`rt_http.transports.native_listener`): anyio's asyncio socket stream resumes
+then behind :func:`rt_http.transports.native_listener` and, for the client, :func:`~rt_http.transports.native_connect`): anyio's asyncio socket stream resumes
 and pauses the transport around every ``receive()`` (two ``epoll_ctl`` calls) and adds a loop turn to every
 ``send()``. On a bare echo that is most of a round trip: ``bench/ws.py`` measured anyio's stream at 39.5k round
 trips per second and this one at 106k (docs/benchmarks.md). This stream keeps anyio's contract (the same

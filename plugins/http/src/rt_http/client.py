@@ -33,6 +33,7 @@ from anyio.streams.tls import TLSStream
 from rt.interfaces import CompressorOptions
 from rt_http.client_handshake import ClientHandshake, HandshakeError, check_protocols, parse_url
 from rt_http.deflate import Session, builtin_compressor
+from rt_http.durations import positive_seconds
 from rt_http.frames import Close, Fail, Message, Ping, Pong
 from rt_http.headers import HeadersInit
 from rt_http.protocol import InflateJob, Role, WebSocketProtocol
@@ -84,20 +85,9 @@ Listener = Callable[[Any], Awaitable[None] | None]
 
 
 def _seconds(value: float | timedelta | None, what: str) -> float:
-    """A duration in milliseconds (as every rt duration) or a timedelta, as seconds; None is no limit."""
-    if value is None:
-        return math.inf
-    if isinstance(value, timedelta):
-        seconds = value.total_seconds()
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = value / 1000
-    else:
-        raise TypeError(
-            f"WebSocket {what} must be milliseconds (int) or a timedelta, got {type(value).__name__}"
-        )
-    if not seconds > 0:
-        raise ValueError(f"WebSocket {what} must be positive, got {value!r}")
-    return seconds
+    """A client time-out as seconds; None is no limit."""
+    seconds = positive_seconds(value, f"WebSocket {what}")
+    return math.inf if seconds is None else seconds
 
 
 def _session(accepted_deflate: Any) -> Session | None:

@@ -29,6 +29,7 @@ import anyio
 import httpx
 from anyio.lowlevel import RunVar
 
+from rt_http.durations import positive_seconds
 from rt_http.headers import Headers, HeadersInit
 from rt_http.messages import BodyInit, Request, Response
 
@@ -117,23 +118,6 @@ async def aclose_clients() -> None:
         await client.aclose()
 
 
-def _milliseconds(value: float | timedelta | None) -> float | None:
-    """``timeout`` in milliseconds (as every rt duration) or a timedelta, as seconds; None for no deadline."""
-    if value is None:
-        return None
-    if isinstance(value, timedelta):
-        seconds = value.total_seconds()
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = value / 1000
-    else:
-        raise TypeError(
-            f"fetch timeout must be milliseconds (int) or a timedelta, got {type(value).__name__}"
-        )
-    if not seconds > 0:
-        raise ValueError(f"fetch timeout must be positive, got {value!r}")
-    return seconds
-
-
 def _content(body: BodyInit) -> Any:
     """The body as httpx takes it; iterables of bytes are streamed (chunked on HTTP/1.1)."""
     if body is None or isinstance(body, (bytes, str)):
@@ -185,7 +169,7 @@ async def fetch(
     if tls is not None and not isinstance(tls, ssl.SSLContext):
         raise TypeError(f"fetch tls must be an ssl.SSLContext, got {type(tls).__name__}")
     url, method, merged, content = await _resolve(resource, method, headers, body)
-    deadline = _Deadline(_milliseconds(timeout))
+    deadline = _Deadline(positive_seconds(timeout, "fetch timeout"))
     client = _client(tls)
     try:
         request = client.build_request(method, url, headers=merged.items(), content=content)

@@ -1,7 +1,7 @@
 """The trio fast path: accepted sockets as anyio ``SocketStream``s that call the non-blocking socket directly.
 
 Why this exists (ARCHITECTURE.md allows backend-specific code only where a measurement shows it pays, and
-then behind one function, :func:`rt_http.transports.native_listener`): a trio socket operation that succeeds
+then behind :func:`rt_http.transports.native_listener` and, for the client, :func:`~rt_http.transports.native_connect`): a trio socket operation that succeeds
 still ends in ``cancel_shielded_checkpoint``, a full pass of the task through trio's scheduler, so a WebSocket
 echo paid about three scheduler passes per message (receive, send, and the wait for the next read). With a
 load generator that leaves the server the bottleneck, ``bench/ws.py`` measured rt on anyio's trio stream at
