@@ -105,6 +105,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="rewrite snapshots that differ and remove obsolete ones (refused in CI)",
     )
     add(
+        "--parallel",
+        nargs="?",
+        const="",
+        metavar="N",
+        help="run test files in N worker processes (default: the number of CPU cores)",
+    )
+    add(
+        "--parallel-delay",
+        metavar="MS",
+        help="milliseconds the first --parallel worker must be busy before the others start "
+        "(0 starts all at once; default 5)",
+    )
+    add(
+        "--timings",
+        action="append",
+        metavar="FILE",
+        help="JSON file(s) of per-file durations (ms), merged: --parallel starts the slowest files first",
+    )
+    add(
+        "--update-timings",
+        action="store_true",
+        help="after the run, write the measured per-file durations to the first --timings file",
+    )
+    add(
         "--watch",
         action="store_true",
         help="run, then re-run the affected test files when a file changes "
@@ -144,6 +168,56 @@ class Invocation:
     outfiles: tuple[str, ...]
     pass_with_no_tests: bool
     coverage: Any = None  # CoverageOptions when --coverage / [test] coverage is on
+    parallel: int | None = None  # --parallel: the number of worker processes
+    parallel_delay_ms: int = 5
+    timings: tuple[str, ...] = ()
+    update_timings: bool = False
+
+
+def cpu_count() -> int:
+    """The cores this process may use (its affinity mask where the system has one), as the reference's
+    default for ``--parallel``."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def _parallel(args: argparse.Namespace) -> tuple[int | None, int, tuple[str, ...], bool]:
+    """``--parallel[=N]``, ``--parallel-delay``, ``--timings``, ``--update-timings``, in the reference's
+    words when a value is wrong."""
+    workers = None
+    if args.parallel is not None:
+        if args.parallel == "":
+            workers = cpu_count()
+        else:
+            try:
+                workers = int(args.parallel)
+            except ValueError:
+                workers = 0
+            if workers < 1:
+                raise UsageError(f'--parallel expects a positive integer, received "{args.parallel}"')
+    delay = 5
+    if args.parallel_delay is not None:
+        try:
+            delay = int(args.parallel_delay)
+        except ValueError:
+            delay = -1
+        if delay < 0:
+            raise UsageError(
+                "--parallel-delay expects a non-negative integer (milliseconds), "
+                f'received "{args.parallel_delay}"'
+            )
+    timings = tuple(args.timings or ())
+    if args.update_timings and not timings:
+        raise UsageError("--update-timings needs --timings=<file> (where to write them)")
+    if timings:
+        from rt_testrunner import timings as timing_files
+
+        try:
+            timing_files.load(timings, Path.cwd())
+        except timing_files.TimingsError as exc:
+            raise UsageError(str(exc)) from None
+    return workers, delay, timings, bool(args.update_timings)
 
 
 def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invocation:
@@ -268,8 +342,19 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
             shard_spec = parse_shard(args.shard)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+    workers, delay, timings, update_timings = _parallel(args)
     return Invocation(
-        run, tuple(args.filters), shard_spec, reporters, outfiles, args.pass_with_no_tests, coverage
+        run,
+        tuple(args.filters),
+        shard_spec,
+        reporters,
+        outfiles,
+        args.pass_with_no_tests,
+        coverage,
+        workers,
+        delay,
+        timings,
+        update_timings,
     )
 
 
@@ -336,6 +421,14 @@ def _no_tests_message() -> str:
     )
 
 
+def prepare_sys_path(project: Any, root: Path) -> None:
+    """pytest's ``pythonpath`` entries (relative to the rootdir), then the project root, first on sys.path."""
+    for entry in reversed(project.args("pythonpath")):
+        sys.path.insert(0, str(project.rootdir / entry))
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+
+
 def run(args: argparse.Namespace, kernel: Any) -> int:
     root = Path.cwd()
     try:
@@ -378,11 +471,7 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
     from rt.backend import resolve_backend
     from rt_testrunner.runner import Runner
 
-    project = invocation.run.pyconfig
-    for entry in reversed(project.args("pythonpath")):  # pytest's `pythonpath`: relative to the rootdir
-        sys.path.insert(0, str(project.rootdir / entry))
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+    prepare_sys_path(invocation.run.pyconfig, root)
     from rt_testrunner import snapshots
     from rt_testrunner.reporter_setup import ci_detected
     from rt_testrunner.reporters import ReportWriteError
@@ -419,16 +508,33 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
         # after the progress line, before the console reporter: the table comes before the summary
         at = 1 if reporters and type(reporters[0]).__name__ == "ProgressReporter" else 0
         reporters.insert(at, coverage)
-    reporters = [session, *reporters]
-    runner = Runner(invocation.run, reporters, backend=resolve_backend(config=kernel.config))
+    if invocation.update_timings:
+        from rt_testrunner import timings as timing_files
+
+        # under --shard only this shard's files are written (another shard writes its own file)
+        earlier = {} if invocation.shard is not None else timing_files.load(invocation.timings, root)
+        reporters.append(timing_files.TimingsWriter(invocation.timings[0], root, earlier))
+    backend = resolve_backend(config=kernel.config)
     try:
-        if coverage is not None:
-            coverage.start()
-        finished = runner.run_sync(files)
+        if invocation.parallel is not None:
+            # the workers check and write snapshots; here the session only sums their counts
+            from rt_testrunner.pool import Pool
+
+            finished = Pool(
+                invocation, files, reporters, session, coverage, backend, getattr(args, "backend", None)
+            ).run()
+        else:
+            reporters = [session, *reporters]
+            runner = Runner(invocation.run, reporters, backend=backend)
+            if coverage is not None:
+                coverage.start()
+            finished = runner.run_sync(files)
     except ReportWriteError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_FAILED
     finally:
+        if invocation.parallel is not None:
+            session.close()
         for reporter in reporters:
             reporter.close()
     if (

@@ -214,7 +214,13 @@ def threshold_failures(files: Sequence[FileCoverage], options: CoverageOptions) 
 class CoverageSession:
     """Measures from :meth:`start` until the run finishes; reports then (as a reporter, before the summary)."""
 
-    def __init__(self, root: Path, options: CoverageOptions, stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        options: CoverageOptions,
+        stream: TextIO | None = None,
+        data_file: str | None = None,
+    ) -> None:
         try:
             import coverage
         except ImportError:
@@ -227,7 +233,7 @@ class CoverageSession:
         self.failures: list[str] = []
         self.files: list[FileCoverage] = []
         self.cov = coverage.Coverage(
-            data_file=None, branch=options.branch, source=[str(root)], omit=list(OMIT), messages=False
+            data_file=data_file, branch=options.branch, source=[str(root)], omit=list(OMIT), messages=False
         )
         if sys.version_info >= (3, 12) and (not options.branch or sys.version_info >= (3, 14)):
             # sys.monitoring: far cheaper than a trace function; branch measurement needs 3.14 there
@@ -242,6 +248,18 @@ class CoverageSession:
         if self.running:
             self.cov.stop()
             self.running = False
+
+    def save(self) -> None:
+        """A ``--parallel`` worker's end: its data goes to its data file for :meth:`combine`."""
+        self.stop()
+        self.cov.save()
+
+    def combine(self, data_files: Sequence[str]) -> None:
+        """The main process of ``--parallel``: the workers' data, merged by coverage.py's own ``combine``
+        (the report then reads as if one process had run every test)."""
+        present = [path for path in data_files if Path(path).is_file()]
+        if present:
+            self.cov.combine(present, strict=False, keep=False)
 
     def handle(self, event: TestEvent) -> None:
         if isinstance(event, RunFinished):

@@ -153,7 +153,10 @@ class ConsoleReporter:
             if event.error is not None:
                 self._write_header()
                 self.buffer.append(f"error: {event.error.details}")
-                self.buffer.append(f"(fail) {event.file} failed to load")
+                crashed = event.error.kind == "WorkerCrashed"  # rt test --parallel: its worker died
+                self.buffer.append(
+                    f"(fail) {event.file} {'(worker crashed)' if crashed else 'failed to load'}"
+                )
             self._flush()
         elif isinstance(event, RunFinished):
             self._flush()

@@ -4,7 +4,8 @@ The run is split by concern, as pytest separates them: :mod:`~rt_testrunner.coll
 trees, :mod:`~rt_testrunner.schedule` decides what runs, in which order and what runs together,
 :mod:`~rt_testrunner.execute` calls tests and hooks (main thread or event loop, time-outs), and
 :mod:`~rt_testrunner.report` turns outcomes into :mod:`rt.events` events for the reporters. This module walks
-the trees and ties the four together.
+the trees and ties the four together. ``rt test --parallel`` runs this same runner in each worker process
+(:mod:`~rt_testrunner.worker`), fed files one at a time by :mod:`~rt_testrunner.pool`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,12 +97,15 @@ class Runner:
 
     # -- the run -----------------------------------------------------------------------------------------------
 
-    def run_sync(self, files: Sequence[TestFile]) -> RunFinished:
-        """Run everything; returns the final event (also emitted)."""
-        finished: RunFinished = self.executor.run_sync(self.run(files))
+    def run_sync(self, files: Sequence[TestFile], order: Iterable[TestFile] | None = None) -> RunFinished:
+        """Run everything; returns the final event (also emitted). ``order``: see :meth:`run`."""
+        finished: RunFinished = self.executor.run_sync(self.run(files, order))
         return finished
 
-    async def run(self, files: Sequence[TestFile]) -> RunFinished:
+    async def run(self, files: Sequence[TestFile], order: Iterable[TestFile] | None = None) -> RunFinished:
+        """Collect ``files`` and run them, or run the files ``order`` yields (a ``--parallel`` worker: the
+        files the main process hands it, one at a time, while it collected them all as a one-process run
+        does)."""
         started = time.perf_counter()
         emit = self.recorder.emit
         emit(
@@ -127,7 +131,7 @@ class Runner:
                     emit(FileFinished(preload_error[0], 0.0, preload_error[1]))
                 else:
                     self.preload_root.hooks["after_all"].append(lambda: finish_session(self.session))
-                    await self._run_files(files)
+                    await self._run_files(files, files if order is None else order)
         finally:
             capture.uninstall()
         counts = self.counts
@@ -151,7 +155,7 @@ class Runner:
         emit(finished)
         return finished
 
-    async def _run_files(self, files: Sequence[TestFile]) -> None:
+    async def _run_files(self, files: Sequence[TestFile], order: Iterable[TestFile]) -> None:
         hook_error = await self.executor.hooks(
             self.preload_root, "before_all", deadline_ms=self.options.timeout_ms
         )
@@ -159,7 +163,7 @@ class Runner:
             stopped_by = self._collect_pytest_files(files)
             # Ctrl-C or pytest.exit() while collecting stops the run before any test, as in pytest: only the
             # file that raised it runs its turn, which reports it and ends the run
-            for test_file in files if stopped_by is None else [stopped_by]:
+            for test_file in order if stopped_by is None else [stopped_by]:
                 if self.bailed:
                     break
                 await self._run_file(test_file)
@@ -328,6 +332,14 @@ class Runner:
             for case in group:
                 group_tasks.start_soon(limited, case)
 
+    def echo(self, out_text: str, err_text: str) -> None:
+        """An rt-style test's captured output, printed after it as the reference runtime prints it."""
+        out, err = self._real_streams
+        out.write(out_text)
+        out.flush()
+        err.write(err_text)
+        err.flush()
+
     # -- one test ----------------------------------------------------------------------------------------------
 
     async def _run_test(
@@ -391,11 +403,7 @@ class Runner:
             )
         )
         if case.item is None and outcome.capture is not None:
-            out, err = self._real_streams
-            out.write("".join(outcome.capture.out))
-            out.flush()
-            err.write("".join(outcome.capture.err))
-            err.flush()
+            self.echo("".join(outcome.capture.out), "".join(outcome.capture.err))
         if outcome.teardown_error is not None:
             # pytest reports a failed teardown as an error of its own, next to the test's result
             teardown = recorder.failure(Outcome(error=outcome.teardown_error), timeout_ms)

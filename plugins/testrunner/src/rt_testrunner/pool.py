@@ -1,0 +1,443 @@
+"""``rt test --parallel[=N]``: the main process hands test files to N worker processes and reports for them.
+
+The main process discovers the files as a one-process run does, starts the workers
+(:mod:`rt_testrunner.worker`, a fresh interpreter each), and gives each idle worker the next file over its
+pipe, the slowest first when ``--timings`` knows the durations. Workers send back every event
+(:mod:`rt_testrunner.wire`); the main process keeps a file's events until the file is done and then replays
+them, in one block, to the same reporters, counts and ``--bail`` check a one-process run uses
+(:class:`~rt_testrunner.report.Recorder`). So every reporter (console, dots, JUnit, GitHub, agent, a plugin's)
+sees whole files, one after the other, in the order they finish, as the reference runtime prints them.
+
+What a one-process run does once happens once per worker: collecting the files (every worker imports them
+all, as pytest-xdist's do), ``--preload`` scripts and session-scoped fixtures. A worker that dies (a crash,
+``os._exit``) makes its current file an error that says so, and a new worker takes the remaining files.
+``--bail`` and Ctrl-C stop the run: busy workers are ended, and the summary is written as usual.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from rt.events import (
+    FileFinished,
+    FileStarted,
+    RunFinished,
+    RunStarted,
+    TestEvent,
+    TestFailure,
+    TestFinished,
+    TestStarted,
+    TestStatus,
+)
+from rt.interfaces import Reporter
+from rt_testrunner import timings as timing_files
+from rt_testrunner import wire
+from rt_testrunner.discovery import TestFile
+from rt_testrunner.report import Recorder
+
+_GONE = "gone"  # (GONE, return code): the worker process has exited (posted by its waiter thread)
+#: how long a dead worker's pipe may stay open (a process it forked still holds it) before it counts as gone
+_PIPE_GRACE_S = 5.0
+
+
+class _Worker:
+    """One worker process and what the main process knows of it."""
+
+    def __init__(self, number: int, process: subprocess.Popen[bytes], channel: wire.Channel) -> None:
+        self.number = number
+        self.process = process
+        self.channel = channel
+        self.current: int | None = None  # index of the file it is running
+        self.started_at = 0.0
+        self.block: list[tuple[Any, ...]] = []  # the current file's messages, replayed when it is done
+        self.done = False  # it sent DONE: its session ended normally
+        self.gone = False
+        self.ended_by_us = False  # killed because the run stopped (bail, Ctrl-C): not a crash
+
+    def send(self, message: Any) -> bool:
+        try:
+            self.channel.send(message)
+        except (BrokenPipeError, OSError, ValueError):
+            return False  # it died; its waiter thread reports that
+        return True
+
+
+class Pool:
+    def __init__(
+        self,
+        invocation: Any,
+        files: Sequence[TestFile],
+        reporters: Sequence[Reporter],
+        snapshot_session: Any,
+        coverage: Any,
+        backend: str,
+        backend_override: str | None,
+    ) -> None:
+        self.invocation = invocation
+        self.options = invocation.run
+        self.files = list(files)
+        self.snapshots = snapshot_session
+        self.coverage = coverage
+        self.recorder = Recorder(reporters, self.options.root, self.options.bail)
+        self.size = max(1, min(invocation.parallel, len(self.files)))
+        self.delay_s = invocation.parallel_delay_ms / 1000
+        known = timing_files.load(invocation.timings, self.options.root)
+        self.pending: deque[int] = deque(timing_files.slowest_first(self.files, known))
+        self.messages: queue.Queue[tuple[_Worker, tuple[Any, ...]]] = queue.Queue()
+        self.workers: list[_Worker] = []
+        self.reported: set[str] = set()  # files already replayed (a preload error comes from every worker)
+        self.outside: set[tuple[str, tuple[str, ...]]] = set()  # results outside files, reported once
+        self.stopping = False
+        self.filtered_out = 0
+        self.scratch = Path(tempfile.mkdtemp(prefix="rt-test-parallel-"))
+        self.setup_template = wire.WorkerSetup(
+            options=self.options,
+            files=tuple(self.files),
+            backend=backend,
+            backend_override=backend_override,
+            snapshot_update=snapshot_session.update,
+            snapshot_ci=snapshot_session.ci,
+            snapshot_full_run=snapshot_session.full_run,
+            coverage=coverage.options if coverage is not None else None,
+        )
+
+    # -- the run -----------------------------------------------------------------------------------------------
+
+    def run(self) -> RunFinished:
+        started = time.perf_counter()
+        options = self.options
+        self.recorder.emit(
+            RunStarted(
+                [f.relative for f in self.files],
+                options.seed,
+                str(options.root),
+                bail=options.bail,
+                rerun_each=options.rerun_each,
+            )
+        )
+        try:
+            try:
+                self._serve(started)
+            except KeyboardInterrupt:
+                self.recorder.interrupt()
+                self._stop()
+                self._drain()
+        finally:
+            self._end_all()
+            self._finish_extras()
+        counts = self.recorder.counts
+        finished = RunFinished(
+            passed=counts[TestStatus.PASS],
+            failed=counts[TestStatus.FAIL],
+            skipped=counts[TestStatus.SKIP],
+            todo=counts[TestStatus.TODO],
+            expect_calls=self.recorder.expect_calls,
+            files=len(self.files),
+            duration=time.perf_counter() - started,
+            seed=options.seed,
+            filtered_out=self.filtered_out,
+            bailed=self.recorder.bailed and not self.recorder.interrupted,
+            xfailed=counts[TestStatus.XFAIL],
+            xpassed=counts[TestStatus.XPASS],
+            errors=counts[TestStatus.ERROR],
+            interrupted=self.recorder.interrupted,
+            snapshots=self.snapshots.counts(),
+        )
+        self.recorder.emit(finished)
+        return finished
+
+    def _serve(self, started: float) -> None:
+        self._spawn()
+        if self.delay_s == 0:
+            self._spawn_rest()
+        rest_at = started + self.delay_s
+        while not all(w.gone for w in self.workers):
+            timeout = None
+            if len(self.workers) < self.size and self.pending and not self.stopping:
+                timeout = max(0.0, rest_at - time.perf_counter())
+            try:
+                worker, message = self.messages.get(timeout=timeout)
+            except queue.Empty:
+                self._spawn_rest()
+                continue
+            self._handle(worker, message)
+
+    def _drain(self) -> None:
+        """After Ctrl-C: wait for the ended workers' last messages (the partial files are reported)."""
+        while not all(w.gone for w in self.workers):
+            worker, message = self.messages.get()
+            self._handle(worker, message)
+
+    def _finish_extras(self) -> None:
+        if self.coverage is not None:
+            self.coverage.combine([str(path) for path in sorted(self.scratch.glob("coverage-*"))])
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    # -- workers -----------------------------------------------------------------------------------------------
+
+    def _spawn(self) -> None:
+        """Start a worker and give it the next file (the set-up and that file are written by its reader
+        thread, so a slow start of one worker does not hold up the others)."""
+        if not self.pending or self.stopping:
+            return
+        number = len(self.workers) + 1
+        to_worker_r, to_worker_w = os.pipe()
+        from_worker_r, from_worker_w = os.pipe()
+        command = [sys.executable, "-m", "rt_testrunner.worker", str(to_worker_r), str(from_worker_w)]
+        process = subprocess.Popen(
+            command,
+            cwd=self.options.root,
+            stdin=subprocess.DEVNULL,
+            pass_fds=(to_worker_r, from_worker_w),
+            # its own session: a terminal's Ctrl-C reaches the main process only, which ends the workers
+            start_new_session=True,
+        )
+        os.close(to_worker_r)
+        os.close(from_worker_w)
+        worker = _Worker(number, process, wire.Channel(from_worker_r, to_worker_w))
+        self.workers.append(worker)
+        setup = attrs.evolve(self.setup_template, coverage_file=str(self.scratch / f"coverage-{number}"))
+        first = self._next_for(worker)
+        threading.Thread(target=self._read, args=(worker, setup, first), daemon=True).start()
+
+    def _spawn_rest(self) -> None:
+        while len(self.workers) < self.size and self.pending and not self.stopping:
+            self._spawn()
+
+    def _next_for(self, worker: _Worker) -> int | None:
+        if self.stopping or not self.pending:
+            return None
+        worker.current = self.pending.popleft()
+        worker.started_at = time.perf_counter()
+        worker.block = []
+        return worker.current
+
+    def _read(self, worker: _Worker, setup: wire.WorkerSetup, first: int | None) -> None:
+        """The worker's reader thread: the set-up and first file out, then every message in, then its end."""
+        if worker.send(setup):
+            worker.send((wire.RUN, first) if first is not None else (wire.STOP,))
+        waiter = threading.Thread(target=self._wait, args=(worker, threading.current_thread()), daemon=True)
+        waiter.start()
+        while True:
+            try:
+                message = worker.channel.recv()
+            except (EOFError, OSError, ValueError):
+                break
+            except Exception as exc:  # noqa: BLE001 - a message that does not unpickle: report, stop reading
+                message = (wire.EVENT, _broken_message(exc))
+                self.messages.put((worker, message))
+                break
+            self.messages.put((worker, message))
+
+    def _wait(self, worker: _Worker, reader: threading.Thread) -> None:
+        code = worker.process.wait()
+        # every message it wrote is read before it counts as gone (unless a process it forked holds the
+        # pipe open: then after a grace period)
+        reader.join(_PIPE_GRACE_S)
+        self.messages.put((worker, (_GONE, code)))
+
+    def _stop(self) -> None:
+        """No more files: idle workers are told so (they end their session); busy ones are ended now."""
+        self.stopping = True
+        self.pending.clear()
+        for worker in self.workers:
+            if worker.gone:
+                continue
+            if worker.current is None:
+                worker.send((wire.STOP,))
+            else:
+                worker.ended_by_us = True
+                _end(worker.process)
+
+    def _end_all(self) -> None:
+        for worker in self.workers:
+            if worker.process.poll() is None:
+                worker.ended_by_us = True
+                _end(worker.process)
+            worker.channel.close()
+
+    # -- messages ----------------------------------------------------------------------------------------------
+
+    def _handle(self, worker: _Worker, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        if kind in (wire.EVENT, wire.ECHO):
+            worker.block.append(message)
+        elif kind == wire.FILE:
+            self._file_done(worker, message[1], message[2])
+        elif kind == wire.DONE:
+            worker.done = True
+            if worker.current is not None:
+                # it ended its session without running the file it was given: its preload or before_all
+                # failed (reported below, once), or it bailed; no file runs after that, as in one process
+                worker.current = None
+                self._stop_dispatch()
+            self._replay_outside(worker)
+        elif kind == _GONE:
+            self._gone(worker, message[1])
+
+    def _stop_dispatch(self) -> None:
+        if not self.stopping:
+            self._stop()
+
+    def _file_done(self, worker: _Worker, finished: FileFinished, done: wire.FileDone) -> None:
+        block, worker.block = worker.block, []
+        if finished.file in self.reported:
+            return  # the same preload error, from another worker
+        self.reported.add(finished.file)
+        if worker.current is not None and self.files[worker.current].relative == finished.file:
+            worker.current = None
+        self._replay(block, finished)
+        self.filtered_out += done.filtered_out
+        self._add_snapshots(done)
+        if done.interrupted:
+            self.recorder.interrupt()
+        if self.recorder.bailed:
+            self._stop_dispatch()
+        elif worker.current is None:
+            following = self._next_for(worker)
+            if following is None:
+                worker.send((wire.STOP,))
+            else:
+                worker.send((wire.RUN, following))
+
+    def _replay(self, block: list[tuple[Any, ...]], finished: FileFinished) -> None:
+        recorder = self.recorder
+        for message in block:
+            if message[0] == wire.ECHO:
+                if not recorder.bailed:
+                    _echo(message[1], message[2])
+                continue
+            event: TestEvent = message[1]
+            if isinstance(event, TestFinished):
+                if not recorder.bailed:
+                    recorder.record(event)
+            elif not (isinstance(event, TestStarted) and recorder.bailed):
+                recorder.emit(event)
+        if finished.error is not None:
+            recorder.counts[TestStatus.ERROR] += 1  # a file that failed to load, as the runner counts it
+        recorder.emit(finished)
+
+    def _replay_outside(self, worker: _Worker) -> None:
+        """Results outside any file (the preload's hooks), once however many workers report them."""
+        block, worker.block = worker.block, []
+        for message in block:
+            if message[0] != wire.EVENT or not isinstance(message[1], TestFinished):
+                continue
+            event = message[1]
+            key = (event.file, event.path)
+            if key not in self.outside:
+                self.outside.add(key)
+                self.recorder.record(event)
+
+    def _add_snapshots(self, done: wire.FileDone) -> None:
+        session, counts = self.snapshots, done.snapshots
+        session.passed += counts.passed
+        session.failed += counts.failed
+        session.written += counts.written
+        session.updated += counts.updated
+        session.obsolete += counts.obsolete
+        session.removed += counts.removed
+        session.files_removed += counts.files_removed
+        session.obsolete_names.extend(done.obsolete)
+
+    def _gone(self, worker: _Worker, code: int) -> None:
+        worker.gone = True
+        if worker.current is not None:
+            index, worker.current = worker.current, None
+            test_file = self.files[index]
+            block, worker.block = worker.block, []
+            if worker.ended_by_us:
+                if self.recorder.interrupted and block:
+                    # Ctrl-C: the tests of this file that finished are results; the file ends here
+                    self._replay(
+                        block, FileFinished(test_file.relative, time.perf_counter() - worker.started_at)
+                    )
+                    self.reported.add(test_file.relative)
+            else:
+                failure = _crash_failure(code, block)
+                if not any(isinstance(m[1], FileStarted) for m in block if m[0] == wire.EVENT):
+                    block.insert(0, (wire.EVENT, FileStarted(test_file.relative)))
+                self.reported.add(test_file.relative)
+                self._replay(
+                    block, FileFinished(test_file.relative, time.perf_counter() - worker.started_at, failure)
+                )
+                if self.recorder.bailed:
+                    self._stop_dispatch()
+        elif not worker.done and not worker.ended_by_us:
+            # it died outside a file: while ending its session (session fixtures' teardown, coverage)
+            name = f"<worker {worker.number}>"
+            self.recorder.emit(FileStarted(name))
+            self.recorder.counts[TestStatus.ERROR] += 1
+            self.recorder.emit(
+                FileFinished(name, 0.0, _crash_failure(code, worker.block, "ending its session"))
+            )
+        if self.pending and not self.stopping and len([w for w in self.workers if not w.gone]) < self.size:
+            self._spawn()
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.kill()
+    except OSError:
+        pass
+
+
+def _echo(out_text: str, err_text: str) -> None:
+    if out_text:
+        sys.stdout.write(out_text)
+        sys.stdout.flush()
+    if err_text:
+        sys.stderr.write(err_text)
+        sys.stderr.flush()
+
+
+def _how(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def _crash_failure(code: int, block: list[tuple[Any, ...]], doing: str = "") -> TestFailure:
+    """The error of a file whose worker died: how it died and the test that was running."""
+    running = None
+    finished = set()
+    for message in block:
+        if message[0] != wire.EVENT:
+            continue
+        event = message[1]
+        if isinstance(event, TestStarted):
+            running = event
+        elif isinstance(event, TestFinished):
+            finished.add((event.path, event.run))
+    if doing:
+        where = f" while {doing}"
+    elif running is not None and (running.path, running.run) not in finished:
+        where = f' while running "{" > ".join(running.path)}"'
+    else:
+        where = " while loading or between tests of this file"
+    text = f"the worker process crashed ({_how(code)}){where}"
+    return TestFailure(text, "WorkerCrashed", text)
+
+
+def _broken_message(exc: BaseException) -> TestEvent:
+    message = f"a message from a worker could not be read: {type(exc).__name__}: {exc}"
+    return TestFinished(
+        "<worker>", ("<worker message>",), TestStatus.ERROR, 0.0, failure=TestFailure(message)
+    )

@@ -1,0 +1,157 @@
+"""A ``rt test --parallel`` worker: ``python -m rt_testrunner.worker READ_FD WRITE_FD``.
+
+Why a fresh interpreter and not ``fork``: a forked child would inherit whatever the main process holds (its
+imported modules, threads that do not survive a fork, open event loops, the kernel's plugin state), and
+``fork`` does not exist on Windows while macOS warns against it; a fresh ``python -m`` process starts the same
+everywhere and begins from what a one-process ``rt test`` begins from. The main process has already parsed
+and validated the command line, so the worker receives the resulting :class:`~rt_testrunner.wire.WorkerSetup`
+instead of re-reading it.
+
+The worker runs the ordinary :class:`~rt_testrunner.runner.Runner`: it collects every file of the run (as a
+one-process run and pytest-xdist's workers do, so suites that rely on whole-session collection behave the
+same), then runs the files the main process hands it, one at a time, and forwards every event. Session-scoped
+fixtures, ``--preload`` scripts and the preload's ``before_all``/``after_all`` hooks therefore run once per
+worker (as in pytest-xdist). Snapshots are checked and written here, file by file (a file runs in one worker
+only); coverage is measured here and saved for the main process to combine.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from rt.events import FileFinished, RunFinished, RunStarted, SnapshotCounts, TestEvent
+from rt_testrunner import wire
+from rt_testrunner.runner import Runner
+
+
+class _Forwarder:
+    """The worker's only reporter: every event goes to the main process (a file's end with its extras)."""
+
+    def __init__(self, channel: wire.Channel, session: Any) -> None:
+        self.channel = channel
+        self.session = session  # the SnapshotSession (its counts are sent per file)
+        self.runner: WorkerRunner | None = None
+        self._sent_filtered = 0
+        self._sent_snapshots = SnapshotCounts()
+        self._sent_obsolete = 0
+
+    def handle(self, event: TestEvent) -> None:
+        if isinstance(event, RunStarted | RunFinished):
+            return  # the main process announces and sums up the run
+        if not isinstance(event, FileFinished):
+            self.channel.send((wire.EVENT, event))
+            return
+        runner = self.runner
+        assert runner is not None
+        counts = self.session.counts()
+        names = self.session.obsolete_names
+        done = wire.FileDone(
+            filtered_out=runner.filtered_out - self._sent_filtered,
+            snapshots=_minus(counts, self._sent_snapshots),
+            obsolete=tuple(names[self._sent_obsolete :]),
+            interrupted=runner.recorder.interrupted,
+        )
+        self._sent_filtered = runner.filtered_out
+        self._sent_snapshots = counts
+        self._sent_obsolete = len(names)
+        self.channel.send((wire.FILE, event, done))
+
+    def close(self) -> None:
+        pass
+
+
+def _minus(a: SnapshotCounts, b: SnapshotCounts) -> SnapshotCounts:
+    return SnapshotCounts(
+        a.passed - b.passed,
+        a.failed - b.failed,
+        a.written - b.written,
+        a.updated - b.updated,
+        a.obsolete - b.obsolete,
+        a.removed - b.removed,
+        a.files_removed - b.files_removed,
+    )
+
+
+class WorkerRunner(Runner):
+    """The runner, with an rt-style test's echoed output sent to the main process to print in its turn."""
+
+    channel: wire.Channel
+
+    def echo(self, out_text: str, err_text: str) -> None:
+        if out_text or err_text:
+            self.channel.send((wire.ECHO, out_text, err_text))
+
+
+def _requested(channel: wire.Channel, files: Sequence[Any], runner: Runner) -> Iterator[Any]:
+    """The files the main process hands out, until it says stop (or is gone)."""
+    while not runner.bailed:
+        try:
+            message = channel.recv()
+        except EOFError:
+            return
+        if message[0] != wire.RUN:
+            return
+        yield files[message[1]]
+
+
+def serve(channel: wire.Channel) -> None:
+    # everything a run needs is imported and the kernel built before the set-up arrives: the main process
+    # starts the workers first and finishes its own preparation (reporters, ...) meanwhile
+    from rt.kernel import Kernel, use_kernel
+    from rt_testrunner import snapshots
+    from rt_testrunner.command import prepare_sys_path
+
+    kernel = Kernel()
+    setup: wire.WorkerSetup = channel.recv()
+    options = setup.options
+    if setup.backend_override:
+        kernel.with_overrides({"backend": setup.backend_override})
+    with use_kernel(kernel):
+        prepare_sys_path(options.pyconfig, options.root)
+        session = snapshots.SnapshotSession(
+            options.root, setup.snapshot_update, setup.snapshot_ci, setup.snapshot_full_run
+        )
+        snapshots.SESSION = session
+        coverage = None
+        if setup.coverage is not None:
+            from rt_testrunner.coverage_run import CoverageSession
+
+            coverage = CoverageSession(options.root, setup.coverage, data_file=setup.coverage_file)
+        forwarder = _Forwarder(channel, session)
+        runner = WorkerRunner(options, [session, forwarder], backend=setup.backend)
+        runner.channel = channel
+        forwarder.runner = runner
+        if coverage is not None:
+            coverage.start()
+        try:
+            runner.run_sync(list(setup.files), _requested(channel, setup.files, runner))
+        finally:
+            if coverage is not None:
+                coverage.save()
+    channel.send((wire.DONE,))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2:
+        print("rt_testrunner.worker: started by `rt test --parallel`, not by hand", file=sys.stderr)
+        return 2
+    # `python -m` put the working directory first on sys.path; the one-process `rt test` has the script's
+    # folder there and adds the project root itself (prepare_sys_path), so the worker does the same
+    if sys.path and sys.path[0] in ("", os.getcwd()):
+        del sys.path[0]
+    channel = wire.Channel(int(args[0]), int(args[1]))
+    try:
+        serve(channel)
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        return 1  # the main process is gone or stopping the run: nothing to report to
+    finally:
+        channel.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

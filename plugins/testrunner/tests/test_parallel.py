@@ -1,0 +1,504 @@
+"""``rt test --parallel``: worker processes give the same results as one process (issue 15).
+
+Each test writes a small project and runs ``rt test`` on it twice, in one process and with ``--parallel=2``,
+and compares what a user and a CI system see: the counts, the exit code, each file's console block, the JUnit
+file and the snapshots written. Nothing here depends on timing: which worker runs which file is left open,
+and only what cannot vary with it is asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from rt.testing import clean_environ
+
+_SCRUBBED = (
+    "AGENT",
+    "CLAUDECODE",
+    "REPL_ID",
+    "GITHUB_ACTIONS",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CI",
+    "PYTEST_ADDOPTS",
+)
+SUMMARY = re.compile(r"^ (\d+) (pass|fail|skip|todo|errors?|xfail|xpass|filtered out)$", re.MULTILINE)
+TIMING = re.compile(r" \[\d+(\.\d+)?m?s\]")
+
+
+def environ(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in _SCRUBBED}
+    env.update(extra)
+    return env
+
+
+def rt_test(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rt", "test", *args],
+        cwd=cwd,
+        env=env or environ(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def counts(stderr: str) -> dict[str, int]:
+    return {("error" if kind == "errors" else kind): int(number) for number, kind in SUMMARY.findall(stderr)}
+
+
+def file_blocks(stderr: str) -> dict[str, str]:
+    """The console's per-file blocks (a ``name:`` line after a blank one, up to the next such line or the
+    summary), timings removed, by file name."""
+    text = re.split(r"\n\n \d+ pass\n", stderr)[0]
+    headers = list(re.finditer(r"(?:^|\n)\n([\w./-]+\.py):\n", text))
+    blocks: dict[str, str] = {}
+    for index, header in enumerate(headers):
+        end = headers[index + 1].start() if index + 1 < len(headers) else len(text)
+        blocks[header.group(1)] = TIMING.sub("", text[header.end() : end])
+    return blocks
+
+
+def junit_cases(path: Path) -> dict[str, list[tuple[str, ...]]]:
+    """Each testsuite's cases with their outcome, messages and output (no times, no host), by file."""
+    suites: dict[str, list[tuple[str, ...]]] = {}
+    for suite in ET.parse(path).getroot().iter("testsuite"):
+        if suite.get("file") is None or suite.get("name") != suite.get("file"):
+            continue
+        cases = []
+        for case in suite.iter("testcase"):
+            outcome = tuple(
+                f"{child.tag}|{child.get('type', '')}|{child.get('message', '')}|{(child.text or '').strip()}"
+                for child in case
+            )
+            cases.append((case.get("name", ""), case.get("classname", ""), case.get("line", ""), *outcome))
+        suites[suite.get("name", "")] = cases
+    return suites
+
+
+# a suite with every kind of outcome, output, snapshots and a collection error, in five files
+MIXED = {
+    "pyproject.toml": """
+        [tool.pytest.ini_options]
+        markers = ["slow: slow tests"]
+    """,
+    "conftest.py": """
+        import pytest
+
+        @pytest.fixture
+        def broken():
+            raise RuntimeError("fixture set-up failed")
+    """,
+    "test_outcomes.py": """
+        import sys
+        import pytest
+
+        def test_pass():
+            print("to stdout")
+            print("to stderr", file=sys.stderr)
+
+        def test_fail():
+            assert [1, 2, 3] == [1, 2, 4]
+
+        @pytest.mark.skip(reason="not today")
+        def test_skip():
+            pass
+
+        @pytest.mark.xfail(reason="known bug")
+        def test_xfail():
+            assert False
+
+        @pytest.mark.xfail(reason="fixed since")
+        def test_xpass():
+            pass
+
+        def test_error(broken):
+            pass
+
+        @pytest.mark.parametrize("n", [1, 2, 3])
+        def test_param(n):
+            assert n != 2
+
+        @pytest.mark.slow
+        def test_slow():
+            pass
+    """,
+    "test_classes.py": """
+        import unittest
+
+        class TestThing:
+            def test_method(self):
+                assert "abc".upper() == "ABC"
+
+        class Case(unittest.TestCase):
+            def test_sub(self):
+                for i in range(3):
+                    with self.subTest(i=i):
+                        self.assertLess(i, 5)
+
+            @unittest.skip("unittest skip")
+            def test_skipped(self):
+                pass
+    """,
+    "test_broken_import.py": """
+        import a_module_that_does_not_exist
+    """,
+    "snaps.test.py": """
+        from rt.test import describe, expect, test
+
+        test("object", lambda: expect({"b": 1, "a": [1, 2]}).to_match_snapshot())
+
+        with describe("group"):
+            test("text", lambda: expect("multi\\nline").to_match_snapshot())
+            test("echoes", lambda: print("printed by an rt test"))
+    """,
+    "retry.test.py": """
+        from rt.test import expect, test
+
+        runs = []
+
+        @test("flaky", retry=2)
+        def _():
+            runs.append(1)
+            expect(len(runs)).to_be(2)
+    """,
+}
+
+
+def two_copies(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    one = write(tmp_path / "one", files)
+    many = tmp_path / "many"
+    shutil.copytree(one, many)
+    return one, many
+
+
+@pytest.mark.parametrize("extra", [(), ("-k", "not param", "-m", "not slow")], ids=["all", "filtered"])
+def test_same_results_as_one_process(tmp_path: Path, extra: tuple[str, ...]) -> None:
+    one, many = two_copies(tmp_path, MIXED)
+    junit = ("--reporter=junit", "--reporter-outfile=report.xml")
+    single = rt_test(one, *junit, *extra)
+    parallel = rt_test(many, "--parallel=2", *junit, *extra)
+    assert single.returncode == parallel.returncode == 1, parallel.stderr
+    assert counts(parallel.stderr) == counts(single.stderr)
+    expected = {"pass", "fail", "skip", "xfail", "xpass", "error"}
+    assert expected <= set(counts(single.stderr)), single.stderr
+    assert file_blocks(parallel.stderr) == file_blocks(single.stderr)
+    assert len(file_blocks(single.stderr)) == 5
+    assert junit_cases(many / "report.xml") == junit_cases(one / "report.xml")
+    # every summary line but the run's duration
+    tail = [line for line in single.stderr.split("\n\n ")[-1].splitlines() if not line.startswith("Ran ")]
+    assert tail and all(line in parallel.stderr for line in tail)
+    # snapshots: written by the worker that ran the file, the same as in one process
+    snap = "__snapshots__/snaps.test.py.snap"
+    assert (many / snap).read_text() == (one / snap).read_text()
+    assert "printed by an rt test" in parallel.stdout
+    assert "snapshots: +2 added" in parallel.stderr
+    again = rt_test(many, "--parallel=2", "snaps.test.py")
+    assert again.returncode == 0, again.stderr
+    assert counts(again.stderr) == {"pass": 3, "fail": 0}
+    assert "2 snapshots, 2 expect() calls" in again.stderr
+
+
+CRASHING = {
+    "test_ok.py": """
+        def test_one():
+            pass
+
+        def test_two():
+            pass
+    """,
+    "test_exits.py": """
+        import os
+
+        def test_before():
+            pass
+
+        def test_exits():
+            os._exit(3)
+
+        def test_never_reached():
+            pass
+    """,
+    "test_segfault.py": """
+        import faulthandler
+
+        def test_segfault():
+            faulthandler.disable()
+            faulthandler._sigsegv()
+    """,
+    "test_later.py": """
+        def test_after_the_crashes():
+            pass
+    """,
+}
+
+
+def test_a_crashing_worker_makes_its_file_an_error_and_the_run_goes_on(tmp_path: Path) -> None:
+    project = write(tmp_path, CRASHING)
+    result = rt_test(project, "--parallel=2", "--reporter=junit", "--reporter-outfile=r.xml")
+    assert result.returncode == 1
+    # the other files ran in full (new workers took over), the crashed files are errors
+    assert counts(result.stderr) == {"pass": 4, "fail": 0, "error": 2}, result.stderr
+    blocks = file_blocks(result.stderr)
+    assert 'the worker process crashed (exit code 3) while running "test_exits"' in blocks["test_exits.py"]
+    assert "(pass) test_before" in blocks["test_exits.py"]
+    assert "test_never_reached" not in result.stderr
+    assert "(fail) test_exits.py (worker crashed)" in blocks["test_exits.py"]
+    assert "crashed (killed by signal SIGSEGV)" in blocks["test_segfault.py"]
+    assert "(pass) test_after_the_crashes" in blocks["test_later.py"]
+    suites = {s.get("name"): s for s in ET.parse(project / "r.xml").getroot().iter("testsuite")}
+    assert "crashed (exit code 3)" in ET.tostring(suites["test_exits.py"], encoding="unicode")
+
+
+def test_bail_stops_every_worker(tmp_path: Path) -> None:
+    files = {f"test_f{i}.py": f"def test_fails_{i}():\n    assert False\n" for i in range(6)}
+    project = write(tmp_path, files)
+    result = rt_test(project, "--parallel=2", "--bail")
+    assert result.returncode == 1
+    assert "Bailed out after 1 failure" in result.stderr
+    assert counts(result.stderr) == {"pass": 0, "fail": 1}, result.stderr
+    two = rt_test(project, "--parallel=2", "--bail=2")
+    assert counts(two.stderr) == {"pass": 0, "fail": 2}, two.stderr
+
+
+SESSION_FIXTURES = {
+    "conftest.py": """
+        import os
+        from pathlib import Path
+
+        import pytest
+
+        LOG = Path(os.environ["FIXTURE_LOG"])
+
+        @pytest.fixture(scope="session")
+        def resource():
+            with LOG.open("a") as log:
+                log.write(f"setup {os.getpid()}\\n")
+            yield {"pid": os.getpid(), "id": object()}
+            with LOG.open("a") as log:
+                log.write(f"teardown {os.getpid()}\\n")
+
+        @pytest.fixture(scope="module")
+        def per_module(resource):
+            return resource
+    """,
+    **{
+        f"test_m{i}.py": """
+            import os
+            from pathlib import Path
+
+            def test_uses_it(resource, per_module):
+                assert resource["pid"] == os.getpid()
+                assert per_module is resource
+                with Path(os.environ["FIXTURE_LOG"]).open("a") as log:
+                    log.write(f"test {os.getpid()} {id(resource)}\\n")
+        """
+        for i in range(4)
+    },
+}
+
+
+def test_session_fixtures_are_set_up_once_per_worker(tmp_path: Path) -> None:
+    project = write(tmp_path / "p", SESSION_FIXTURES)
+    log = tmp_path / "log.txt"
+    result = rt_test(project, "--parallel=2", env=environ(FIXTURE_LOG=str(log)))
+    assert result.returncode == 0, result.stderr
+    assert counts(result.stderr) == {"pass": 4, "fail": 0}
+    lines = log.read_text().splitlines()
+    setups = [line.split()[1] for line in lines if line.startswith("setup")]
+    teardowns = [line.split()[1] for line in lines if line.startswith("teardown")]
+    tests = [line.split()[1:] for line in lines if line.startswith("test")]
+    assert len(tests) == 4
+    workers = {pid for pid, _ in tests}
+    # one set-up and one teardown in each worker that ran tests, one value per worker
+    assert sorted(setups) == sorted(teardowns) == sorted(workers)
+    assert 1 <= len(workers) <= 2
+    assert len({(pid, value) for pid, value in tests}) == len(workers)
+    assert str(os.getpid()) not in workers
+
+
+ASYNC_SUITE = {
+    "async.test.py": """
+        import os
+        import sniffio
+        from rt.test import expect, test
+
+        @test("runs on the chosen backend")
+        async def _():
+            expect(sniffio.current_async_library()).to_be(os.environ["EXPECTED_BACKEND"])
+    """,
+    "test_async_pytest.py": """
+        import os
+        import sniffio
+
+        async def test_pytest_style_async():
+            assert sniffio.current_async_library() == os.environ["EXPECTED_BACKEND"]
+    """,
+    "sync.test.py": """
+        from rt.test import test
+        test("sync", lambda: None)
+    """,
+}
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_async_tests_run_on_the_chosen_backend_in_workers(tmp_path: Path, backend: str) -> None:
+    project = write(tmp_path, ASYNC_SUITE)
+    env = environ(EXPECTED_BACKEND=backend)
+    result = subprocess.run(
+        [sys.executable, "-m", "rt", "--backend", backend, "test", "--parallel=2"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert counts(result.stderr) == {"pass": 3, "fail": 0}
+    via_environment = rt_test(project, "--parallel=2", env={**env, "RT_BACKEND": backend})
+    assert via_environment.returncode == 0, via_environment.stderr
+
+
+def test_keyboard_interrupt_in_a_test_stops_the_run_with_a_summary(tmp_path: Path) -> None:
+    files = {
+        "test_a.py": "def test_interrupts():\n    raise KeyboardInterrupt\n",
+        **{f"test_z{i}.py": "def test_fine():\n    pass\n" for i in range(3)},
+    }
+    project = write(tmp_path, files)
+    result = rt_test(project, "--parallel=1", "--reporter=junit", "--reporter-outfile=r.xml")
+    assert result.returncode == 1
+    assert "Interrupted" in result.stderr
+    assert counts(result.stderr)["fail"] == 1
+    assert "(pass) test_fine" not in result.stderr  # no file starts after it
+    assert (project / "r.xml").is_file()
+
+
+def test_ctrl_c_in_the_main_process_ends_the_workers_and_prints_the_summary(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    files = {
+        "test_done.py": "def test_quick():\n    pass\n",
+        "test_waits.py": f"""
+            import time
+            from pathlib import Path
+
+            def test_waits():
+                Path({str(started)!r}).write_text("x")
+                time.sleep(600)
+        """,
+    }
+    project = write(tmp_path / "p", files)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rt", "test", "--parallel=1"],
+        cwd=project,
+        env=environ(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 240  # only bounds a hang
+        while not started.exists():
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 1
+    assert "Interrupted" in stderr
+    assert "test_waits" not in stderr.split("Interrupted")[1]
+
+
+def test_coverage_of_the_workers_is_combined(tmp_path: Path) -> None:
+    pytest.importorskip("coverage")
+    files = {
+        "lib.py": """
+            def used(x):
+                if x:
+                    return 1
+                return 2
+
+            def other():
+                return 3
+        """,
+        "test_one.py": "from lib import used\n\ndef test_one():\n    assert used(True) == 1\n",
+        "test_two.py": "from lib import used\n\ndef test_two():\n    assert used(False) == 2\n",
+    }
+    one, many = two_copies(tmp_path, files)
+    single = rt_test(one, "--coverage")
+    parallel = rt_test(many, "--parallel=2", "--coverage")
+    assert single.returncode == parallel.returncode == 0, parallel.stderr
+    table = [line for line in single.stderr.splitlines() if "|" in line]
+    assert any(line.startswith(" lib.py") for line in table), single.stderr
+    assert [line for line in parallel.stderr.splitlines() if "|" in line] == table
+
+
+def test_timings_are_written_and_start_the_slowest_first(tmp_path: Path) -> None:
+    files = {f"test_{name}.py": "def test_it():\n    pass\n" for name in ("a", "b", "c")}
+    project = write(tmp_path, files)
+    first = rt_test(project, "--parallel=1", "--timings=t.json", "--update-timings")
+    assert first.returncode == 0, first.stderr
+    written = json.loads((project / "t.json").read_text())
+    assert written["version"] == 1 and set(written["files"]) == set(files)
+    (project / "t.json").write_text(json.dumps({"version": 1, "files": {"test_a.py": 1, "test_c.py": 900}}))
+    ordered = rt_test(project, "--parallel=1", "--timings=t.json")
+    # one worker: files without a timing first, then the slowest known one
+    assert list(file_blocks(ordered.stderr)) == ["test_b.py", "test_c.py", "test_a.py"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--parallel=0",), '--parallel expects a positive integer, received "0"'),
+        (("--parallel=two",), '--parallel expects a positive integer, received "two"'),
+        (("--parallel", "--parallel-delay=-1"), "--parallel-delay expects a non-negative integer"),
+        (("--update-timings",), "--update-timings needs --timings=<file>"),
+        (("--timings=bad.json",), "--timings 'bad.json': not a timings file"),
+    ],
+)
+def test_bad_values_are_one_line_errors(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    project = write(tmp_path, {"test_x.py": "def test_x():\n    pass\n", "bad.json": "{not json"})
+    result = rt_test(project, *args)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error: {message}"), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_worker_refuses_to_run_by_hand() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "rt_testrunner.worker"],
+        capture_output=True,
+        text=True,
+        env=clean_environ(),
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "started by `rt test --parallel`" in result.stderr
