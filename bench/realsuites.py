@@ -1,7 +1,7 @@
 """Real projects' own test suites under pytest and under `rt test`: outcome counts and wall time, same run.
 
     uv run python bench/realsuites.py [--repeat 1] [--suites toolz,itsdangerous,more-itertools|compat|all] [--keep DIR]
-                                      [--floor] [--no-bytecode]
+                                      [--floor] [--no-bytecode] [--parallel N]
 
 Each suite is the project's sdist from PyPI (`pip download --no-deps --no-binary :all: NAME==VERSION`),
 unpacked as a new user would; pytest and `rt test` then run in its folder, with no arguments, in one
@@ -18,6 +18,11 @@ test files in `__pycache__` and rt its own cache there. Without that, a runner t
 pays for compiling them on every run, and the ratio measures the compiler. `--no-bytecode` keeps
 PYTHONDONTWRITEBYTECODE=1 and skips the warm-up (what a machine that never wrote them sees).
 The runners alternate (pytest, rt, pytest, rt ...) so both see the same load.
+
+With `--parallel N` (default 2, this machine's cores; 0 leaves it out) a second line per suite times
+`rt test --parallel=N` and, for fairness, pytest-xdist's `pytest -n N` (when installed), in the same
+alternation; rt's parallel counts must equal pytest's too (xdist's are printed, not required). The plain
+pytest runs are made with `-p no:xdist`, so installing xdist does not change the baseline.
 """
 
 from __future__ import annotations
@@ -143,7 +148,12 @@ def floor(folder: Path, env: dict[str, str], pytest_cpu: float) -> str:
             f"{spent['tests']:.2f}s = {total:.2f}s, {total / pytest_cpu:.2f}x pytest's CPU time")
 
 
-def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floor: bool = False) -> tuple[bool, str]:
+def _has_xdist() -> bool:
+    return subprocess.run([sys.executable, "-c", "import xdist"], capture_output=True, check=False).returncode == 0
+
+
+def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floor: bool = False,
+            workers: int = 0) -> tuple[bool, str]:
     version, extra, variables = ALL_SUITES[name]
     folder = download(name, version, root / name)
     deps = install_extra(extra, root / f"{name}-deps")
@@ -155,7 +165,8 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
     env.update(variables)
     if deps is not None:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), deps) if p)
-    pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PYTEST_ARGS.get(name, ())]
+    pytest_base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PYTEST_ARGS.get(name, ())]
+    pytest_cmd = [*pytest_base, "-p", "no:xdist"]
     # the `rt` console script next to this Python, as users run it (`python -m rt` adds runpy's start-up)
     script = Path(sys.executable).with_name("rt")
     rt_cmd = [str(script), "test"] if script.exists() else [sys.executable, "-m", "rt", "test"]
@@ -164,6 +175,13 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
         run(rt_cmd, folder, env)
     pytest_times, rt_times, pytest_cpu, rt_cpu = [], [], [], []
     pytest_out = rt_out = ""
+    # the parallel columns: rt test --parallel=N and pytest -n N (xdist), timed in the same alternation
+    parallel: dict[str, tuple[list[str], list[float], list[float]]] = {}
+    if workers:
+        parallel["rt"] = ([*rt_cmd, f"--parallel={workers}"], [], [])
+        if _has_xdist():
+            parallel["xdist"] = ([*pytest_base, "-n", str(workers)], [], [])
+    parallel_out: dict[str, str] = {}
     for _ in range(repeat):
         wall, cpu, pytest_out = run(pytest_cmd, folder, env)
         pytest_times.append(wall)
@@ -171,6 +189,10 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
         wall, cpu, rt_out = run(rt_cmd, folder, env)
         rt_times.append(wall)
         rt_cpu.append(cpu)
+        for key, (command, walls, cpus) in parallel.items():
+            wall, cpu, parallel_out[key] = run(command, folder, env)
+            walls.append(wall)
+            cpus.append(cpu)
     expected, got = pytest_counts(pytest_out), rt_counts(rt_out)
     same = expected == got
     ratio = min(rt_times) / min(pytest_times)
@@ -178,9 +200,27 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
     line = (f"{name} {version}: pytest {expected} in {min(pytest_times):.2f}s (CPU {min(pytest_cpu):.2f}s); "
             f"rt test {got} in {min(rt_times):.2f}s (CPU {min(rt_cpu):.2f}s); {ratio:.2f}x pytest's wall time, "
             f"{cpu_ratio:.2f}x its CPU time; outcomes {'SAME' if same else 'DIFFER'}")
+    if parallel:
+        line += f"\n  {workers} workers:"
+        for key, (_, walls, cpus) in parallel.items():
+            counted = rt_counts(parallel_out[key]) if key == "rt" else _xdist_counts(parallel_out[key])
+            agrees = counted == expected
+            if key == "rt":
+                same = same and agrees
+            label = f"rt test --parallel={workers}" if key == "rt" else f"pytest -n {workers}"
+            line += (f" {label} {'same outcomes' if agrees else f'outcomes DIFFER {counted}'} in {min(walls):.2f}s "
+                     f"(CPU {min(cpus):.2f}s), {min(walls) / min(pytest_times):.2f}x pytest's wall time;")
+        line = line.rstrip(";")
     if with_floor:
         line += "\n" + floor(folder, env, min(pytest_cpu))
     return same, line
+
+
+def _xdist_counts(output: str) -> dict[str, int]:
+    try:
+        return pytest_counts(output)
+    except IndexError:  # no summary line: xdist failed to start on this suite
+        return {"no summary": 1}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="PYTHONDONTWRITEBYTECODE=1 and no warm-up run (every run compiles what has no .pyc)")
     parser.add_argument("--floor", action="store_true",
                         help="also print each suite's floor: the CPU time of its own imports and tests (suite_floor.py)")
+    parser.add_argument("--parallel", type=int, default=2, metavar="N",
+                        help="also time rt test --parallel=N and pytest -n N (default 2; 0: leave them out)")
     options = parser.parse_args(argv)
     groups = {"compat": list(COMPAT_SUITES), "all": list(ALL_SUITES)}
     names = [m for n in options.suites.split(",") if n for m in groups.get(n, [n])]
@@ -206,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(root / name)
             (root / name).mkdir(parents=True)
             same, line = measure(name, root, options.repeat, bytecode=not options.no_bytecode,
-                                 with_floor=options.floor)
+                                 with_floor=options.floor, workers=options.parallel)
             all_same = all_same and same
             print(line, flush=True)
     finally:
