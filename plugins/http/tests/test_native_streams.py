@@ -554,6 +554,28 @@ async def test_trio_connect_tries_the_next_address_after_a_refusal(monkeypatch: 
         await trio_streams.connect("two.example", port)
 
 
+@trio_only
+async def test_trio_connect_names_ipv6_addresses_in_brackets_and_an_empty_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rt_http import trio_streams
+
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0) as listener:
+        port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    answers: list[Any] = [(socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", port, 0, 0))]
+
+    async def resolve(host: str, port: int, **kwargs: Any) -> list[Any]:
+        return answers
+
+    monkeypatch.setattr(trio_streams.anyio, "getaddrinfo", resolve)
+    with pytest.raises(OSError, match=rf"attempts to \[::1\]:{port} failed: \[::1\]:{port}: ") as info:
+        await trio_streams.connect("::1", port)
+    assert info.value.errno is not None
+    answers = []
+    with pytest.raises(OSError, match=rf"^no address to connect to for \[::1\]:{port}$"):
+        await trio_streams.connect("::1", port)
+
+
 async def _until(condition: Callable[[], bool]) -> None:
     with anyio.fail_after(10):
         while not condition():

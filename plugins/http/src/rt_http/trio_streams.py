@@ -159,16 +159,22 @@ async def connect(host: str, port: int) -> DirectSocketStream:
         except OSError as exc:
             sock.close()
             last = exc
-            errors.append(f"{address[0]}:{address[1]}: {exc.strerror or exc}")
+            errors.append(f"{_host_port(address[0], address[1])}: {exc.strerror or exc}")
             continue
         except BaseException:
             sock.close()
             raise
         return DirectSocketStream(sock)
+    if last is None:  # getaddrinfo answers an error itself when a name does not resolve; this is a guard
+        raise OSError(f"no address to connect to for {_host_port(host, port)}")
     raise OSError(
-        last.errno if last is not None else None,
-        f"all connection attempts to {host}:{port} failed: {'; '.join(errors) or 'no address'}",
+        last.errno, f"all connection attempts to {_host_port(host, port)} failed: {'; '.join(errors)}"
     )
+
+
+def _host_port(host: str, port: int) -> str:
+    """``host:port`` as a URL writes it: an IPv6 address in brackets, so its colons do not read as the port's."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 class DirectSocketListener(SocketListener):
