@@ -45,6 +45,7 @@ class SecretServiceSession:
 
     address: str
     environ: dict[str, str]
+    log: str | None = None  # gnome-keyring-daemon's stderr, for failure messages
 
 
 def _require(tool: str) -> str:
@@ -137,7 +138,9 @@ def running_bus(root: Path, *, with_keyring: bool = True) -> Iterator[SecretServ
                         pytrace=False,
                     )
                 time.sleep(0.05)
-        yield SecretServiceSession(address, environ)
+        yield SecretServiceSession(
+            address, environ, str(root / "gnome-keyring.log") if with_keyring else None
+        )
     finally:
         for process in reversed(processes):
             _stop(process)

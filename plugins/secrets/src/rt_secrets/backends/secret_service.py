@@ -240,10 +240,17 @@ class SecretServiceStore:
     def get_password(
         self, keyring_impl: Any, service: str, username: str, schema: str = "keyring"
     ) -> str | None:
+        """The value under either schema, or None. An item found by the search but deleted by another client
+        before its secret is read counts as not found: a get never fails because of a concurrent delete."""
+        from secretstorage.exceptions import ItemNotFoundException
+
         def get(channel: _Channel) -> str | None:
             for each in _schemas(schema):
                 for path in channel.search(_search_attributes(each, keyring_impl, service, username)):
-                    return channel.secret(path).decode("utf-8")
+                    try:
+                        return channel.secret(path).decode("utf-8")
+                    except ItemNotFoundException:
+                        continue  # deleted by another client since the search: as if not found
             return None
 
         return self._run(keyring_impl, get)
@@ -264,14 +271,19 @@ class SecretServiceStore:
         self, keyring_impl: Any, service: str, username: str, schema: str = "keyring"
     ) -> None:
         """Delete the pair under both schemas (else a read would find the other one); PasswordDeleteError
-        when there was nothing, as keyring says "not found"."""
+        when there was nothing, as keyring says "not found". An item another client deletes between the
+        search and our Delete is not counted as ours, and is no error."""
         from keyring.errors import PasswordDeleteError
+        from secretstorage.exceptions import ItemNotFoundException
 
         def delete(channel: _Channel) -> bool:
             deleted = False
             for each in _schemas(schema):
                 for path in channel.search(_search_attributes(each, keyring_impl, service, username)):
-                    channel.delete(path)
+                    try:
+                        channel.delete(path)
+                    except ItemNotFoundException:
+                        continue  # another client deleted it since the search: not ours to report
                     deleted = True
             return deleted
 
