@@ -32,7 +32,14 @@ and nothing else, so it costs a fraction of what a server does. (An earlier gene
 cost about as much per round trip as the servers did: on a fast machine every echo row then measured the
 generator, at about the same rate for all three servers.) Each row also prints the CPU share of the server
 and of the generator over the timed window: a row where the generator is the busier one says so, because
-its ratio then understates the faster server.
+its ratio then understates the faster server. Each row also prints the server's CPU time per delivered
+message (round trip for echo): on a shared machine the rates move with the other processes' load, the CPU
+time a server spends per message much less.
+
+``--before DIR`` (an older rt_http source tree) adds the ``before-asyncio`` and ``before-trio`` columns and a
+regression table: per row, rt-asyncio and rt-trio against the same loop's before (rt-uvloop against
+before-asyncio, as before could not run on uvloop), as ratios of rate and of CPU per message taken within
+each round, median and range over ``--repeat`` rounds.
 """
 
 from __future__ import annotations
@@ -384,14 +391,45 @@ def measure(impl: str, mode: str, run) -> Sample:  # type: ignore[no-untyped-def
         process.wait()
 
 
-def interleaved(mode: str, run, repeat: int) -> dict[str, Sample]:  # type: ignore[no-untyped-def]
+def interleaved(mode: str, run, repeat: int) -> tuple[dict[str, Sample], dict[str, list[Sample]]]:  # type: ignore[no-untyped-def]
     """Median of ``repeat`` runs per server, the servers taking turns, so a burst of load on the machine
-    hits every server alike instead of one. The CPU shares are the median run's."""
+    hits every server alike instead of one. The CPU shares are the median run's. Also every round's
+    samples, for ratios computed within a round (the regression table of ``--before``)."""
     samples: dict[str, list[Sample]] = {impl: [] for impl in IMPLS}
     for _ in range(repeat):
         for impl in IMPLS:
             samples[impl].append(measure(impl, mode, run))
-    return {impl: median_sample(values) for impl, values in samples.items()}
+    return {impl: median_sample(values) for impl, values in samples.items()}, samples
+
+
+def cost_us(sample: Sample) -> float:
+    """The server's CPU time per delivered message (round trip), in microseconds: unlike the rate, it
+    hardly moves when other processes take turns on the machine's cores."""
+    return sample.server_cpu / sample.rate * 1e6 if sample.rate else float("inf")
+
+
+# (now, before) pairs of the regression table: uvloop is compared with asyncio's before (it could not run
+# rt-http before issue 13)
+REGRESSION_PAIRS = [("rt-asyncio", "before-asyncio"), ("rt-trio", "before-trio"), ("rt-uvloop", "before-asyncio")]
+
+
+def regression_table(rows: list[tuple[str, dict[str, list[Sample]]]]) -> None:
+    """``--before``: per row and loop, this rt-http against the older one, ratios taken within each round
+    (the two ran one after the other) and printed as median (min-max) over the rounds. Higher is better in
+    both: rate now / before, and CPU per message before / now."""
+    print("regression check against --before (per round, median (min-max); > 1.00x: faster than before)")
+    print(f"  {'benchmark':44} {'server':11} {'rate now/before':>20} {'CPU/msg before/now':>20} "
+          f"{'CPU us/msg now':>15} {'before':>8}")
+    for name, rounds in rows:
+        for now, before in REGRESSION_PAIRS:
+            if now not in rounds or before not in rounds:
+                continue
+            pairs = list(zip(rounds[now], rounds[before], strict=True))
+            rate = [n.rate / b.rate for n, b in pairs]
+            cost = [cost_us(b) / cost_us(n) for n, b in pairs]
+            print(f"  {name:44} {now.removeprefix('rt-'):11} {spread(rate):>20} {spread(cost):>20} "
+                  f"{statistics.median(cost_us(n) for n in rounds[now]):>15.2f} "
+                  f"{statistics.median(cost_us(b) for b in rounds[before]):>8.2f}")
 
 
 def median_sample(samples: list[Sample]) -> Sample:
@@ -608,12 +646,14 @@ def main() -> None:
     IMPLS[:] = chosen
 
     rows: list[tuple[str, str, dict[str, Sample]]] = []  # (name, unit, per-impl sample)
+    rounds: list[tuple[str, dict[str, list[Sample]]]] = []  # (name, per-impl samples of every round)
     if "echo" in parts:
         for size in (32, 16384):
-            values = interleaved(
+            values, samples = interleaved(
                 "echo", lambda port, pid, s=size: echo(port, pid, args.clients, s, args.seconds), args.repeat
             )
             rows.append((f"echo {size} B, {args.clients} clients", "round-trips/s", values))
+            rounds.append((rows[-1][0], samples))
     if args.baseline:
         bare = {}
         for backend in ("asyncio", "asyncio-rt", "trio", "trio-rt"):
@@ -626,16 +666,18 @@ def main() -> None:
                           (("asyncio", "anyio on asyncio"), ("asyncio-rt", "rt-http's asyncio stream"),
                            ("trio", "anyio on trio"), ("trio-rt", "rt-http's trio stream"))))
     if "chat" in parts:
-        values = interleaved(
+        values, samples = interleaved(
             "chat", lambda port, pid: chat(port, pid, args.chat_clients, args.batch, args.seconds),
             args.repeat,
         )
         rows.append((f"chat fan-out, {args.chat_clients} clients x batch {args.batch}", "messages/s", values))
+        rounds.append((rows[-1][0], samples))
     if "many" in parts:
-        values = interleaved(
+        values, samples = interleaved(
             "chat", lambda port, pid: fanout_to_many(port, pid, args.subscribers, args.batch, args.seconds), args.repeat
         )
         rows.append((f"fan-out to {args.subscribers} subscribers, batch {args.batch}", "messages/s", values))
+        rounds.append((rows[-1][0], samples))
     if "idle" in parts:
         values = {
             impl: measure(impl, "idle", lambda port, pid: asyncio.run(idle_memory(port, pid, args.idle)))
@@ -663,9 +705,13 @@ def main() -> None:
         if unit != "bytes":
             print(f"{'  CPU: server / load generator':63} "
                   + " ".join(f"{values[i].server_cpu:>5.0%} /{values[i].generator_cpu:>5.0%}" for i in IMPLS))
+            print(f"{'  server CPU per message (us)':63} "
+                  + " ".join(f"{cost_us(values[i]):>12.2f}" for i in IMPLS))
             generator_bound += [f"{name}: {impl}" for impl in IMPLS
                                 if values[impl].generator_cpu >= max(0.85, values[impl].server_cpu)]
     print("(memory: lower is better, so a ratio under 1.00x is a win; the rest: higher is better)")
+    if BEFORE and rounds:
+        regression_table(rounds)
     if generator_bound:
         print("WARNING: the load generator, not the server, was the busier process in: "
               + "; ".join(generator_bound) + ". Those rates say more about the generator than the server.")
