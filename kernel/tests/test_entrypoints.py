@@ -40,6 +40,29 @@ def test_agrees_with_importlib_metadata_for_every_group_installed_here():
         assert ours == _reference(group), group
 
 
+def test_in_path_order_it_lists_what_importlib_metadata_lists_in_its_order():
+    """The test runner reads pytest plugins (``pytest11``) this way; which plugin's fixture wins a name
+    depends on that order."""
+    for group in _groups():
+        ours = [(ep.name, ep.value) for ep in entry_points(group, by_name=False)]
+        assert ours == [(ep.name, ep.value) for ep in importlib.metadata.entry_points(group=group)], group
+
+
+def test_a_distribution_is_known_by_its_directory_name_as_importlib_metadata_does(tmp_path):
+    """Two copies of one distribution on the path: the first wins, even when only the second has a group,
+    and the first one's metadata need not be read to tell them apart."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    (first / "same_dist-1.0.dist-info").mkdir(parents=True)
+    (first / "same_dist-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: same-dist\n")
+    info = second / "same_dist-2.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: same-dist\nVersion: 2.0\n")
+    (info / "entry_points.txt").write_text("[rt]\nsame = same_mod\n")
+    assert entry_points("rt", path=[str(first), str(second)]) == []
+    assert _reference("rt", [str(first), str(second)]) == []
+    assert [e.version for e in entry_points("rt", path=[str(second)])] == ["2.0"]
+
+
 def test_versions_come_from_metadata():
     for ep in entry_points("console_scripts"):
         assert ep.version == importlib.metadata.version(ep.distribution)

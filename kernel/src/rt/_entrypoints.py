@@ -87,27 +87,40 @@ def _name_and_version(info_dir: str, directory_name: str, suffix: str) -> tuple[
     return name, version
 
 
+def _key_of(directory_name: str, suffix: str) -> str:
+    """The normalized distribution name of a ``*.dist-info``/``*.egg-info`` directory, from its name alone:
+    what ``importlib.metadata`` itself keeps the first of (its ``_normalized_name`` reads the directory name),
+    so that finding the distributions on a path never opens a metadata file."""
+    return _normalize(directory_name[: -len(suffix)].partition("-")[0])
+
+
 def _from_directory(path: str, group: str, seen: set[str]) -> Iterator[FoundEntryPoint]:
+    """Only a distribution whose ``entry_points.txt`` mentions ``group`` has its metadata read: the kernel
+    scans every installed distribution at each start, and reading two files of each was most of that scan."""
     try:
-        entries = sorted(os.scandir(path), key=lambda e: e.name)
+        entries = list(os.scandir(path))  # the directory's own order, as importlib.metadata reads it
     except OSError:
         return
     for entry in entries:
         suffix = next((s for s in _INFO_SUFFIXES if entry.name.endswith(s)), None)
         if suffix is None or not entry.is_dir():
             continue
+        key = _key_of(entry.name, suffix)
+        if key in seen:
+            continue
+        seen.add(key)
         try:
             with open(os.path.join(entry.path, "entry_points.txt"), encoding="utf-8") as f:
                 text = f.read()
         except OSError:
-            text = ""
-        name, version = _name_and_version(entry.path, entry.name, suffix)
-        key = _normalize(name or entry.name)
-        if key in seen:
             continue
-        seen.add(key)
-        for ep_name, value in _parse_group(text, group):
-            yield FoundEntryPoint(ep_name, value, name, version)
+        if group not in text:
+            continue
+        found = _parse_group(text, group)
+        if found:
+            name, version = _name_and_version(entry.path, entry.name, suffix)
+            for ep_name, value in found:
+                yield FoundEntryPoint(ep_name, value, name, version)
 
 
 def _from_importlib(path: str, group: str, seen: set[str]) -> Iterator[FoundEntryPoint]:
@@ -127,8 +140,11 @@ def _from_importlib(path: str, group: str, seen: set[str]) -> Iterator[FoundEntr
                 yield FoundEntryPoint(ep.name, ep.value, name, version)
 
 
-def entry_points(group: str, path: Iterable[str] | None = None) -> list[FoundEntryPoint]:
-    """Entry points of ``group`` from the distributions on ``path`` (default ``sys.path``), sorted by name."""
+def entry_points(
+    group: str, path: Iterable[str] | None = None, *, by_name: bool = True
+) -> list[FoundEntryPoint]:
+    """Entry points of ``group`` from the distributions on ``path`` (default ``sys.path``), sorted by name;
+    with ``by_name=False``, in the order of ``path`` (``importlib.metadata.entry_points``' order)."""
     seen: set[str] = set()
     found: list[FoundEntryPoint] = []
     for entry in sys.path if path is None else path:
@@ -137,4 +153,4 @@ def entry_points(group: str, path: Iterable[str] | None = None) -> list[FoundEnt
             found.extend(_from_directory(directory, group, seen))
         elif os.path.exists(directory):
             found.extend(_from_importlib(directory, group, seen))
-    return sorted(found, key=lambda ep: ep.name)
+    return sorted(found, key=lambda ep: ep.name) if by_name else found

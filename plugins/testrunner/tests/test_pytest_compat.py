@@ -362,6 +362,62 @@ def test_pytest_is_not_imported_unless_the_suite_does(tmp_path: Path) -> None:
     assert counts(result) == {"pass": 1}, result.output
 
 
+#: modules a plain run must not import: each costs `rt test`'s start-up (a measured target, bench/realsuites.py)
+#: and is needed only by a feature or a suite that asks for it (the suite's own imports still bring them)
+NOT_AT_START_UP = (
+    "importlib.metadata",  # entry points are read by rt._entrypoints, pytest11 too
+    "pytest",
+    "unittest",
+    "doctest",
+    "asyncio",
+    "anyio",
+    "json",
+    "tempfile",
+    "configparser",
+    "tomllib",  # no pyproject.toml here
+    "shlex",  # no addopts
+    "random",  # no --randomize
+    "difflib",  # no failed comparison
+    "pprint",
+    "dataclasses",
+    "zipfile",
+    "email",
+    "rt_testrunner.junit",
+    "rt_testrunner.coverage_run",
+    "rt_testrunner.watch",
+    "rt_testrunner.expect",
+    "rt_testrunner.mocking",
+    "rt_testrunner.doctests",
+)
+
+
+def test_a_plain_run_imports_only_what_it_needs(tmp_path: Path) -> None:
+    project(
+        tmp_path,
+        {
+            "test_plain.py": f"""
+        import sys
+
+        def test_nothing_heavy_loaded():
+            loaded = [name for name in {NOT_AT_START_UP!r} if name in sys.modules]
+            assert loaded == []
+
+        class TestInAClass:
+            def test_too(self):
+                assert "unittest" not in sys.modules
+    """,
+            "plain.test.py": """
+        import sys
+        from rt.test import test
+
+        test("rt style", lambda: None)
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 3}, result.output
+
+
 def test_conftest_options_and_collection_hook(tmp_path: Path) -> None:
     project(
         tmp_path,

@@ -11,8 +11,6 @@ no visible reason.
 
 from __future__ import annotations
 
-import shlex
-
 import attrs
 
 from rt_testrunner.pyconfig import PytestConfig
@@ -146,6 +144,8 @@ def _words(config: PytestConfig) -> list[str]:
     value = config.values.get("addopts")
     if value is None:
         return []
+    import shlex  # only for a project that has addopts
+
     if isinstance(value, str):
         return shlex.split(value)
     return [word for item in value for word in shlex.split(str(item))]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import random
 import re
 import sys
 from pathlib import Path
@@ -261,6 +260,8 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         if seed < 0:
             raise UsageError(f"Invalid seed: {args.seed!r} (expected 0 or more)")
     elif args.randomize or (args.randomize is None and config.get("test.randomize", False)):
+        import random  # only for --randomize
+
         seed = random.SystemRandom().randrange(2**31)
     pattern = None
     if args.test_name_pattern is not None:
@@ -457,6 +458,8 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
                 )
         return EXIT_OK if invocation.pass_with_no_tests else EXIT_FAILED
     if invocation.run.seed is not None:
+        import random
+
         random.Random(invocation.run.seed).shuffle(files)
     from rt_testrunner.reporter_setup import ReporterSetupError, build_reporters
 

@@ -9,9 +9,7 @@ that differs. In the diffs ``-`` marks the right side (usually the expected valu
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
-import pprint
+import sys
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
@@ -24,7 +22,13 @@ def _repr(value: Any) -> str:
     return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
 
 
+# difflib and pprint are imported by the functions that use them: only a failed comparison needs them, and
+# `rt test`'s start-up is a measured target (bench/realsuites.py).
+
+
 def _diff_lines(left_lines: list[str], right_lines: list[str]) -> list[str]:
+    import difflib
+
     return [line.rstrip("\n") for line in difflib.ndiff(right_lines, left_lines)]
 
 
@@ -49,11 +53,16 @@ def _text(left: str, right: str) -> list[str]:
     if "\n" in left or "\n" in right:
         explanation.extend(_diff_lines(left.splitlines(keepends=True), right.splitlines(keepends=True)))
     else:
+        import difflib
+
         explanation.extend(line.rstrip("\n") for line in difflib.ndiff([right], [left]))
     return explanation
 
 
 def _full_diff(left: Any, right: Any) -> list[str]:
+    import difflib
+    import pprint
+
     left_lines = pprint.pformat(left, width=80).splitlines()
     right_lines = pprint.pformat(right, width=80).splitlines()
     return [
@@ -119,7 +128,8 @@ def _dict(left: Mapping[Any, Any], right: Mapping[Any, Any]) -> list[str]:
 
 
 def _fields(value: Any) -> list[str] | None:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    dataclasses = sys.modules.get("dataclasses")  # no dataclass exists before that module is imported
+    if dataclasses is not None and dataclasses.is_dataclass(value) and not isinstance(value, type):
         return [f.name for f in dataclasses.fields(value) if f.compare]
     attributes = getattr(type(value), "__attrs_attrs__", None)
     if attributes is not None:

@@ -5,7 +5,6 @@ Written by hand: these are the jest/bun placeholders, which neither ``%``-format
 
 from __future__ import annotations
 
-import pprint
 import re
 from typing import Any
 
@@ -34,6 +33,8 @@ def _one(spec: str, value: Any) -> str:
         return str(value)
     if spec in ("%o", "%j"):
         return _json(value)
+    import pprint  # only for a %p placeholder
+
     return pprint.pformat(value, width=1_000)  # %p
 
 

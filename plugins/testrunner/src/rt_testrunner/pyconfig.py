@@ -10,7 +10,6 @@ usefixtures; anything else in the file is left to pytest.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +86,8 @@ def _ini_section(path: Path, section: str) -> dict[str, Any] | None:
 
 
 def _toml_section(path: Path) -> dict[str, Any] | None:
+    import tomllib  # only when a pyproject.toml is there (`rt test` start-up is a measured target)
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -329,6 +329,8 @@ class PyItem:
     fixturenames: list[str]
     closure: list[FixtureDef]
     is_unittest: bool = False
+    requested: tuple[str, ...] = ()
+    """The test function's own arguments (``argnames``), read once at collection."""
     instance: Any = None
     setup: Setup | None = None
     node: Any = None
@@ -446,12 +448,18 @@ class PytestSession:
         self.shouldstop: bool | str = False
         self.shouldfail: bool | str = False
         self.items: list[Any] = []
+        self._relative: dict[str, str] = {}
 
     def relative(self, file: str) -> str:
-        try:
-            return Path(file).relative_to(self.pyconfig.rootdir).as_posix()
-        except ValueError:
-            return Path(file).as_posix()
+        """``file`` relative to the rootdir, as node ids show it (asked for every test: remembered)."""
+        found = self._relative.get(file)
+        if found is None:
+            try:
+                found = Path(file).relative_to(self.pyconfig.rootdir).as_posix()
+            except ValueError:
+                found = Path(file).as_posix()
+            self._relative[file] = found
+        return found
 
     # -- conftest.py ------------------------------------------------------------------------------------------
 
@@ -515,10 +523,12 @@ class PytestSession:
         """The fixtures of the pytest plugins installed in the environment (entry points ``pytest11``), below
         every definition of the suite, and the defaults of the options and ini values their
         ``pytest_addoption`` declares, which their fixtures read (pytest-mock's ``mocker`` reads
-        ``mock_use_standalone_module``). Their other hooks are pytest's business."""
-        from importlib.metadata import entry_points
+        ``mock_use_standalone_module``). Their other hooks are pytest's business. The kernel's entry-point
+        reader finds them: ``importlib.metadata`` costs an import and a parse of every distribution's
+        metadata, at every run."""
+        from rt._entrypoints import entry_points
 
-        for entry in entry_points(group="pytest11"):
+        for entry in entry_points("pytest11", by_name=False):
             try:
                 module = entry.load()
             except Exception:  # noqa: BLE001, S112 - a plugin that does not import without pytest is left out
@@ -818,7 +828,7 @@ class PytestSession:
         for mark in marks:
             if mark.name == "usefixtures":
                 usefixtures.extend(mark.args)
-        requested = [] if is_unittest else list(argnames(function, method=cls is not None))
+        requested = () if is_unittest else argnames(function, method=cls is not None)
         initial = [*self.registry.autouse_for(key), *usefixtures, *requested]
         callspecs = [CallSpec()]
         for mark in marks:
@@ -858,6 +868,7 @@ class PytestSession:
                 fixturenames,
                 closure,
                 is_unittest,
+                requested,
             )
             if selectors and not _selected(item, selectors):
                 continue
@@ -1137,10 +1148,9 @@ async def run_item(item: PyItem) -> None:
                 function = item.function
                 if item.instance is not None:
                     function = getattr(item.instance, item.originalname)
-                wanted = argnames(item.function, method=item.cls is not None)
                 kwargs = {
                     name: setup.values[name] if name in setup.values else item.direct_params.get(name, NOTSET)
-                    for name in wanted
+                    for name in item.requested
                 }
                 missing = [name for name, value in kwargs.items() if value is NOTSET]
                 for name in missing:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import re
 from typing import Any
 
@@ -63,6 +62,8 @@ class Schedule:
     def ordered(self, suite: Suite, file: str) -> list[TestCase | Suite]:
         children = list(suite.children)
         if self.seed is not None:
+            import random  # only for --randomize
+
             random.Random(f"{self.seed}:{file}:{'>'.join(suite.path)}").shuffle(children)
         return children
 
