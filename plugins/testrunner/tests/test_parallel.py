@@ -272,6 +272,24 @@ def test_a_crashing_worker_makes_its_file_an_error_and_the_run_goes_on(tmp_path:
     assert "crashed (exit code 3)" in ET.tostring(suites["test_exits.py"], encoding="unicode")
 
 
+def test_a_worker_dying_while_importing_names_the_file_and_ends_the_run(tmp_path: Path) -> None:
+    project = write(
+        tmp_path,
+        {
+            "test_fine.py": "def test_fine():\n    pass\n",
+            "test_imports_badly.py": "import os\nos._exit(0)\n",
+            "test_zlast.py": "def test_last():\n    pass\n",
+        },
+    )
+    result = rt_test(project, "--parallel=2")
+    assert result.returncode == 1
+    blocks = file_blocks(result.stderr)
+    message = "the worker process crashed (exit code 0) while importing this file"
+    assert message in blocks["test_imports_badly.py"], result.stderr
+    assert counts(result.stderr)["error"] == 1
+    assert "(pass)" not in result.stderr  # no worker got past importing the files
+
+
 def test_bail_stops_every_worker(tmp_path: Path) -> None:
     files = {f"test_f{i}.py": f"def test_fails_{i}():\n    assert False\n" for i in range(6)}
     project = write(tmp_path, files)

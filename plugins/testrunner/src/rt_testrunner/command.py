@@ -461,6 +461,13 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
         import random
 
         random.Random(invocation.run.seed).shuffle(files)
+    early = None
+    if invocation.parallel is not None:
+        # the first worker starts now: its interpreter starts up while this process prepares the reporters
+        # (a usage error below ends this process, and the worker ends when its pipe closes)
+        from rt_testrunner.pool import launch
+
+        early = launch(root)
     from rt_testrunner.reporter_setup import ReporterSetupError, build_reporters
 
     try:
@@ -524,7 +531,14 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
             from rt_testrunner.pool import Pool
 
             finished = Pool(
-                invocation, files, reporters, session, coverage, backend, getattr(args, "backend", None)
+                invocation,
+                files,
+                reporters,
+                session,
+                coverage,
+                backend,
+                getattr(args, "backend", None),
+                early,
             ).run()
         else:
             reporters = [session, *reporters]

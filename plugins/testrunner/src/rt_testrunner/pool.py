@@ -64,6 +64,8 @@ class _Worker:
         self.current: int | None = None  # index of the file it is running
         self.started_at = 0.0
         self.block: list[tuple[Any, ...]] = []  # the current file's messages, replayed when it is done
+        self.ready = False  # it collected the files (a crash before that is the collection's)
+        self.collecting = ""  # the file it was importing then
         self.done = False  # it sent DONE: its session ended normally
         self.gone = False
         self.ended_by_us = False  # killed because the run stopped (bail, Ctrl-C): not a crash
@@ -86,8 +88,11 @@ class Pool:
         coverage: Any,
         backend: str,
         backend_override: str | None,
+        early: Launched | None = None,
     ) -> None:
         self.invocation = invocation
+        self.early = early  # the first worker, launched while the main process prepared the run
+        self.first_launch = time.perf_counter() if early is None else early.at
         self.options = invocation.run
         self.files = list(files)
         self.snapshots = snapshot_session
@@ -162,9 +167,9 @@ class Pool:
 
     def _serve(self, started: float) -> None:
         self._spawn()
-        if self.delay_s == 0:
+        rest_at = self.first_launch + self.delay_s
+        if self.delay_s == 0 or time.perf_counter() >= rest_at:
             self._spawn_rest()
-        rest_at = started + self.delay_s
         while not all(w.gone for w in self.workers):
             timeout = None
             if len(self.workers) < self.size and self.pending and not self.stopping:
@@ -190,25 +195,14 @@ class Pool:
     # -- workers -----------------------------------------------------------------------------------------------
 
     def _spawn(self) -> None:
-        """Start a worker and give it the next file (the set-up and that file are written by its reader
-        thread, so a slow start of one worker does not hold up the others)."""
+        """Start a worker (or take the one started early) and give it the next file (the set-up and that
+        file are written by its reader thread, so a slow start of one worker does not hold up the others)."""
         if not self.pending or self.stopping:
             return
         number = len(self.workers) + 1
-        to_worker_r, to_worker_w = os.pipe()
-        from_worker_r, from_worker_w = os.pipe()
-        command = [sys.executable, "-m", "rt_testrunner.worker", str(to_worker_r), str(from_worker_w)]
-        process = subprocess.Popen(
-            command,
-            cwd=self.options.root,
-            stdin=subprocess.DEVNULL,
-            pass_fds=(to_worker_r, from_worker_w),
-            # its own session: a terminal's Ctrl-C reaches the main process only, which ends the workers
-            start_new_session=True,
-        )
-        os.close(to_worker_r)
-        os.close(from_worker_w)
-        worker = _Worker(number, process, wire.Channel(from_worker_r, to_worker_w))
+        launched = self.early if self.early is not None else launch(self.options.root)
+        self.early = None
+        worker = _Worker(number, launched.process, launched.channel)
         self.workers.append(worker)
         setup = attrs.evolve(self.setup_template, coverage_file=str(self.scratch / f"coverage-{number}"))
         first = self._next_for(worker)
@@ -274,7 +268,11 @@ class Pool:
 
     def _handle(self, worker: _Worker, message: tuple[Any, ...]) -> None:
         kind = message[0]
-        if kind in (wire.EVENT, wire.ECHO):
+        if kind == wire.READY:
+            worker.ready = True
+        elif kind == wire.COLLECTING:
+            worker.collecting = message[1]
+        elif kind in (wire.EVENT, wire.ECHO):
             worker.block.append(message)
         elif kind == wire.FILE:
             self._file_done(worker, message[1], message[2])
@@ -367,6 +365,16 @@ class Pool:
                         block, FileFinished(test_file.relative, time.perf_counter() - worker.started_at)
                     )
                     self.reported.add(test_file.relative)
+            elif not worker.ready:
+                # it died importing a test file: every worker imports every file first, so a new one would
+                # die the same way; the file is the error, and the run ends here (a one-process run would
+                # have died with it)
+                self._stop_dispatch()
+                name = worker.collecting or test_file.relative
+                if name not in self.reported:
+                    self.reported.add(name)
+                    failure = _crash_failure(code, [], "importing this file")
+                    self._replay([(wire.EVENT, FileStarted(name))], FileFinished(name, 0.0, failure))
             else:
                 failure = _crash_failure(code, block)
                 if not any(isinstance(m[1], FileStarted) for m in block if m[0] == wire.EVENT):
@@ -387,6 +395,35 @@ class Pool:
             )
         if self.pending and not self.stopping and len([w for w in self.workers if not w.gone]) < self.size:
             self._spawn()
+
+
+@attrs.frozen
+class Launched:
+    process: subprocess.Popen[bytes]
+    channel: wire.Channel
+    at: float  # time.perf_counter() when it was started
+
+
+def launch(root: Path) -> Launched:
+    """A new worker process and the main process's end of its pipes. The worker imports what a run needs and
+    builds its kernel, then waits for its set-up: ``rt test`` launches the first one as soon as it knows
+    the run is parallel, so that start-up overlaps the main process's own preparation."""
+    to_worker_r, to_worker_w = os.pipe()
+    from_worker_r, from_worker_w = os.pipe()
+    command = [sys.executable, "-m", "rt_testrunner.worker", str(to_worker_r), str(from_worker_w)]
+    try:
+        process = subprocess.Popen(
+            command,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            pass_fds=(to_worker_r, from_worker_w),
+            # its own session: a terminal's Ctrl-C reaches the main process only, which ends the workers
+            start_new_session=True,
+        )
+    finally:
+        os.close(to_worker_r)
+        os.close(from_worker_w)
+    return Launched(process, wire.Channel(from_worker_r, to_worker_w), time.perf_counter())
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:

@@ -199,6 +199,7 @@ class Runner:
         comes, in file order; the file whose import raised KeyboardInterrupt or pytest.exit() is returned."""
         for test_file in files:
             if importing.importable(test_file.path):
+                self.collecting(test_file)
                 try:
                     self._collected[test_file.path] = collect.load_file(test_file, self.session)
                 except BaseException as exc:  # a test file's error of any kind is a result, reported in turn
@@ -208,6 +209,10 @@ class Runner:
                     if isinstance(exc, KeyboardInterrupt) or outcomes.classify(exc) is outcomes.Kind.EXIT:
                         return test_file
         return None
+
+    def collecting(self, test_file: TestFile) -> None:
+        """About to import ``test_file`` before the run (a ``--parallel`` worker tells the main process, so a
+        crash while importing names the file)."""
 
     def _load(self, test_file: TestFile, run: int) -> Suite:
         collected = self._collected.pop(test_file.path, None) if run == 1 else None

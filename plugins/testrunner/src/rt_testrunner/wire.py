@@ -81,6 +81,8 @@ class FileDone:
 
 
 # message kinds, worker to main
+COLLECTING = "collecting"  # (COLLECTING, file as shown): it imports that test file (before its first file)
+READY = "ready"  # (READY,): it has collected the run's files and takes its first file
 EVENT = "event"  # (EVENT, TestEvent): FileStarted, TestStarted, TestFinished (and events outside a file)
 FILE = "file"  # (FILE, FileFinished, FileDone)
 ECHO = "echo"  # (ECHO, stdout text, stderr text): an rt-style test's captured output, printed in turn

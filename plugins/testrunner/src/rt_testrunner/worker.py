@@ -80,6 +80,9 @@ class WorkerRunner(Runner):
 
     channel: wire.Channel
 
+    def collecting(self, test_file: Any) -> None:
+        self.channel.send((wire.COLLECTING, test_file.relative))
+
     def echo(self, out_text: str, err_text: str) -> None:
         if out_text or err_text:
             self.channel.send((wire.ECHO, out_text, err_text))
@@ -87,6 +90,7 @@ class WorkerRunner(Runner):
 
 def _requested(channel: wire.Channel, files: Sequence[Any], runner: Runner) -> Iterator[Any]:
     """The files the main process hands out, until it says stop (or is gone)."""
+    channel.send((wire.READY,))  # collecting is over: a crash from here on is a file's, not the session's
     while not runner.bailed:
         try:
             message = channel.recv()
