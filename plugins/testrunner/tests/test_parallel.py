@@ -520,3 +520,18 @@ def test_the_worker_refuses_to_run_by_hand() -> None:
     )
     assert result.returncode == 2
     assert "started by `rt test --parallel`" in result.stderr
+
+
+def test_timings_balance_the_shards_by_time(tmp_path: Path) -> None:
+    names = ("a", "b", "c", "d", "e")
+    project = write(tmp_path, {f"test_{n}.py": "def test_it():\n    pass\n" for n in names})
+    known = {"test_a.py": 900, "test_b.py": 100, "test_c.py": 100, "test_d.py": 100}  # e: the mean, 300
+    (project / "t.json").write_text(json.dumps({"version": 1, "files": known}))
+    shards = []
+    for index in (1, 2):
+        result = rt_test(project, f"--shard={index}/2", "--timings=t.json")
+        assert result.returncode == 0, result.stderr
+        shards.append(sorted(file_blocks(result.stderr)))
+    assert shards == [["test_a.py"], ["test_b.py", "test_c.py", "test_d.py", "test_e.py"]]
+    plain = rt_test(project, "--shard=1/2")  # without timings: every other file by path, as before
+    assert sorted(file_blocks(plain.stderr)) == ["test_a.py", "test_c.py", "test_e.py"]

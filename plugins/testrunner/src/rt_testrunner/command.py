@@ -447,7 +447,13 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_USAGE
     if invocation.shard is not None:
-        files = shard(files, *invocation.shard)
+        if invocation.timings:
+            from rt_testrunner import timings as timing_files
+
+            known = timing_files.load(invocation.timings, root)
+            files = timing_files.balanced_shard(files, *invocation.shard, known)
+        else:
+            files = shard(files, *invocation.shard)
     if not files:
         sys.stderr.write(_no_tests_message())
         for fragment in invocation.filters:

@@ -53,6 +53,25 @@ def slowest_first(files: Sequence[TestFile], known: Mapping[str, float]) -> list
     return unknown + timed
 
 
+def balanced_shard(
+    files: Sequence[TestFile], index: int, count: int, known: Mapping[str, float]
+) -> list[TestFile]:
+    """``--shard K/N`` with ``--timings``: the files split so that each shard's total time is about the same
+    (the longest first, each to the shard with the least time so far; a file without a timing counts as the
+    known files' mean). Every machine computes the same split from the same tree and timings file, and
+    together the shards cover every file exactly once. The chosen files keep the run's order."""
+    mean = sum(known.values()) / len(known) if known else 1.0
+    weight = {f.relative: known.get(f.relative, mean) for f in files}
+    totals = [0.0] * count
+    chosen: set[str] = set()
+    for f in sorted(files, key=lambda f: (-weight[f.relative], f.relative)):
+        target = min(range(count), key=lambda i: (totals[i], i))
+        totals[target] += weight[f.relative]
+        if target == index - 1:
+            chosen.add(f.relative)
+    return [f for f in files if f.relative in chosen]
+
+
 def write(name: str, root: Path, measured: Mapping[str, float], earlier: Mapping[str, float]) -> None:
     """``earlier`` updated with ``measured``, written atomically (a reader never sees half a file)."""
     merged = {**earlier, **{file: round(ms) for file, ms in measured.items()}}
