@@ -3,7 +3,8 @@
 Why a fresh interpreter and not ``fork``: a forked child would inherit whatever the main process holds (its
 imported modules, threads that do not survive a fork, open event loops, the kernel's plugin state), and
 ``fork`` does not exist on Windows while macOS warns against it; a fresh ``python -m`` process starts the same
-everywhere and begins from what a one-process ``rt test`` begins from. The main process has already parsed
+on every system and begins from what a one-process ``rt test`` begins from (the same interpreter, environment,
+working directory and ``sys.path`` rules). The pipes are passed as inherited descriptors (``pass_fds``, POSIX). The main process has already parsed
 and validated the command line, so the worker receives the resulting :class:`~rt_testrunner.wire.WorkerSetup`
 instead of re-reading it.
 
