@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import attrs
+import pytest
 
 _SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "NO_COLOR", "FORCE_COLOR", "PYTEST_ADDOPTS")
 
@@ -499,6 +500,7 @@ def test_concurrent_tests_keep_their_own_output(tmp_path: Path) -> None:
 EXPLAINED = """
 import dataclasses
 import attrs
+import pytest
 
 @dataclasses.dataclass
 class Point:
@@ -881,10 +883,48 @@ def test_addopts_and_pythonpath_of_the_configuration(tmp_path: Path) -> None:
     assert counts(result) == {"pass": 2}, result.output
     notices = [line for line in result.stderr.splitlines() if "addopts" in line]
     assert notices == [
-        "rt test: ignoring addopts of pyproject.toml: -n 2 (pytest-xdist: rt runs the tests in one process, "
-        "see --concurrent); --cov=pkg (pytest-cov: use rt test --coverage)"
+        "rt test: ignoring addopts of pyproject.toml: -n 2 (pytest-xdist: use rt test --parallel=N); "
+        "--cov=pkg (pytest-cov: use rt test --coverage)"
     ], result.output
     assert counts(run_rt_test(tmp_path, "-m", "slow")) == {"fail": 1}  # the command line wins
+
+
+@pytest.mark.parametrize("where", ["ini", "addopts"])
+def test_log_level_lowers_the_root_logger_while_each_test_runs(tmp_path: Path, where: str) -> None:
+    """``log_level = INFO`` (or ``--log-level=INFO`` in addopts): caplog and the captured log see INFO records
+    of loggers with no level of their own, as under pytest (9.2 counts 3 passed here); the root logger's
+    level is back after each test, whatever the test set. A bad value is a one-line usage error."""
+    setting = 'log_level = "info"' if where == "ini" else 'addopts = "--log-level=INFO"'
+    project(
+        tmp_path,
+        {
+            "pyproject.toml": f"[tool.pytest.ini_options]\n{setting}\n",
+            "test_log.py": """
+        import logging
+
+        def test_info_is_captured(caplog):
+            logging.getLogger("app").info("hello %s", "there")
+            logging.getLogger("app").debug("not this")
+            assert caplog.messages == ["hello there"]
+
+        def test_a_test_that_changes_the_root_level():
+            assert logging.getLogger().level == logging.INFO
+            logging.getLogger().setLevel(logging.CRITICAL)
+
+        def test_the_next_test_has_it_back(caplog):
+            logging.getLogger("app").info("again")
+            assert [r.levelname for r in caplog.records] == ["INFO"]
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 3}, result.output
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\nlog_level = "chatty"\n')
+    bad = run_rt_test(tmp_path)
+    assert (
+        bad.code == 1 and "log_level = 'chatty'" in bad.stderr and "is not a logging level" in bad.stderr
+    ), bad.output
+    assert "Traceback" not in bad.output
 
 
 def test_doctest_modules_from_addopts(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 Projects put options there that change what a run selects or how it reports: ``-m "not slow"``, ``-x``,
 ``-p no:cacheprovider``, ``-ra``, ``--strict-markers``, ``--doctest-modules``, ``--cov=pkg``. rt applies
 those that shape the outcome and that it has (``-m``, ``-k``, ``-x``/``--maxfail``, ``-s``/``--capture=no``,
-``-W``, ``-o name=value``, ``--doctest-modules``), ignores those that only change pytest's own display (``-v``, ``-ra``,
+``-W``, ``-o name=value``, ``--log-level``, ``--doctest-modules``), ignores those that only change pytest's own display (``-v``, ``-ra``,
 ``--tb``, ``--color`` ...), and names the rest, each with the reason, in one line on stderr: an option that
 would change the counts must not be dropped without a word, or the user compares counts that differ for
 no visible reason.
@@ -53,7 +53,6 @@ _DISPLAY_OPTIONS = frozenset(
         "--junit-xml",
         "--junit-prefix",
         "--basetemp",
-        "--log-level",
         "--log-format",
         "--log-date-format",
         "--log-cli-level",
@@ -76,9 +75,9 @@ _DISPLAY_OPTIONS = frozenset(
 _UNSUPPORTED = {
     "--doctest-glob": "doctests in text files are not collected (module doctests are)",
     "--doctest-continue-on-failure": "not supported",
-    "-n": "pytest-xdist: rt runs the tests in one process, see --concurrent",
-    "--numprocesses": "pytest-xdist: rt runs the tests in one process, see --concurrent",
-    "--dist": "pytest-xdist: rt runs the tests in one process, see --concurrent",
+    "-n": "pytest-xdist: use rt test --parallel=N",
+    "--numprocesses": "pytest-xdist: use rt test --parallel=N",
+    "--dist": "pytest-xdist: use rt test --parallel=N",
     "--cov": "pytest-cov: use rt test --coverage",
     "--cov-fail-under": "pytest-cov: use [test] coverage_threshold",
     "--runxfail": "xfail marks always apply",
@@ -202,6 +201,8 @@ def read(config: PytestConfig) -> AddOpts:
             continue  # fd / sys / tee-sys: rt captures at the sys level in every case
         elif name in ("-W", "--pythonwarnings"):
             warnings.append(value)
+        elif name == "--log-level":
+            overrides.append(("log_level", value))
         elif name in ("-o", "--override-ini") and "=" in value:
             key, _, setting = value.partition("=")
             overrides.append((key.strip(), setting))

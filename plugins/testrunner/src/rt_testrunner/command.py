@@ -305,6 +305,10 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         raise UsageError(str(exc)) from None
     extra = addopts.read(project)  # the project's addopts; the command line wins over each
     project = addopts.configured(project, extra)
+    try:
+        project.log_level  # noqa: B018 - read now, so a bad value is a usage error before any test runs
+    except pyconfig.ConfigError as exc:
+        raise UsageError(str(exc)) from None
     notice = extra.notice(project)
     if notice is not None:
         print(notice, file=sys.stderr)

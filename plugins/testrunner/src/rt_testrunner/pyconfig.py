@@ -56,6 +56,27 @@ class PytestConfig:
         return bool(value)
 
     @property
+    def log_level(self) -> int | None:
+        """``log_level`` (or ``--log-level`` in ``addopts``): the level the root logger is lowered to while
+        each test runs, so ``caplog`` and the captured log see records down to it, as in pytest; a level
+        name (any case) or a number. ConfigError for anything else, as pytest refuses it."""
+        value = self.values.get("log_level")
+        if value is None or value == "":
+            return None
+        text = str(value).strip()
+        if text.isdigit():
+            return int(text)
+        import logging
+
+        level = logging.getLevelName(text.upper())
+        if not isinstance(level, int):
+            raise ConfigError(
+                f"log_level = {text!r} in {self.inifile or 'the pytest configuration'} is not a logging level"
+                " (DEBUG, INFO, WARNING, ERROR, CRITICAL or a number)"
+            )
+        return level
+
+    @property
     def python_files(self) -> list[str]:
         return self.args("python_files", DEFAULT_PYTHON_FILES)
 

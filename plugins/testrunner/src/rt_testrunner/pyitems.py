@@ -13,6 +13,7 @@ import contextlib
 import fnmatch
 import functools
 import inspect
+import logging
 import os
 import platform
 import re
@@ -444,6 +445,7 @@ class PytestSession:
         self.xfail_strict = pyconfig.flag("xfail_strict")
         self.ini_usefixtures = pyconfig.lines("usefixtures")
         self.warning_filters = pyconfig.lines("filterwarnings")
+        self.log_level = pyconfig.log_level
         self.loaded_plugins: set[str] = set()
         self.shouldstop: bool | str = False
         self.shouldfail: bool | str = False
@@ -1009,6 +1011,22 @@ def apply_filter(text: str) -> None:
         return
 
 
+@contextlib.contextmanager
+def _root_log_level(level: int | None) -> Iterator[None]:
+    """The configured ``log_level`` on the root logger while a test runs (lowered, never raised), and the
+    root logger's own level back afterwards, whatever the test set: pytest's logging plugin does both."""
+    if level is None:
+        yield
+        return
+    root = logging.getLogger()
+    original = root.level
+    root.setLevel(min(original, level))
+    try:
+        yield
+    finally:
+        root.setLevel(original)
+
+
 def _apply_warning_filters(item: PyItem) -> None:
     warnings.simplefilter("default")
     warnings.filterwarnings("always", category=DeprecationWarning)
@@ -1127,7 +1145,7 @@ async def run_item(item: PyItem) -> None:
     xfail = _check_skips(item)
     if state is not None:
         state.xfail = xfail
-    with warnings.catch_warnings(record=True):
+    with warnings.catch_warnings(record=True), _root_log_level(item.session.log_level):
         _apply_warning_filters(item)
         setup = Setup(item, item.session.registry, item.session.scopes)
         item.setup = setup
