@@ -329,6 +329,7 @@ SESSION_FIXTURES = {
 
             def test_uses_it(resource, per_module):
                 assert resource["pid"] == os.getpid()
+                assert os.environ["RT_TEST_WORKER"] in ("1", "2")
                 assert per_module is resource
                 with Path(os.environ["FIXTURE_LOG"]).open("a") as log:
                     log.write(f"test {os.getpid()} {id(resource)}\\n")

@@ -200,7 +200,7 @@ class Pool:
         if not self.pending or self.stopping:
             return
         number = len(self.workers) + 1
-        launched = self.early if self.early is not None else launch(self.options.root)
+        launched = self.early if self.early is not None else launch(self.options.root, number)
         self.early = None
         worker = _Worker(number, launched.process, launched.channel)
         self.workers.append(worker)
@@ -404,10 +404,12 @@ class Launched:
     at: float  # time.perf_counter() when it was started
 
 
-def launch(root: Path) -> Launched:
+def launch(root: Path, number: int = 1) -> Launched:
     """A new worker process and the main process's end of its pipes. The worker imports what a run needs and
     builds its kernel, then waits for its set-up: ``rt test`` launches the first one as soon as it knows
-    the run is parallel, so that start-up overlaps the main process's own preparation."""
+    the run is parallel, so that start-up overlaps the main process's own preparation. Its environment has
+    ``RT_TEST_WORKER=<number>`` (unique in the run, as pytest-xdist's ``PYTEST_XDIST_WORKER``), for fixtures
+    that need a per-worker name."""
     to_worker_r, to_worker_w = os.pipe()
     from_worker_r, from_worker_w = os.pipe()
     command = [sys.executable, "-m", "rt_testrunner.worker", str(to_worker_r), str(from_worker_w)]
@@ -416,6 +418,7 @@ def launch(root: Path) -> Launched:
             command,
             cwd=root,
             stdin=subprocess.DEVNULL,
+            env={**os.environ, "RT_TEST_WORKER": str(number)},
             pass_fds=(to_worker_r, from_worker_w),
             # its own session: a terminal's Ctrl-C reaches the main process only, which ends the workers
             start_new_session=True,
