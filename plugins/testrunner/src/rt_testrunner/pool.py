@@ -172,7 +172,7 @@ class Pool:
             self._spawn_rest()
         while not all(w.gone for w in self.workers):
             timeout = None
-            if len(self.workers) < self.size and self.pending and not self.stopping:
+            if self._live() < self.size and self.pending and not self.stopping:
                 timeout = max(0.0, rest_at - time.perf_counter())
             try:
                 worker, message = self.messages.get(timeout=timeout)
@@ -209,8 +209,11 @@ class Pool:
         threading.Thread(target=self._read, args=(worker, setup, first), daemon=True).start()
 
     def _spawn_rest(self) -> None:
-        while len(self.workers) < self.size and self.pending and not self.stopping:
+        while self._live() < self.size and self.pending and not self.stopping:
             self._spawn()
+
+    def _live(self) -> int:
+        return sum(1 for worker in self.workers if not worker.gone)
 
     def _next_for(self, worker: _Worker) -> int | None:
         if self.stopping or not self.pending:
@@ -393,7 +396,7 @@ class Pool:
             self.recorder.emit(
                 FileFinished(name, 0.0, _crash_failure(code, worker.block, "ending its session"))
             )
-        if self.pending and not self.stopping and len([w for w in self.workers if not w.gone]) < self.size:
+        if self.pending and not self.stopping and self._live() < self.size:
             self._spawn()
 
 
