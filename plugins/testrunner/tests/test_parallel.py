@@ -221,6 +221,28 @@ def test_same_results_as_one_process(tmp_path: Path, extra: tuple[str, ...]) -> 
     assert "2 snapshots, 2 expect() calls" in again.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [((), {"AGENT": "1"}), ((), {"GITHUB_ACTIONS": "true"}), (("--dots",), {})],
+    ids=["agent", "github", "dots"],
+)
+def test_other_reporters_see_the_same_run(tmp_path: Path, args: tuple[str, ...], env: dict[str, str]) -> None:
+    one, many = two_copies(tmp_path, MIXED)
+    single = rt_test(one, *args, env=environ(**env))
+    parallel = rt_test(many, "--parallel=2", *args, env=environ(**env))
+    assert single.returncode == parallel.returncode == 1
+
+    def lines(text: str) -> list[str]:
+        kept = [TIMING.sub("", line) for line in text.splitlines() if not line.startswith("Ran ")]
+        return sorted(line for line in kept if line.strip(".")) if "--dots" in args else sorted(kept)
+
+    # the same lines (files finish in another order, so sorted), and as many dots
+    assert lines(parallel.stderr) == lines(single.stderr)
+    assert parallel.stderr.count(".") == single.stderr.count(".")
+    if env.get("GITHUB_ACTIONS"):
+        assert sum(line.startswith("::error") for line in parallel.stderr.splitlines()) >= 3
+
+
 CRASHING = {
     "test_ok.py": """
         def test_one():
