@@ -418,6 +418,68 @@ async def test_what_one_loop_turn_publishes_leaves_in_one_write_per_subscriber(
                     assert await client.stream.receive() == batch  # one write, all ten frames
 
 
+async def test_a_queue_over_the_write_batch_leaves_whole_in_order_in_bounded_writes(
+    serve: Any, ws_tools: Any
+) -> None:
+    """More than ``_WRITE_BATCH`` queued in one loop turn: joined into writes of about that size (not one
+    huge copy), every byte in order. (The memory transport hands the client each write as one piece.)"""
+    from rt_http.frames import encode_frame
+    from rt_http.websocket import _WRITE_BATCH
+
+    sockets: list[Any] = []
+    handler = rt.WebSocketHandler(open=lambda ws: (sockets.append(ws), ws.subscribe("room")))
+    messages = [bytes([i]) * 16_000 for i in range(40)]  # 640 KB: two and a half batches
+    expected = b"".join(encode_frame(2, message) for message in messages)
+    async with serve(fetch=upgrading(), websocket=handler, transport="memory") as server:
+        async with await ws_tools.RawClient.connect(server) as client:
+            await ws_tools.wait_until(lambda: len(sockets) == 1)
+            for message in messages:
+                assert server.publish("room", message) == 16_000
+            writes: list[bytes] = []
+            with anyio.fail_after(10):
+                while sum(map(len, writes)) < len(expected):
+                    writes.append(await client.stream.receive())
+    assert b"".join(writes) == expected
+    assert len(writes) == 3 and all(len(write) < _WRITE_BATCH + 16_010 for write in writes)
+
+
+async def test_plain_frames_around_a_message_deflated_in_a_thread_keep_their_order(
+    serve: Any, ws_tools: Any
+) -> None:
+    """A big compressed send is queued as a job the writer deflates off the loop; plain frames queued before
+    and after it in the same turn go out around it, in the order they were sent."""
+    import zlib
+
+    from rt_http.websocket import DEFLATE_THRESHOLD
+
+    big = "".join(f"{i:08d}" for i in range(DEFLATE_THRESHOLD // 8 + 100))
+
+    def message(ws: Any, msg: Any) -> None:
+        for text in ("a", "b"):
+            ws.send(text)
+        ws.send(big, compress=True)
+        for text in ("c", "d"):
+            ws.send(text)
+
+    handler = rt.WebSocketHandler(message=message, per_message_deflate={"compress": "dedicated"})
+    offering = "Sec-WebSocket-Extensions: permessage-deflate\r\n"
+    async with serve(fetch=upgrading(), websocket=handler, transport="memory") as server:
+        async with await ws_tools.RawClient.connect(server, extra=offering) as client:
+            assert b"permessage-deflate" in client.response_head
+            await client.send_text("go")
+            with anyio.fail_after(10):
+                frames = [await client.recv_frame() for _ in range(5)]
+    assert [frame for index, frame in enumerate(frames) if index != 2] == [
+        (1, b"a"),
+        (1, b"b"),
+        (1, b"c"),
+        (1, b"d"),
+    ]
+    opcode, payload = frames[2]
+    assert opcode == 1 and len(payload) < len(big) // 2
+    assert zlib.decompressobj(wbits=-15).decompress(payload + b"\x00\x00\xff\xff").decode() == big
+
+
 async def test_cork_batches_sends_into_one_write(serve: Any, ws_tools: Any) -> None:
     sockets: list[Any] = []
     async with serve(fetch=upgrading(), websocket={"open": lambda ws: sockets.append(ws)}) as server:
