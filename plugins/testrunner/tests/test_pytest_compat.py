@@ -1038,3 +1038,43 @@ def test_doctest_namespace_fixture(tmp_path: Path) -> None:
     )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 2}, result.output
+
+
+def test_objects_answering_every_attribute_are_not_fixtures(tmp_path: Path) -> None:
+    """Found on glom: its module-level ``T`` returns a new ``T`` for any attribute and item, so it passed for
+    a fixture whose ``params`` never ended (rt grew to 16 GB). A ``MagicMock`` at module level is the common
+    case of the same: only pytest's own fixture marker makes a fixture."""
+    project(
+        tmp_path,
+        {
+            "test_any.py": """
+        from unittest import mock
+
+        import pytest
+
+        class Anything:
+            def __getattr__(self, name):
+                return Anything()
+
+            def __getitem__(self, index):
+                if index > 100_000:  # bounded, so that a regression fails instead of eating the memory
+                    raise IndexError(index)
+                return Anything()
+
+            def __call__(self, *args, **kwargs):
+                return Anything()
+
+        T = Anything()
+        M = mock.MagicMock()
+
+        @pytest.fixture
+        def real():
+            return 1
+
+        def test_uses_real(real):
+            assert real == 1
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path, timeout=60)
+    assert counts(result) == {"pass": 1}, result.output

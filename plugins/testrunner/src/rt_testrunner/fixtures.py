@@ -8,6 +8,7 @@ tests (driven on the main thread, where they never suspend) and async ones (awai
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,15 +45,23 @@ class FixtureDef:
 
 def fixture_marker(obj: Any) -> tuple[Callable[..., Any], Any] | None:
     """``(function, marker)`` when ``obj`` is a pytest fixture: pytest >= 8.4 wraps the function in a
-    ``FixtureFunctionDefinition``; older versions set ``_pytestfixturefunction`` on the function itself."""
+    ``FixtureFunctionDefinition``; older versions set ``_pytestfixturefunction`` on the function itself.
+
+    The marker must be pytest's own ``FixtureFunctionMarker``: a module's objects that answer every attribute
+    (glom's ``T``, a ``MagicMock``, proxies) would otherwise pass for fixtures, and reading their made-up
+    ``params`` can iterate forever. With pytest not imported, nothing is a fixture."""
+    fixtures_module = sys.modules.get("_pytest.fixtures")
+    marker_type = getattr(fixtures_module, "FixtureFunctionMarker", None)
+    if not isinstance(marker_type, type):
+        return None
     try:
         marker = getattr(obj, "_fixture_function_marker", None)
-        if marker is not None:
+        if isinstance(marker, marker_type):
             return obj._fixture_function, marker
         marker = getattr(obj, "_pytestfixturefunction", None)
     except Exception:  # noqa: BLE001 - an object with a hostile __getattr__ is not a fixture
         return None
-    if marker is not None and callable(obj):
+    if isinstance(marker, marker_type) and callable(obj):
         return obj, marker
     return None
 

@@ -28,7 +28,16 @@ import attrs
 
 from rt.events import Location
 from rt_testrunner import builtin_fixtures, importing
-from rt_testrunner.fixtures import NOTSET, FixtureDef, Registry, ScopeState, Setup, argnames, scope_key
+from rt_testrunner.fixtures import (
+    NOTSET,
+    FixtureDef,
+    Registry,
+    ScopeState,
+    Setup,
+    argnames,
+    fixture_marker,
+    scope_key,
+)
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import ExpectedFailure, SkipTest
 from rt_testrunner.pyconfig import PytestConfig
@@ -894,7 +903,7 @@ def _definitions(namespace: dict[str, Any]) -> list[FixtureDef]:
 
 
 def _fixture_like(value: Any) -> bool:
-    return hasattr(value, "_fixture_function_marker") or hasattr(value, "_pytestfixturefunction")
+    return fixture_marker(value) is not None
 
 
 def _first(owner: Any, names: tuple[str, ...]) -> Any:
