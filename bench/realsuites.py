@@ -65,6 +65,16 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "python-dotenv": ("1.0.1", ("click", "sh"), {"PYTHONPATH": "src"}),  # setup.cfg, subprocesses
     "pyparsing": ("3.2.0", ("railroad-diagrams", "jinja2"), {}),  # import-time state, unittest subTest
     "packaging": ("24.2", ("pretend",), {"PYTHONPATH": "src"}),  # 27,000 parametrized tests
+    "exceptiongroup": ("1.2.2", (), {"PYTHONPATH": "src"}),  # pytest.raises(match=), skipif on versions
+    "simplejson": ("3.19.3", (), {}),  # unittest.TestCase only, 31 files in the package's tests folder
+    "pathspec": ("0.12.1", (), {}),  # unittest.TestCase in a tests package next to the library
+    "schema": ("0.7.7", (), {}),  # one test module at the root, pytest.raises, mock.patch
+    "mistune": ("3.0.2", (), {}),  # pythonpath = ["src", "."], filterwarnings = error, tests generated from text
+    "h11": ("0.14.0", (), {}),  # tests inside the package (h11/tests), helper modules, parametrize
+    "colorama": ("0.4.6", (), {}),  # *_test.py files, unittest skipUnless, mock.patch decorators on methods
+    # module-level objects answering every attribute (glom's T, not a fixture); the same 1 failed (no `glom`
+    # executable on PATH)
+    "glom": ("23.5.0", ("attrs", "face", "boltons", "pyyaml", "tomli"), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {

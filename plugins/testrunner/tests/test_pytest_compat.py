@@ -1078,3 +1078,52 @@ def test_objects_answering_every_attribute_are_not_fixtures(tmp_path: Path) -> N
     )
     result = run_rt_test(tmp_path, timeout=60)
     assert counts(result) == {"pass": 1}, result.output
+
+
+def test_conftest_runtest_setup_hook_and_xfail_marks_added_at_run_time(tmp_path: Path) -> None:
+    """pytest's documented recipes: conftest.py's ``pytest_runtest_setup(item)`` skipping by a mark or an
+    option, in the folder it applies to; ``request.applymarker(pytest.mark.xfail)`` in a test or a fixture
+    makes its failure an expected one (pytest evaluates xfail marks again after the call)."""
+    project(
+        tmp_path,
+        {
+            "conftest.py": """
+        import pytest
+
+        def pytest_runtest_setup(item):
+            if item.get_closest_marker("linux_only") is not None:
+                pytest.skip("linux_only")
+    """,
+            "sub/conftest.py": """
+        def pytest_runtest_setup(item):
+            raise RuntimeError("a set-up hook that fails is the test's set-up error")
+    """,
+            "test_a.py": """
+        import pytest
+
+        @pytest.mark.linux_only
+        def test_platform():
+            assert False
+
+        def test_plain():
+            pass
+
+        def test_applymarker(request):
+            request.applymarker(pytest.mark.xfail(reason="known"))
+            assert False
+
+        @pytest.fixture
+        def flaky(request):
+            request.node.add_marker(pytest.mark.xfail(reason="from a fixture"))
+
+        def test_from_fixture(flaky):
+            assert False
+
+        def test_applymarker_passes(request):
+            request.applymarker(pytest.mark.xfail(reason="known"))
+    """,
+            "sub/test_b.py": "def test_b():\n    pass\n",
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 1, "skip": 1, "xfail": 2, "xpass": 1, "error": 1}, result.output

@@ -447,6 +447,8 @@ class PytestSession:
         self.conftests: dict[str, types.ModuleType | None] = {}
         self.generate_hooks: list[tuple[str, Callable[..., Any]]] = []
         self.modify_hooks: list[tuple[str, Callable[..., Any]]] = []
+        #: conftest.py's ``pytest_runtest_setup(item)``, by the folder they apply to
+        self.setup_hooks: list[tuple[str, Callable[..., Any]]] = []
         self.ignore_hooks: list[tuple[str, Callable[..., Any]]] = []
         self.ignored: set[str] = set()
         self.ignore_globs: list[str] = []
@@ -518,6 +520,9 @@ class PytestSession:
         hook = getattr(module, "pytest_collection_modifyitems", None)
         if callable(hook):
             self.modify_hooks.append((baseid, hook))
+        hook = getattr(module, "pytest_runtest_setup", None)
+        if callable(hook):
+            self.setup_hooks.append((baseid, hook))
         hook = getattr(module, "pytest_ignore_collect", None)
         if callable(hook):
             self.ignore_hooks.append((baseid, hook))
@@ -973,7 +978,12 @@ def _check_skips(item: PyItem) -> tuple[str, Any, bool] | None:
                         f"condition: {condition}" if isinstance(condition, str) else ""
                     )
                     raise SkipTest(reason)
-    for mark in marks:
+    return _xfail_spec(item)
+
+
+def _xfail_spec(item: PyItem) -> tuple[str, Any, bool] | None:
+    """The xfail spec ``(reason, raises, strict)`` of the item's first xfail mark that applies."""
+    for mark in item.node.own_markers:
         if mark.name == "xfail":
             conditions = mark.args or ((mark.kwargs["condition"],) if "condition" in mark.kwargs else ())
             if conditions and not any(_evaluate(c, item) for c in conditions):
@@ -1163,28 +1173,22 @@ async def run_item(item: PyItem) -> None:
             item.instance = item.cls()
         try:
             try:
+                for base, hook in item.session.setup_hooks:
+                    if item.file.startswith(base):
+                        _call_hook(hook, item=item.node)
                 for name in item.fixturenames:
                     await setup.get(name)
             except BaseException:
                 if state is not None:
                     state.setup_error = True
                 raise
-            if item.is_unittest:
-                _run_unittest(item)
-            else:
-                function = item.function
-                if item.instance is not None:
-                    function = getattr(item.instance, item.originalname)
-                kwargs = {
-                    name: setup.values[name] if name in setup.values else item.direct_params.get(name, NOTSET)
-                    for name in item.requested
-                }
-                missing = [name for name, value in kwargs.items() if value is NOTSET]
-                for name in missing:
-                    kwargs[name] = await setup.get(name)
-                result = function(**kwargs)
-                if inspect.isawaitable(result):
-                    await result
+            try:
+                await _call_item(item, setup)
+            finally:
+                # an xfail mark added while the test ran (``request.applymarker``, ``node.add_marker``) counts,
+                # as pytest evaluates the marks again after the call when none applied before it
+                if state is not None and state.xfail is None:
+                    state.xfail = _xfail_spec(item)
         finally:
             try:
                 result = setup.teardown()
@@ -1195,6 +1199,26 @@ async def run_item(item: PyItem) -> None:
                     state.teardown_error = exc
             item.setup = None
             item.instance = None
+
+
+async def _call_item(item: PyItem, setup: Setup) -> None:
+    """The test itself, its fixtures set up: a unittest method through ``TestCase.run``, else the function."""
+    if item.is_unittest:
+        _run_unittest(item)
+        return
+    function = item.function
+    if item.instance is not None:
+        function = getattr(item.instance, item.originalname)
+    kwargs = {
+        name: setup.values[name] if name in setup.values else item.direct_params.get(name, NOTSET)
+        for name in item.requested
+    }
+    missing = [name for name, value in kwargs.items() if value is NOTSET]
+    for name in missing:
+        kwargs[name] = await setup.get(name)
+    result = function(**kwargs)
+    if inspect.isawaitable(result):
+        await result
 
 
 def finish_session(session: PytestSession) -> Any:
