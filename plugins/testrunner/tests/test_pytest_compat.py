@@ -1127,3 +1127,47 @@ def test_conftest_runtest_setup_hook_and_xfail_marks_added_at_run_time(tmp_path:
     )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 1, "skip": 1, "xfail": 2, "xpass": 1, "error": 1}, result.output
+
+
+def test_conftest_session_start_and_finish_hooks(tmp_path: Path) -> None:
+    """conftest.py's ``pytest_sessionstart(session)`` runs before any test (it often sets up shared state) and
+    ``pytest_sessionfinish(session, exitstatus)`` after the last one, session fixtures torn down, with
+    pytest's exit status (1: a test failed)."""
+    project(
+        tmp_path,
+        {
+            "conftest.py": """
+        import os
+        import pytest
+
+        def pytest_sessionstart(session):
+            os.environ["STARTED_BY_HOOK"] = "yes"
+
+        @pytest.fixture(scope="session")
+        def resource():
+            yield
+            with open("log.txt", "a") as f:
+                f.write("fixture torn down\\n")
+
+        def pytest_sessionfinish(session, exitstatus):
+            with open("log.txt", "a") as f:
+                f.write(f"finished {exitstatus}\\n")
+    """,
+            "test_a.py": """
+        import os
+
+        def test_started(resource):
+            assert os.environ.get("STARTED_BY_HOOK") == "yes"
+
+        def test_fails():
+            assert False
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 1, "fail": 1}, result.output
+    assert (tmp_path / "log.txt").read_text() == "fixture torn down\nfinished 1\n"
+    (tmp_path / "log.txt").unlink()
+    result = run_rt_test(tmp_path, "-k", "started")
+    assert counts(result) == {"pass": 1}, result.output
+    assert (tmp_path / "log.txt").read_text() == "fixture torn down\nfinished 0\n"

@@ -449,6 +449,8 @@ class PytestSession:
         self.modify_hooks: list[tuple[str, Callable[..., Any]]] = []
         #: conftest.py's ``pytest_runtest_setup(item)``, by the folder they apply to
         self.setup_hooks: list[tuple[str, Callable[..., Any]]] = []
+        #: ``pytest_sessionfinish(session, exitstatus)`` of the conftests loaded, called once the run is done
+        self.finish_hooks: list[Callable[..., Any]] = []
         self.ignore_hooks: list[tuple[str, Callable[..., Any]]] = []
         self.ignored: set[str] = set()
         self.ignore_globs: list[str] = []
@@ -523,6 +525,13 @@ class PytestSession:
         hook = getattr(module, "pytest_runtest_setup", None)
         if callable(hook):
             self.setup_hooks.append((baseid, hook))
+        # rt loads a conftest.py when the first file under it is collected, always before any test runs
+        hook = getattr(module, "pytest_sessionstart", None)
+        if callable(hook):
+            _call_hook(hook, session=self)
+        hook = getattr(module, "pytest_sessionfinish", None)
+        if callable(hook):
+            self.finish_hooks.append(hook)
         hook = getattr(module, "pytest_ignore_collect", None)
         if callable(hook):
             self.ignore_hooks.append((baseid, hook))
@@ -1221,8 +1230,9 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
         await result
 
 
-def finish_session(session: PytestSession) -> Any:
-    """Tear down package and session fixtures at the end of the run."""
+def finish_session(session: PytestSession, exitstatus: int = 0) -> Any:
+    """Tear down package and session fixtures at the end of the run, then call the conftests'
+    ``pytest_sessionfinish(session, exitstatus)`` (``exitstatus`` 1 when a test failed, as pytest's)."""
     results = []
     for key in list(session.scopes.by_scope):
         if key[0] in ("package", "session"):
@@ -1233,9 +1243,16 @@ def finish_session(session: PytestSession) -> Any:
         async def wait() -> None:
             for awaitable in pending:
                 await awaitable
+            _session_finished(session, exitstatus)
 
         return wait()
+    _session_finished(session, exitstatus)
     return None
+
+
+def _session_finished(session: PytestSession, exitstatus: int) -> None:
+    for hook in session.finish_hooks:
+        _call_hook(hook, session=session, exitstatus=exitstatus)
 
 
 __all__ = ["PytestSession", "finish_session", "scope_key"]

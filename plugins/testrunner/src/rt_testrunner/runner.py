@@ -130,7 +130,12 @@ class Runner:
                     emit(FileStarted(preload_error[0]))
                     emit(FileFinished(preload_error[0], 0.0, preload_error[1]))
                 else:
-                    self.preload_root.hooks["after_all"].append(lambda: finish_session(self.session))
+                    self.preload_root.hooks["after_all"].append(
+                        lambda: finish_session(
+                            self.session,
+                            int(bool(self.counts[TestStatus.FAIL] or self.counts[TestStatus.ERROR])),
+                        )
+                    )
                     await self._run_files(files, files if order is None else order)
         finally:
             capture.uninstall()
