@@ -569,3 +569,57 @@ def test_timings_balance_the_shards_by_time(tmp_path: Path) -> None:
     assert shards == [["test_a.py"], ["test_b.py", "test_c.py", "test_d.py", "test_e.py"]]
     plain = rt_test(project, "--shard=1/2")  # without timings: every other file by path, as before
     assert sorted(file_blocks(plain.stderr)) == ["test_a.py", "test_c.py", "test_e.py"]
+
+
+def test_the_pipe_carries_every_field_of_the_test_events() -> None:
+    import attrs
+
+    from rt.events import Location, TestFailure, TestFinished, TestStarted, TestStatus
+    from rt_testrunner import wire
+
+    # the per-test events travel as tuples (wire._finished): a new field must be added there too
+    assert [f.name for f in attrs.fields(TestFinished)] == [
+        "file", "path", "status", "duration", "attempt", "run", "failure", "location", "expect_calls",
+        "hook", "output", "reason", "earlier_failures", "suite_lines",
+    ]  # fmt: skip
+    assert [f.name for f in attrs.fields(TestFailure)] == [
+        "message",
+        "kind",
+        "details",
+        "location",
+        "timed_out",
+    ]
+    where = Location("a/b.py", 3, 7)
+    failure = TestFailure("boom", "ValueError", "details\nmore", where, True)
+    events = [
+        TestStarted("a/b.py", ("group", "name"), 2, 3),
+        TestFinished("a/b.py", ("t",), TestStatus.PASS, 0.5),
+        TestFinished(
+            "a/b.py",
+            ("group", "t [x]"),
+            TestStatus.XFAIL,
+            1.25,
+            2,
+            3,
+            failure,
+            where,
+            4,
+            "after_all",
+            "out\x00put",
+            "why",
+            (failure, TestFailure("first")),
+            (5, 0),
+        ),
+    ]
+    read_fd, write_fd = os.pipe()
+    sender, receiver = wire.Channel(-1, write_fd), wire.Channel(read_fd, -1)
+    try:
+        for event in events:
+            sender.send((wire.EVENT, event))
+        sender.send((wire.FILE, "anything else", wire.FileDone(3)))
+        for event in events:
+            assert receiver.recv() == (wire.EVENT, event)
+        assert receiver.recv() == (wire.FILE, "anything else", wire.FileDone(3))
+    finally:
+        sender.close()
+        receiver.close()

@@ -225,10 +225,16 @@ class Pool:
 
     def _read(self, worker: _Worker, setup: wire.WorkerSetup, first: int | None) -> None:
         """The worker's reader thread: the set-up and first file out, then every message in, then its end."""
-        if worker.send(setup):
-            worker.send((wire.RUN, first) if first is not None else (wire.STOP,))
         waiter = threading.Thread(target=self._wait, args=(worker, threading.current_thread()), daemon=True)
         waiter.start()
+        try:
+            if worker.send(setup):
+                worker.send((wire.RUN, first) if first is not None else (wire.STOP,))
+        except BaseException:
+            # never leave a worker waiting for a set-up that will not come: it is ended (a crash to the
+            # run, reported as such) and the error shows where it came from
+            _end(worker.process)
+            raise
         while True:
             try:
                 message = worker.channel.recv()

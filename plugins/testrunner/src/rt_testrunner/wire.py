@@ -1,14 +1,19 @@
 """The pipe between ``rt test --parallel`` and its worker processes: framed pickles, and what they carry.
 
-Each message is a 4-byte little-endian length and a pickle. Pickle is safe here because both ends are the
-same rt installation and the pipe is private to the two processes (inherited file descriptors, never a
-socket). Events are the :mod:`rt.events` objects themselves (frozen attrs classes, already rendered: no
-exception or test object crosses), so every reporter in the main process sees exactly what it would see in
-a one-process run.
+Each message is a 4-byte little-endian length, one byte saying how it is encoded, and the message. Events
+are the :mod:`rt.events` objects themselves (frozen attrs classes, already rendered: no exception or test
+object crosses), so every reporter in the main process sees exactly what it would see in a one-process run.
+
+The two events sent for every test (``TestStarted``, ``TestFinished``) go as tuples of plain values through
+:mod:`marshal` and are rebuilt on arrival: pickling attrs instances costs about three times as much, which
+on a suite of many small tests was most of what ``--parallel`` added per test. Everything else is pickled.
+Both are safe here because both ends are the same interpreter and rt installation and the pipe is private to
+the two processes (inherited file descriptors, never a socket).
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import pickle
 import struct
@@ -16,9 +21,10 @@ from typing import Any
 
 import attrs
 
-from rt.events import SnapshotCounts
+from rt.events import Location, SnapshotCounts, TestFailure, TestFinished, TestStarted, TestStatus
 
 _HEADER = struct.Struct("<I")
+_MARSHAL, _PICKLE = b"M", b"P"
 
 
 class Channel:
@@ -30,7 +36,7 @@ class Channel:
 
     def send(self, message: Any) -> None:
         assert self._writer is not None
-        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        data = _encode(message)
         self._writer.write(_HEADER.pack(len(data)) + data)
         self._writer.flush()
 
@@ -44,7 +50,7 @@ class Channel:
         data = self._reader.read(size)
         if len(data) < size:
             raise EOFError
-        return pickle.loads(data)
+        return _decode(data)
 
     def close(self) -> None:
         for stream in (self._reader, self._writer):
@@ -53,6 +59,89 @@ class Channel:
                     stream.close()
                 except OSError:
                     pass
+
+
+def _encode(message: Any) -> bytes:
+    if type(message) is tuple and message[0] == EVENT:
+        event = message[1]
+        kind = type(event)
+        try:
+            if kind is TestFinished:
+                return _MARSHAL + marshal.dumps(_finished(event))
+            if kind is TestStarted:
+                return _MARSHAL + marshal.dumps(("S", event.file, event.path, event.attempt, event.run))
+        except ValueError:  # a value marshal cannot carry (a subclass of str, say): pickled below
+            pass
+    return _PICKLE + pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _decode(data: bytes) -> Any:
+    if data[:1] == _MARSHAL:
+        values = marshal.loads(data[1:])
+        if values[0] == "S":
+            return (EVENT, TestStarted(*values[1:]))
+        return (EVENT, _finished_from(values))
+    return pickle.loads(data[1:])
+
+
+def _location(location: Location | None) -> tuple[str, int, int] | None:
+    return None if location is None else (location.file, location.line, location.column)
+
+
+def _location_from(values: tuple[str, int, int] | None) -> Location | None:
+    return None if values is None else Location(*values)
+
+
+def _failure(failure: TestFailure | None) -> tuple[Any, ...] | None:
+    if failure is None:
+        return None
+    return (failure.message, failure.kind, failure.details, _location(failure.location), failure.timed_out)
+
+
+def _failure_from(values: tuple[Any, ...] | None) -> TestFailure | None:
+    if values is None:
+        return None
+    message, kind, details, location, timed_out = values
+    return TestFailure(message, kind, details, _location_from(location), timed_out)
+
+
+def _finished(e: TestFinished) -> tuple[Any, ...]:
+    return (
+        "F",
+        e.file,
+        e.path,
+        e.status.value,
+        e.duration,
+        e.attempt,
+        e.run,
+        _failure(e.failure),
+        _location(e.location),
+        e.expect_calls,
+        e.hook,
+        e.output,
+        e.reason,
+        tuple(_failure(f) for f in e.earlier_failures),
+        e.suite_lines,
+    )
+
+
+def _finished_from(v: tuple[Any, ...]) -> TestFinished:
+    return TestFinished(
+        v[1],
+        v[2],
+        TestStatus(v[3]),
+        v[4],
+        v[5],
+        v[6],
+        _failure_from(v[7]),
+        _location_from(v[8]),
+        v[9],
+        v[10],
+        v[11],
+        v[12],
+        tuple(f for f in map(_failure_from, v[13]) if f is not None),
+        v[14],
+    )
 
 
 @attrs.frozen
