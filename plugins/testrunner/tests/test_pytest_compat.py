@@ -1171,3 +1171,42 @@ def test_conftest_session_start_and_finish_hooks(tmp_path: Path) -> None:
     result = run_rt_test(tmp_path, "-k", "started")
     assert counts(result) == {"pass": 1}, result.output
     assert (tmp_path / "log.txt").read_text() == "fixture torn down\nfinished 0\n"
+
+
+def test_conftest_runtest_teardown_hook(tmp_path: Path) -> None:
+    """conftest.py's ``pytest_runtest_teardown(item, nextitem)`` runs after each test under its folder, before
+    the test's fixtures are torn down; an error there is the test's teardown error."""
+    project(
+        tmp_path,
+        {
+            "conftest.py": """
+        import pytest
+
+        def pytest_runtest_teardown(item, nextitem):
+            with open("log.txt", "a") as f:
+                f.write(f"hook {item.name}\\n")
+            if item.get_closest_marker("bad_teardown"):
+                raise RuntimeError("teardown hook failed")
+
+        @pytest.fixture
+        def res(request):
+            yield
+            with open("log.txt", "a") as f:
+                f.write(f"fixture {request.node.name}\\n")
+    """,
+            "test_a.py": """
+        import pytest
+
+        def test_one(res):
+            pass
+
+        @pytest.mark.bad_teardown
+        def test_two():
+            pass
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path)
+    # as pytest counts it: the test passed, and its teardown is an error
+    assert counts(result) == {"pass": 2, "error": 1}, result.output
+    assert (tmp_path / "log.txt").read_text() == "hook test_one\nfixture test_one\nhook test_two\n"

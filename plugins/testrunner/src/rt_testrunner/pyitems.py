@@ -449,6 +449,8 @@ class PytestSession:
         self.modify_hooks: list[tuple[str, Callable[..., Any]]] = []
         #: conftest.py's ``pytest_runtest_setup(item)``, by the folder they apply to
         self.setup_hooks: list[tuple[str, Callable[..., Any]]] = []
+        #: ``pytest_runtest_teardown(item, nextitem)``, by folder: called before the test's fixtures are torn down
+        self.teardown_hooks: list[tuple[str, Callable[..., Any]]] = []
         #: ``pytest_sessionfinish(session, exitstatus)`` of the conftests loaded, called once the run is done
         self.finish_hooks: list[Callable[..., Any]] = []
         self.ignore_hooks: list[tuple[str, Callable[..., Any]]] = []
@@ -525,6 +527,9 @@ class PytestSession:
         hook = getattr(module, "pytest_runtest_setup", None)
         if callable(hook):
             self.setup_hooks.append((baseid, hook))
+        hook = getattr(module, "pytest_runtest_teardown", None)
+        if callable(hook):
+            self.teardown_hooks.append((baseid, hook))
         # rt loads a conftest.py when the first file under it is collected, always before any test runs
         hook = getattr(module, "pytest_sessionstart", None)
         if callable(hook):
@@ -1199,6 +1204,13 @@ async def run_item(item: PyItem) -> None:
                 if state is not None and state.xfail is None:
                     state.xfail = _xfail_spec(item)
         finally:
+            try:
+                for base, hook in item.session.teardown_hooks:
+                    if item.file.startswith(base):
+                        _call_hook(hook, item=item.node, nextitem=None)
+            except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
+                if state is not None:
+                    state.teardown_error = exc
             try:
                 result = setup.teardown()
                 if inspect.isawaitable(result):
