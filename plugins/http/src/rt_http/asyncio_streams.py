@@ -111,7 +111,10 @@ class _Protocol(asyncio.BufferedProtocol):
         self.transport.set_write_buffer_limits(high=_WRITE_HIGH)
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        room = _READ_HIGH - self.buffered  # a read takes no more than fits below the bound
+        buffered = self.buffered
+        if not buffered:  # nearly every read (once per message): the reader took everything
+            return self.read_buffer
+        room = _READ_HIGH - buffered  # a read takes no more than fits below the bound
         if room >= _READ_SIZE or room <= 0:  # (never empty: reading is paused before it can be)
             return self.read_buffer
         return self.read_buffer[:room]

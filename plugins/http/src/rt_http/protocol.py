@@ -249,8 +249,9 @@ class WebSocketProtocol:
         if header + length != size or length > self.max_payload_length:
             return None
         if self._masked_in:
+            mask = data[header - 4 : header]  # bytes from a stream: bytes() only for other buffers
             payload = _unmask(
-                memoryview(data)[header:], bytes(data[header - 4 : header])
+                memoryview(data)[header:], mask if type(mask) is bytes else bytes(mask)
             )  # a view: one copy less
         else:
             payload = bytes(memoryview(data)[header:])

@@ -1,0 +1,146 @@
+"""Instructions the rt.serve process executes per delivered WebSocket message, counted by valgrind's
+callgrind: a measure of the server's own work that does not move with the load on a shared machine (the
+CPU time per message of bench/ws.py does, a little, and its rates a lot).
+
+    uv run python -P bench/ws_instructions.py [--before DIR] [--backends asyncio trio] [--modes echo chat]
+                                              [--echo-count 2000] [--chat-rounds 20] [--size 32]
+
+Each server (bench/ws_server.py, rt.serve on asyncio's own loop or trio; with ``--before DIR`` also the
+rt_http source tree in DIR, e.g. ``git archive 87be1b0 plugins/http/src | tar -x -C /tmp/x``, then
+``/tmp/x/plugins/http/src``) runs under ``valgrind --tool=callgrind``; after a warm-up the counters are
+zeroed (``callgrind_control -z``), a fixed workload runs, and they are dumped (``-d``). Echo: 16 clients,
+one message in flight each, ``--echo-count`` round trips; chat: bench/ws.py's room of 32 clients sending
+batches of 10, ``--chat-rounds`` rounds (10,240 deliveries each). User-space instructions only (system
+calls are not counted) and the server under valgrind is slow enough that every loop turn finds all
+clients ready, so it is the cost of the code at full batching. Needs valgrind (``apt-get install
+valgrind``); not part of the suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import ws  # bench/ws.py: the load generator's helpers
+
+HERE = pathlib.Path(__file__).parent
+
+
+def count(backend: str, mode: str, amount: int, size: int, before: str | None, out_dir: str) -> float:
+    environ = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    if before:
+        environ["PYTHONPATH"] = before
+    prefix = os.path.join(out_dir, f"{backend}-{mode}-{'before' if before else 'now'}")
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        f"--callgrind-out-file={prefix}.%p",
+        "--dump-line=no",
+        "--dump-instr=no",
+        sys.executable,
+        str(HERE / "ws_server.py"),
+        f"rt-{backend}",
+        mode,
+    ]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=environ
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline().split()[1])
+        if mode == "echo":
+            clients = 16
+            frame, reply = ws.client_frame(os.urandom(size)), ws.server_frame_size(size)
+            socks = ws.open_sockets(port, clients)
+            epoll, index = ws.poller(socks)
+            pending = [0] * clients
+
+            def run(total: int) -> None:
+                done, in_flight = 0, clients
+                for sock in socks:
+                    ws.send(sock, frame)
+                while in_flight:
+                    for fd, _ in epoll.poll(10.0):
+                        position = index[fd]
+                        got = pending[position] + socks[position].recv_into(ws._RECV)
+                        if got >= reply:
+                            got -= reply
+                            done += 1
+                            if done + in_flight <= total:
+                                ws.send(socks[position], frame)
+                            else:
+                                in_flight -= 1
+                        pending[position] = got
+
+            per_unit = 1
+        else:
+            clients, batch = 32, 10
+            burst = ws.client_frame(os.urandom(size)) * batch
+            per_unit = clients * clients * batch
+            round_bytes = per_unit * ws.server_frame_size(size)
+            socks = ws.open_sockets(port, clients)
+            epoll, index = ws.poller(socks)
+
+            def run(total: int) -> None:
+                for _ in range(total):
+                    for sock in socks:
+                        ws.send(sock, burst)
+                    got = 0
+                    while got < round_bytes:
+                        for fd, _ in epoll.poll(10.0):
+                            got += socks[index[fd]].recv_into(ws._RECV)
+
+        run(max(amount // 5, 1))
+        subprocess.run(["callgrind_control", "-z", str(process.pid)], check=True, capture_output=True)
+        run(amount)
+        subprocess.run(["callgrind_control", "-d", str(process.pid)], check=True, capture_output=True)
+        for sock in socks:
+            sock.close()
+    finally:
+        process.kill()
+        process.wait()
+    instructions = None
+    for path in sorted(glob.glob(prefix + ".*"), key=os.path.getmtime):  # the last dump is the window's
+        for line in pathlib.Path(path).read_text().splitlines():
+            if line.startswith(("summary:", "totals:")):
+                instructions = int(line.split()[1])
+    if instructions is None:
+        raise RuntimeError(f"no callgrind dump for {prefix}")
+    return instructions / (amount * per_unit)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--before", metavar="DIR", help="also count the rt_http source tree in DIR")
+    parser.add_argument("--backends", nargs="+", default=["asyncio", "trio"], choices=["asyncio", "trio"])
+    parser.add_argument("--modes", nargs="+", default=["echo", "chat"], choices=["echo", "chat"])
+    parser.add_argument("--echo-count", type=int, default=2000)
+    parser.add_argument("--chat-rounds", type=int, default=20)
+    parser.add_argument("--size", type=int, default=32, help="message size in bytes")
+    args = parser.parse_args()
+    print(
+        f"instructions per delivered message (echo: per round trip), {args.size}-byte messages; "
+        f"before/now > 1.00x: fewer than before"
+    )
+    with tempfile.TemporaryDirectory() as out_dir:
+        for mode in args.modes:
+            amount = args.echo_count if mode == "echo" else args.chat_rounds
+            for backend in args.backends:
+                now = count(backend, mode, amount, args.size, None, out_dir)
+                line = f"  {mode:5} {backend:8} now {now:>9.0f}"
+                if args.before:
+                    before = count(backend, mode, amount, args.size, args.before, out_dir)
+                    line += f"   before {before:>9.0f}   before/now {before / now:.2f}x"
+                print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
