@@ -449,6 +449,10 @@ def test_keyboard_interrupt_in_a_test_stops_the_run_with_a_summary(tmp_path: Pat
     assert (project / "r.xml").is_file()
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_in_the_main_process_ends_the_workers_and_prints_the_summary(tmp_path: Path) -> None:
     started = tmp_path / "started"
     files = {
@@ -459,7 +463,7 @@ def test_ctrl_c_in_the_main_process_ends_the_workers_and_prints_the_summary(tmp_
 
             def test_waits():
                 Path({str(started)!r}).write_text("x")
-                time.sleep(600)
+                time.sleep(300)
         """,
     }
     project = write(tmp_path / "p", files)
@@ -471,6 +475,9 @@ def test_ctrl_c_in_the_main_process_ends_the_workers_and_prints_the_summary(tmp_
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
+        # a shell's background job (a CI script's `cmd &`) starts with SIGINT ignored, and Python keeps it
+        # so: give rt the default disposition, so that Ctrl-C becomes its KeyboardInterrupt as in a terminal
+        preexec_fn=_default_sigint,
     )
     try:
         deadline = time.monotonic() + 240  # only bounds a hang
