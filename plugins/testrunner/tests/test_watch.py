@@ -69,6 +69,10 @@ class Watcher:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            # Ctrl-C must reach it even when this test run was started in the background by a shell without
+            # job control, which makes SIGINT ignored, and an ignored SIGINT is inherited (Python then keeps
+            # ignoring it instead of raising KeyboardInterrupt)
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
