@@ -72,7 +72,7 @@ def counts(stderr: str) -> dict[str, int]:
 def file_blocks(stderr: str) -> dict[str, str]:
     """The console's per-file blocks (a ``name:`` line after a blank one, up to the next such line or the
     summary), timings removed, by file name."""
-    text = re.split(r"\n\n \d+ pass\n", stderr)[0]
+    text = re.split(r"\n\n(?: --seed=\d+\n)? \d+ pass\n", stderr)[0]  # the summary (its seed line first)
     headers = list(re.finditer(r"(?:^|\n)\n([\w./-]+\.py):\n", text))
     blocks: dict[str, str] = {}
     for index, header in enumerate(headers):
