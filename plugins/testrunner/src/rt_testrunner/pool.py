@@ -144,22 +144,11 @@ class Pool:
         finally:
             self._end_all()
             self._finish_extras()
-        counts = self.recorder.counts
-        finished = RunFinished(
-            passed=counts[TestStatus.PASS],
-            failed=counts[TestStatus.FAIL],
-            skipped=counts[TestStatus.SKIP],
-            todo=counts[TestStatus.TODO],
-            expect_calls=self.recorder.expect_calls,
+        finished = self.recorder.run_finished(
             files=len(self.files),
             duration=time.perf_counter() - started,
             seed=options.seed,
             filtered_out=self.filtered_out,
-            bailed=self.recorder.bailed and not self.recorder.interrupted,
-            xfailed=counts[TestStatus.XFAIL],
-            xpassed=counts[TestStatus.XPASS],
-            errors=counts[TestStatus.ERROR],
-            interrupted=self.recorder.interrupted,
             snapshots=self.snapshots.counts(),
         )
         self.recorder.emit(finished)

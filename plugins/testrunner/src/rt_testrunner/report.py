@@ -12,7 +12,7 @@ from pathlib import Path
 
 import attrs
 
-from rt.events import Location, TestEvent, TestFailure, TestFinished, TestStatus
+from rt.events import Location, RunFinished, SnapshotCounts, TestEvent, TestFailure, TestFinished, TestStatus
 from rt.interfaces import Reporter
 from rt_testrunner import outcomes
 from rt_testrunner.execute import Outcome
@@ -46,6 +46,29 @@ class Recorder:
     def emit(self, event: TestEvent) -> None:
         for reporter in self.reporters:
             reporter.handle(event)
+
+    def run_finished(
+        self, *, files: int, duration: float, seed: int | None, filtered_out: int, snapshots: SnapshotCounts
+    ) -> RunFinished:
+        """The run's summary from what was recorded: one place for a one-process run and ``--parallel``."""
+        counts = self.counts
+        return RunFinished(
+            passed=counts[TestStatus.PASS],
+            failed=counts[TestStatus.FAIL],
+            skipped=counts[TestStatus.SKIP],
+            todo=counts[TestStatus.TODO],
+            expect_calls=self.expect_calls,
+            files=files,
+            duration=duration,
+            seed=seed,
+            filtered_out=filtered_out,
+            bailed=self.bailed and not self.interrupted,
+            xfailed=counts[TestStatus.XFAIL],
+            xpassed=counts[TestStatus.XPASS],
+            errors=counts[TestStatus.ERROR],
+            interrupted=self.interrupted,
+            snapshots=snapshots,
+        )
 
     def record(self, event: TestFinished) -> None:
         self.counts[event.status] += 1

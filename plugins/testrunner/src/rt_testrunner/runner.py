@@ -139,22 +139,11 @@ class Runner:
                     await self._run_files(files, files if order is None else order)
         finally:
             capture.uninstall()
-        counts = self.counts
-        finished = RunFinished(
-            passed=counts[TestStatus.PASS],
-            failed=counts[TestStatus.FAIL],
-            skipped=counts[TestStatus.SKIP],
-            todo=counts[TestStatus.TODO],
-            expect_calls=self.recorder.expect_calls,
+        finished = self.recorder.run_finished(
             files=len(files),
             duration=time.perf_counter() - started,
             seed=self.options.seed,
             filtered_out=self.filtered_out,
-            bailed=self.bailed and not self.recorder.interrupted,
-            xfailed=counts[TestStatus.XFAIL],
-            xpassed=counts[TestStatus.XPASS],
-            errors=counts[TestStatus.ERROR],
-            interrupted=self.recorder.interrupted,
             snapshots=snapshots.counts(),
         )
         emit(finished)
