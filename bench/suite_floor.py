@@ -68,11 +68,11 @@ class _Yield:
 
 
 def main() -> int:
-    from rt_testrunner import collect, importing, pyitems, rewrite
+    from rt_testrunner import collect, importing, pyruntest, rewrite
 
     importing.import_path = _timed("imports", importing.import_path)
     collect.load_test_module = _timed("imports", rewrite.load_test_module)
-    pyitems.run_item = _timed("tests", pyitems.run_item)
+    pyruntest.run_item = _timed("tests", pyruntest.run_item)
     from rt.cli import main as rt_main
 
     started = time.process_time()

@@ -1,7 +1,7 @@
 """Collection: loading a test file and turning what it declares into a tree of suites and tests.
 
 A file declares tests through ``rt.test`` (registered into the suite on top of the collector's stack while it
-loads) and as pytest does (:mod:`rt_testrunner.pyitems`): ``test*`` functions, ``Test*`` classes and
+loads) and as pytest does (:mod:`rt_testrunner.pycollect_module`): ``test*`` functions, ``Test*`` classes and
 ``unittest.TestCase`` classes, with fixtures, marks and parametrization.
 """
 
@@ -18,7 +18,8 @@ from rt_testrunner import api, importing
 from rt_testrunner.discovery import TestFile
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import SkipTest
-from rt_testrunner.pyitems import PytestSession, apply_filter
+from rt_testrunner.pysession import PytestSession
+from rt_testrunner.pywarnings import apply_filter
 from rt_testrunner.rewrite import load_test_module
 
 

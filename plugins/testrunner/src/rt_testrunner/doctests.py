@@ -30,7 +30,10 @@ from rt_testrunner.doctest_output import LiteralsChecker, pytest_flags
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import Kind, SkipTest, classify
 from rt_testrunner.pyconfig import PytestConfig
-from rt_testrunner.pyitems import CallSpec, Node, PyItem, PytestSession, make_runner
+from rt_testrunner.pymarks import CallSpec
+from rt_testrunner.pynodes import Node, PyItem
+from rt_testrunner.pyruntest import make_runner
+from rt_testrunner.pysession import PytestSession
 
 #: ``--doctest-report`` choices and the doctest flag each stands for (pytest's default: udiff)
 REPORT_CHOICES = {

@@ -475,7 +475,7 @@ class Setup:
         # makes it a function-scoped pseudo-fixture): a conftest's pytest_generate_tests may parametrize a
         # name only a fixture asks for
         if name in self.item.direct_params and (requester is None or requester.name != name):
-            # the value pytest_fixture_setup hooks gave it (pyitems.py), else the parameter itself
+            # the value pytest_fixture_setup hooks gave it (pyruntest.py), else the parameter itself
             return self.values.get(name, self.item.direct_params[name])
         fixture = self.registry.resolve(name, self.item.key, requester)
         value = await self.value_of(fixture)

@@ -30,7 +30,7 @@ class TestCase:
     retry: int | None = None
     timeout: int | None = None  # milliseconds
     location: Location | None = None
-    #: the pytest item (:class:`rt_testrunner.pyitems.PyItem`) this test runs, for pytest-style tests
+    #: the pytest item (:class:`rt_testrunner.pynodes.PyItem`) this test runs, for pytest-style tests
     item: Any = None
 
     @property

@@ -25,10 +25,12 @@ from rt.events import Location
 from rt_testrunner import importing
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import Kind, classify
-from rt_testrunner.pyitems import CallSpec, PyItem, make_runner
+from rt_testrunner.pymarks import CallSpec
+from rt_testrunner.pynodes import PyItem
+from rt_testrunner.pyruntest import make_runner
 
 if TYPE_CHECKING:
-    from rt_testrunner.pyitems import PytestSession
+    from rt_testrunner.pysession import PytestSession
 
 
 class ItemFailure(AssertionError):

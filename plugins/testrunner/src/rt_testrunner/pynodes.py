@@ -1,5 +1,6 @@
-"""What a conftest.py reaches from a test item besides the test itself: its parents (``item.parent``,
-``item.getparent(pytest.Module)``, ``listchain()``) and ``config.hook``.
+"""The nodes of pytest's API a suite reaches: the test item (:class:`PyItem`, rt's record of one collected
+test) and the ``request.node`` it shows (:class:`Node`: name, node id, marks, keywords, ``funcargs``), its
+parents (``item.parent``, ``item.getparent(pytest.Module)``, ``listchain()``) and ``config.hook``.
 
 pytest builds a tree of collectors (session, packages, modules, classes) above each test; suites' hooks walk
 it to read a module's or a class's object and marks (``item.getparent(pytest.Class)``). rt collects file by
@@ -10,11 +11,25 @@ such as ``pytest_deselected(items=...)`` when its ``pytest_collection_modifyitem
 
 from __future__ import annotations
 
+import inspect
+import os
 import sys
+import types
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from rt.events import Location
+from rt_testrunner.pymarks import CallSpec, Mark, marks_of, unpack_mark
+
+if TYPE_CHECKING:
+    from rt_testrunner.fixtures import FixtureDef, Setup
+    from rt_testrunner.pyconfig_objects import Config
+    from rt_testrunner.pysession import PytestSession
+
 
 #: pytest's node classes, by name, and the kind of rt node each stands for
 _KINDS = {
@@ -47,7 +62,29 @@ def warn(node: Any, warning: Warning) -> None:
     warnings.warn_explicit(warning, category=None, filename=str(node.path), lineno=line + 1)
 
 
-class ParentNode:
+class _OfItem:
+    """What a node made for a test shows of that test's session: its config, session and module, and
+    ``node.warn`` (the test item and the parents above it alike)."""
+
+    _item: PyItem
+
+    def warn(self, warning: Warning) -> None:
+        warn(self, warning)
+
+    @property
+    def config(self) -> Config:
+        return self._item.session.config
+
+    @property
+    def session(self) -> Any:
+        return self._item.session
+
+    @property
+    def module(self) -> Any:
+        return self._item.module
+
+
+class ParentNode(_OfItem):
     """A module or class above a test, as pytest's ``Module``/``Class`` collector shows it."""
 
     def __init__(
@@ -66,29 +103,12 @@ class ParentNode:
     def fspath(self) -> Any:
         return legacy_path(self.path)
 
-    def warn(self, warning: Warning) -> None:
-        warn(self, warning)
-
-    @property
-    def config(self) -> Any:
-        return self._item.session.config
-
-    @property
-    def session(self) -> Any:
-        return self._item.session
-
-    @property
-    def module(self) -> Any:
-        return self._item.module
-
     @property
     def cls(self) -> Any:
         return self.obj if self.kind == "class" else None
 
     @property
     def own_markers(self) -> list[Any]:
-        from rt_testrunner.pyitems import marks_of
-
         return marks_of(self.obj, mro=self.kind == "class")
 
     def iter_markers(self, name: str | None = None) -> Iterator[Any]:
@@ -158,3 +178,249 @@ class HookRelay:
 
         call.get_hookimpls = get_hookimpls  # type: ignore[attr-defined]
         return call
+
+
+class NodeKeywords(MutableMapping[str, Any]):
+    """``node.keywords`` (and ``request.keywords``): the test's names and marks, plus what the suite stores
+    in it, which stays for the test's later readers (parso's fixtures pass values to each other that way) and
+    for ``-k``, as pytest's."""
+
+    def __init__(self, item: PyItem) -> None:
+        self._item = item
+        self.added: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self.added:
+            return self.added[key]
+        if key in self._item.keywords():
+            return True
+        raise KeyError(key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.added[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        raise ValueError("cannot delete key in keywords dict")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._item.keywords())
+
+    def __len__(self) -> int:
+        return len(self._item.keywords())
+
+
+class Node(_OfItem):
+    """``request.node``: the test as pytest's item API shows it."""
+
+    def __init__(self, item: PyItem) -> None:
+        self._item = item
+        self.name = item.name
+        self.originalname = item.originalname
+        self.nodeid = item.nodeid
+        self.own_markers: list[Any] = list(item.marks)
+        self.user_properties: list[tuple[str, Any]] = []
+        self.stash: dict[Any, Any] = {}
+        self.extra_keyword_matches: set[str] = set()
+        if item.callspec.ids:  # as pytest's: only a parametrized test has one (suites ask with hasattr)
+            self.callspec = types.SimpleNamespace(
+                params=dict(item.all_params), id=item.param_id, indices=dict(item.param_indices)
+            )
+        self._keywords = NodeKeywords(item)
+        self._parent: Any = None
+
+    @property
+    def keywords(self) -> NodeKeywords:
+        return self._keywords
+
+    @property
+    def path(self) -> Path:
+        return Path(self._item.file)
+
+    @property
+    def fspath(self) -> Any:
+        return legacy_path(self.path)
+
+    @property
+    def cls(self) -> Any:
+        return self._item.cls
+
+    @property
+    def function(self) -> Any:
+        return self._item.function
+
+    @property
+    def obj(self) -> Any:
+        """The test function, bound to the test's instance while it runs (as pytest's ``Function.obj``)."""
+        instance = self._item.instance
+        if instance is not None and not self._item.is_unittest:
+            return getattr(instance, self._item.originalname, self._item.function)
+        return self._item.function
+
+    @property
+    def _fixtureinfo(self) -> Any:
+        """What ``pytest_pyfunc_call`` hooks read to pick the test's own arguments from ``funcargs``."""
+        return types.SimpleNamespace(
+            argnames=tuple(self._item.requested), names_closure=list(self._item.fixturenames)
+        )
+
+    @property
+    def _request(self) -> Any:
+        from rt_testrunner.fixtures import FixtureRequest
+
+        setup = self._item.setup
+        return FixtureRequest(self._item, setup) if setup is not None else None
+
+    @property
+    def instance(self) -> Any:
+        return self._item.instance
+
+    @property
+    def fixturenames(self) -> list[str]:
+        return list(self._item.fixturenames)
+
+    @property
+    def funcargs(self) -> dict[str, Any]:
+        setup = self._item.setup
+        values = dict(self._item.direct_params)
+        if setup is not None:
+            values.update(setup.values)
+        return values
+
+    def iter_markers(self, name: str | None = None) -> Iterator[Any]:
+        return (m for m in self.own_markers if name is None or m.name == name)
+
+    def iter_markers_with_node(self, name: str | None = None) -> Iterator[tuple[Any, Any]]:
+        return ((self, m) for m in self.iter_markers(name))
+
+    def get_closest_marker(self, name: str, default: Any = None) -> Any:
+        return next(self.iter_markers(name), default)
+
+    def add_marker(self, marker: Any, append: bool = True) -> None:
+        mark = Mark(marker) if isinstance(marker, str) else unpack_mark(marker)
+        if append:
+            self.own_markers.append(mark)
+        else:
+            self.own_markers.insert(0, mark)
+
+    @property
+    def parent(self) -> Any:
+        """The test's class, else its module, as pytest's collector (made when first asked for)."""
+        if self._parent is None:
+            self._parent = parent_of(self._item)
+        return self._parent
+
+    @property
+    def location(self) -> tuple[str, int | None, str]:
+        """pytest's ``item.location``: relative path, 0-based line, dotted name inside the module."""
+        found = location_of(self._item.function)
+        line = found.line - 1 if found is not None else None
+        return (
+            self._item.session.relative(self._item.file),
+            line,
+            self.nodeid.split("::", 1)[1].replace("::", "."),
+        )
+
+    def listchain(self) -> list[Any]:
+        return [*self.parent.listchain(), self]
+
+    def getparent(self, cls: Any) -> Any:
+        return find_parent(self, cls)
+
+    def add_report_section(self, when: str, key: str, content: str) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"<Function {self.name}>"
+
+
+@attrs.define(eq=False)
+class PyItem:
+    session: PytestSession
+    file: str
+    module: Any
+    cls: Any
+    function: Any
+    name: str
+    originalname: str
+    marks: list[Any]
+    callspec: CallSpec
+    fixturenames: list[str]
+    closure: list[FixtureDef]
+    is_unittest: bool = False
+    requested: tuple[str, ...] = ()
+    """The test function's own arguments (``argnames``), read once at collection."""
+    instance: Any = None
+    setup: Setup | None = None
+    node: Any = None
+    #: the scope of each parameter that comes from a fixture wider than a function (pytest's order: reorder.py)
+    param_scopes: dict[str, str] = attrs.Factory(dict)
+    #: the plugin that runs the async test, and so its backend (async_plugins.py); None for a sync test
+    claim: Any = None
+    #: in an rt test file or a project without pytest: async code runs on rt's backend (async_plugins.py)
+    native_async: bool = False
+
+    #: a test function (pytest's ``Function``), which ``pytest_pyfunc_call`` calls; not a conftest's own item
+    is_function = True
+
+    @property
+    def key(self) -> str:
+        if self.cls is not None:
+            return f"{self.file}::{self.cls.__qualname__}::{self.name}"
+        return f"{self.file}::{self.name}"
+
+    @property
+    def nodeid(self) -> str:
+        relative = self.session.relative(self.file)
+        parts = [
+            relative,
+            *([self.cls.__qualname__.replace(".", "::")] if self.cls is not None else []),
+            self.name,
+        ]
+        return "::".join(parts)
+
+    @property
+    def package(self) -> str | None:
+        directory = os.path.dirname(self.file)
+        return directory if os.path.exists(os.path.join(directory, "__init__.py")) else None
+
+    @property
+    def direct_params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.callspec.params.items() if k not in self.callspec.indirect}
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.callspec.params.items() if k in self.callspec.indirect}
+
+    @property
+    def all_params(self) -> dict[str, Any]:
+        return self.callspec.params
+
+    @property
+    def param_indices(self) -> dict[str, int]:
+        return self.callspec.indices
+
+    @property
+    def param_id(self) -> str:
+        return self.callspec.id
+
+    def keywords(self) -> set[str]:
+        words = {self.name, self.originalname, os.path.basename(self.file)}
+        if self.cls is not None:
+            words.update(c.__name__ for c in self.cls.__mro__ if c is not object)
+        relative = self.session.relative(self.file)
+        words.update(relative.split("/")[:-1])
+        words.update(m.name for m in (self.node.own_markers if self.node is not None else self.marks))
+        words.update(getattr(self.function, "__dict__", {}).keys())
+        if self.node is not None:
+            words.update(self.node.keywords.added)
+        return words
+
+    def mark_names(self) -> set[str]:
+        return {m.name for m in (self.node.own_markers if self.node is not None else self.marks)}
+
+
+def location_of(function: Any) -> Location | None:
+    code = getattr(inspect.unwrap(function), "__code__", None)
+    if code is None:
+        return None
+    return Location(code.co_filename, code.co_firstlineno, 1)

@@ -6,7 +6,7 @@ conftest.py's. Suites depend on that without saying so: pytest-env sets environm
 file before conftest.py loads, pytest-benchmark and syrupy set up the objects their fixtures read in
 ``pytest_configure``/``pytest_sessionstart``, pytest-dependency skips a test from ``pytest_runtest_setup``
 with what its ``pytest_runtest_makereport`` wrapper saw. rt therefore registers each plugin like a root
-conftest.py (:class:`~rt_testrunner.pyitems.PytestSession`) and calls its hooks with :func:`call`, which
+conftest.py (:class:`~rt_testrunner.pysession.PytestSession`) and calls its hooks with :func:`call`, which
 follows pluggy's rules: wrappers (``hookwrapper=True``, ``wrapper=True``) run up to their ``yield`` first
 and resume last, in reverse; ``tryfirst`` before and ``trylast`` after the others, else the last registered
 first; a ``firstresult`` hook stops at its first answer that is not None.

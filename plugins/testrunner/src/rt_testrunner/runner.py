@@ -35,7 +35,8 @@ from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome
 from rt_testrunner.failures import render_exception
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.pyconfig import PytestConfig
-from rt_testrunner.pyitems import NO_TIMEOUT_MS, PytestSession, finish_session
+from rt_testrunner.pyruntest import NO_TIMEOUT_MS, finish_session
+from rt_testrunner.pysession import PytestSession
 from rt_testrunner.report import Recorder
 from rt_testrunner.schedule import Schedule, split_group
 

@@ -1,0 +1,545 @@
+"""pytest's collection of an imported test module: its ``test*`` functions, ``Test*`` classes (no
+``__init__``) and ``unittest.TestCase`` classes, their xunit set-up functions (``setup_module``,
+``setup_class``, ``setup_method`` ...), marks and parametrization, each test becoming a :class:`PyItem` in an
+rt :class:`~rt_testrunner.model.TestCase`; then the ``pytest_collection_modifyitems`` and
+``pytest_collection_finish`` hooks over the items.
+
+This is pytest's ``python.py`` collection; a conftest.py's own collectors (``pytest_collect_file``) are
+:mod:`rt_testrunner.pycollect`'s. :class:`ModuleCollection` is the collecting half of
+:class:`~rt_testrunner.pysession.PytestSession`, which holds the state (fixture registry, hooks, config) it
+reads; the session's other half loads conftest.py files and plugins and keeps their hooks.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+import sys
+import types
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+from rt_testrunner import pyplugins
+from rt_testrunner.async_plugins import AsyncModes, is_native
+from rt_testrunner.fixtures import SCOPES, FixtureDef, Registry, ScopeState, argnames, fixture_marker
+from rt_testrunner.model import Suite, TestCase
+from rt_testrunner.pymarks import CallSpec, Metafunc, argnames_of, direct_names, expand, marks_of
+from rt_testrunner.pynodes import Node, PyItem, location_of
+from rt_testrunner.pyruntest import make_runner
+from rt_testrunner.reorder import reorder_file
+
+if TYPE_CHECKING:
+    from rt_testrunner.pyconfig import PytestConfig
+    from rt_testrunner.pyconfig_objects import Config
+    from rt_testrunner.pysession import PytestSession
+
+
+class ModuleCollection:
+    """Collecting test modules into rt suites, for :class:`~rt_testrunner.pysession.PytestSession` (the
+    attributes below are the session's, set in its constructor)."""
+
+    pyconfig: PytestConfig
+    config: Config
+    registry: Registry
+    scopes: ScopeState
+    async_modes: AsyncModes
+    ini_usefixtures: list[str]
+    ini_timeout_ms: int | None
+    warn: Callable[[str], None]
+    generate_hooks: list[tuple[str, Callable[..., Any]]]
+    modify_hooks: list[tuple[str, Callable[..., Any]]]
+    named_hooks: dict[str, list[tuple[str, Callable[..., Any]]]]
+    items: list[Any]
+    deferred: list[tuple[Suite, bool]] | None
+
+    if TYPE_CHECKING:
+
+        def _drop_plugin(self, plugin: str | None) -> None: ...
+
+        def reruns(self, item: PyItem) -> int | None: ...
+
+    def collect(
+        self,
+        module: types.ModuleType,
+        root: Suite,
+        file: str,
+        selectors: tuple[str, ...],
+        registered: set[int],
+    ) -> None:
+        """Add the module's pytest-style tests to ``root`` (its rt declarations are already there)."""
+        registry = self.registry
+        module_base = f"{file}::"
+        registry.add_namespace(module.__dict__, module_base)
+        hook = module.__dict__.get("pytest_generate_tests")
+        module_hooks = [(module_base, hook)] if callable(hook) else []
+        self._xunit_module(module, module_base)
+        module_marks = marks_of(module)
+        root.hooks["after_all"].append(lambda: self.scopes.finish(("module", file)))
+        functions = self.pyconfig.python_functions
+        classes = self.pyconfig.python_classes
+        for name, value in list(module.__dict__.items()):
+            if isinstance(value, type):
+                is_unittest = is_testcase(value)
+                if not is_unittest and not _matches(name, classes):
+                    continue
+                if not getattr(value, "__test__", True) or (not is_unittest and _has_init(value)):
+                    continue
+                self._collect_class(
+                    value, name, module, root, file, module_marks, module_hooks, selectors, is_unittest
+                )
+            elif inspect.isfunction(value) and _matches(name, functions) and getattr(value, "__test__", True):
+                if id(value) in registered:
+                    continue
+                if _fixture_like(value):
+                    continue
+                self._collect_function(
+                    value, name, None, module, root, file, module_marks, module_hooks, selectors
+                )
+        self._modify_items(root, file, reorder=True)
+
+    def _modify_items(self, root: Suite, file: str, reorder: bool = False) -> None:
+        """``pytest_collection_modifyitems(session, config, items)``: it may add marks, reorder or drop items.
+        While the run's files are collected before the first test (:meth:`start_collection`), the call waits
+        for :meth:`finish_collection`, which makes it once with every item, as pytest does; a file loaded
+        later (a name that is no identifier, ``--rerun-each``) gets the hooks of the conftests above it with
+        its own items. Then (``reorder``) its items go in pytest's order of parametrized fixtures."""
+        if self.deferred is not None:
+            known = next((i for i, (pending, _) in enumerate(self.deferred) if pending is root), None)
+            if known is None:
+                self.deferred.append((root, reorder))
+            elif reorder:  # a conftest.py's pytest.Module collector collected into the file's root
+                self.deferred[known] = (root, True)
+            return
+        hooks = [hook for base, hook in self.modify_hooks if file.startswith(base)]
+        if hooks:
+            nodes = [case.item.node for case in root.tests() if case.item is not None]
+            pyplugins.call(
+                "pytest_collection_modifyitems",
+                hooks,
+                {"session": self, "config": self.config, "items": nodes},
+            )
+            _keep(root, {id(node): position for position, node in enumerate(nodes)})
+        if reorder:
+            reorder_file(root)
+
+    def _make_id(self, value: Any, argname: str) -> str | None:
+        """``pytest_make_parametrize_id(config, val, argname)`` of the conftest.py files: the first answer
+        that is not None (a firstresult hook, the nearest conftest.py first)."""
+        hooks = [hook for _, hook in self.named_hooks.get("pytest_make_parametrize_id", ())]
+        if not hooks:
+            return None
+        available = {"config": self.config, "val": value, "argname": argname}
+        answer = pyplugins.call("pytest_make_parametrize_id", hooks, available, firstresult=True)
+        return None if answer is None else str(answer)
+
+    def start_collection(self) -> None:
+        """The run's files are about to be collected before any test runs (see :meth:`_modify_items`)."""
+        self.deferred = []
+
+    def finish_collection(self) -> None:
+        """Every file is collected: ``pytest_collection_modifyitems`` of every conftest.py loaded, once, with
+        all the items in collection order (a hook that deselects or reorders across files, or counts the
+        items, sees what it sees under pytest; rt runs files one after the other, so the order it sets
+        applies inside each file), then ``pytest_collection_finish(session)`` with ``session.items``."""
+        pending, self.deferred = self.deferred or [], None
+        nodes = [case.item.node for root, _ in pending for case in root.tests() if case.item is not None]
+        collected_hooks = [hook for _, hook in self.named_hooks.get("pytest_itemcollected", ())]
+        for node in nodes if collected_hooks else ():
+            pyplugins.call("pytest_itemcollected", collected_hooks, {"item": node})
+        hooks = [hook for _, hook in self.modify_hooks]
+        if hooks:
+            pyplugins.call(
+                "pytest_collection_modifyitems",
+                hooks,
+                {"session": self, "config": self.config, "items": nodes},
+            )
+            kept = {id(node): position for position, node in enumerate(nodes)}
+            for root, _ in pending:
+                _keep(root, kept)
+        for root, reorder in pending:
+            if reorder:
+                reorder_file(root)
+        self.items = nodes
+        finish_hooks = [hook for _, hook in self.named_hooks.get("pytest_collection_finish", ())]
+        if finish_hooks:
+            pyplugins.call("pytest_collection_finish", finish_hooks, {"session": self})
+
+    def _anyio_claims(self, function: Any, marks: list[Any]) -> bool:
+        """anyio's pytest plugin takes a coroutine test marked ``anyio`` (on itself, its class or its module),
+        or every one under ``anyio_mode = auto``, by adding ``anyio_backend`` to its fixtures: the test is
+        then parametrized by that fixture (the plugin's: every available backend; or the suite's own) and
+        runs on its backend (:meth:`Setup.backend`)."""
+        inner = getattr(getattr(function, "hypothesis", None), "inner_test", function)
+        if not inspect.iscoroutinefunction(inner):
+            return False
+        return self.async_modes.anyio_auto or any(mark.name == "anyio" for mark in marks)
+
+    def _xunit_module(self, module: types.ModuleType, baseid: str) -> None:
+        setup = _first(module, ("setup_module", "setUpModule"))
+        teardown = _first(module, ("teardown_module", "tearDownModule"))
+        is_unittest = any(isinstance(v, type) and is_testcase(v) for v in vars(module).values())
+        if setup is not None or teardown is not None or is_unittest:
+
+            def module_fixture() -> Iterator[None]:
+                if setup is not None:
+                    _call_optional(setup, module)
+                yield
+                try:
+                    if teardown is not None:
+                        _call_optional(teardown, module)
+                finally:
+                    if is_unittest:
+                        import unittest
+
+                        unittest.case.doModuleCleanups()
+
+            self.registry.add(
+                FixtureDef(
+                    f"_xunit_setup_module_{module.__name__}",
+                    module_fixture,
+                    "module",
+                    autouse=True,
+                    baseid=baseid,
+                )
+            )
+        setup_fn = _first(module, ("setup_function",))
+        teardown_fn = _first(module, ("teardown_function",))
+        if setup_fn is not None or teardown_fn is not None:
+
+            def function_fixture(request: Any) -> Iterator[None]:
+                if request.cls is not None:
+                    yield
+                    return
+                if setup_fn is not None:
+                    _call_optional(setup_fn, request.function)
+                yield
+                if teardown_fn is not None:
+                    _call_optional(teardown_fn, request.function)
+
+            self.registry.add(
+                FixtureDef(
+                    f"_xunit_setup_function_{module.__name__}",
+                    function_fixture,
+                    "function",
+                    autouse=True,
+                    baseid=baseid,
+                    argnames=("request",),
+                )
+            )
+
+    def _collect_class(
+        self,
+        cls: type,
+        name: str,
+        module: Any,
+        root: Suite,
+        file: str,
+        module_marks: list[Any],
+        module_hooks: list[Any],
+        selectors: tuple[str, ...],
+        is_unittest: bool,
+    ) -> None:
+        base = f"{file}::{cls.__qualname__}::"
+        suite = Suite(name, root)
+        for owner in reversed(cls.__mro__):
+            if owner is not object:
+                self.registry.add_namespace(dict(owner.__dict__), base, method=True)
+        class_marks = marks_of(cls, mro=True)
+        if is_unittest:
+            from rt_testrunner import pyunittest
+
+            pyunittest.add_class_fixture(self.registry, cls, base)
+            self._xunit_class(cls, base)  # pytest runs setup_class/setup_method of TestCase classes too
+            import unittest
+
+            method_names = list(unittest.TestLoader().getTestCaseNames(cls))
+            if not method_names and callable(getattr(cls, "runTest", None)):
+                method_names = ["runTest"]  # as pytest: a TestCase with no test* methods runs runTest
+        else:
+            self._xunit_class(cls, base)
+            seen: set[str] = set()
+            method_names = []
+            for owner in cls.__mro__:
+                for attr, value in owner.__dict__.items():
+                    if attr in seen:
+                        continue
+                    seen.add(attr)
+                    raw = value.__func__ if isinstance(value, staticmethod | classmethod) else value
+                    if (
+                        inspect.isfunction(raw)
+                        and _matches(attr, self.pyconfig.python_functions)
+                        and getattr(raw, "__test__", True)
+                        and not _fixture_like(value)
+                    ):
+                        method_names.append(attr)
+        hook = cls.__dict__.get("pytest_generate_tests")
+        hooks = [*module_hooks, *([(base, hook)] if hook is not None else [])]
+        for method_name in method_names:
+            function = getattr(cls, method_name)
+            self._collect_function(
+                function,
+                method_name,
+                cls,
+                module,
+                suite,
+                file,
+                [*class_marks, *module_marks],
+                hooks,
+                selectors,
+                is_unittest,
+            )
+        if suite.children:
+            suite.hooks["after_all"].append(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
+            root.children.append(suite)
+
+    def _xunit_class(self, cls: type, base: str) -> None:
+        setup_class = _first(cls, ("setup_class",))
+        teardown_class = _first(cls, ("teardown_class",))
+        if setup_class is not None or teardown_class is not None:
+
+            def class_fixture() -> Iterator[None]:
+                if setup_class is not None:
+                    _call_optional(setup_class, cls) if not inspect.ismethod(setup_class) else setup_class()
+                yield
+                if teardown_class is not None:
+                    _call_optional(teardown_class, cls) if not inspect.ismethod(
+                        teardown_class
+                    ) else teardown_class()
+
+            self.registry.add(
+                FixtureDef(
+                    f"_xunit_setup_class_{cls.__qualname__}",
+                    class_fixture,
+                    "class",
+                    autouse=True,
+                    baseid=base,
+                )
+            )
+        has_method_setup = any(_first(cls, (n,)) is not None for n in ("setup_method", "teardown_method"))
+        if has_method_setup:
+
+            def method_fixture(request: Any) -> Iterator[None]:
+                instance = request.instance
+                setup = getattr(instance, "setup_method", None)
+                if setup is not None:
+                    _call_optional(setup, request.function)
+                yield
+                teardown = getattr(instance, "teardown_method", None)
+                if teardown is not None:
+                    _call_optional(teardown, request.function)
+
+            self.registry.add(
+                FixtureDef(
+                    f"_xunit_setup_method_{cls.__qualname__}",
+                    method_fixture,
+                    "function",
+                    autouse=True,
+                    baseid=base,
+                    argnames=("request",),
+                )
+            )
+
+    def _collect_function(
+        self,
+        function: Any,
+        name: str,
+        cls: Any,
+        module: Any,
+        suite: Suite,
+        file: str,
+        outer_marks: list[Any],
+        hooks: list[Any],
+        selectors: tuple[str, ...],
+        is_unittest: bool = False,
+    ) -> None:
+        own = marks_of(function)
+        marks = [*own, *outer_marks]
+        key = f"{file}::{cls.__qualname__}::{name}" if cls is not None else f"{file}::{name}"
+        usefixtures: list[str] = []
+        for mark in marks:
+            if mark.name == "usefixtures":
+                usefixtures.extend(mark.args)
+        requested = () if is_unittest else argnames(function, method=cls is not None)
+        if not is_unittest and self._anyio_claims(function, marks):
+            usefixtures.append("anyio_backend")
+        # the ini's usefixtures are pytest's outermost autouse fixtures: set up before conftest.py's
+        initial = [*self.ini_usefixtures, *self.registry.autouse_for(key), *usefixtures, *requested]
+        calls: list[tuple[Any, Any, Any, Any]] = []
+        for mark in marks:
+            if mark.name == "parametrize":
+                args = list(mark.args)
+                kwargs = dict(mark.kwargs)
+                names = args[0] if args else kwargs.pop("argnames")
+                values = args[1] if len(args) > 1 else kwargs.pop("argvalues")
+                calls.append((names, values, kwargs.get("ids"), kwargs.get("indirect", False)))
+        generate = [hook for base, hook in [*self.generate_hooks, *hooks] if key.startswith(base)]
+        if generate:
+            # pytest's metafunc.fixturenames is the test's whole fixture closure, with the names its fixtures
+            # request that no fixture defines (parso's `works_in_py` fixture asks for `each_version`, which
+            # its conftest's hook parametrizes)
+            before = self.registry.closure(initial, key, direct_names(calls))
+            names = [*initial, *(f.name for f in before), *(a for f in before for a in f.argnames)]
+            metafunc = Metafunc(function, cls, module, list(dict.fromkeys(names)), self.config)
+            while True:
+                try:
+                    pyplugins.call("pytest_generate_tests", generate, {"metafunc": metafunc})
+                    break
+                except pyplugins.PluginHookError as exc:
+                    # an installed plugin's hook failing on rt's collection objects is one line, and the plugin
+                    # is left out (as at start-up): the file is not made a collection error for it
+                    if exc.plugin is None:
+                        raise
+                    self.warn(f"rt test: {exc} (the plugin is left out of this run)")
+                    self._drop_plugin(exc.plugin)
+                    generate = [hook for hook in generate if pyplugins.owner(hook) != exc.plugin]
+                    metafunc = Metafunc(function, cls, module, list(dict.fromkeys(names)), self.config)
+            # pytest applies the hooks' parametrization before the marks' (the ids show it first)
+            calls = [*metafunc.calls, *calls]
+        parametrized = {n for names, *_ in calls for n in argnames_of(names)}
+        closure = self.registry.closure(initial, key, direct_names(calls))
+        # a fixture's params come first in pytest's ids, the widest scope first (``test[m1-f1-1]``)
+        callspecs = [CallSpec()]
+        for fixture in sorted(closure, key=lambda f: SCOPES.index(f.scope)):
+            if fixture.params is not None and fixture.name not in parametrized:
+                callspecs = expand(
+                    callspecs, fixture.name, list(fixture.params), fixture.ids, True, self._make_id
+                )
+        for names, values, ids, indirect in calls:
+            callspecs = expand(callspecs, names, values, ids, indirect, self._make_id)
+        fixturenames = list(dict.fromkeys([*initial, *(f.name for f in closure)]))
+        param_scopes = {
+            f.name: f.scope
+            for f in closure
+            if f.scope != "function" and f.name in callspecs[0].params and f.name in callspecs[0].indirect
+        }
+        location = location_of(function)
+        native = is_native(file, self.pyconfig.python_files)
+        for callspec in callspecs:
+            item_name = f"{name}[{callspec.id}]" if callspec.ids else name
+            item_marks = [*callspec.marks, *marks]
+            item = PyItem(
+                cast("PytestSession", self),
+                file,
+                module,
+                cls,
+                function,
+                item_name,
+                name,
+                item_marks,
+                callspec,
+                fixturenames,
+                closure,
+                is_unittest,
+                requested,
+                param_scopes=param_scopes,
+                claim=None
+                if is_unittest
+                else self.async_modes.test_claim(function, item_marks, fixturenames, native),
+                native_async=native,
+            )
+            if selectors and not _selected(item, selectors):
+                continue
+            item.node = Node(item)
+            fn = make_runner(item)
+            timeout = _timeout_ms(item.marks, self.ini_timeout_ms)
+            suite.children.append(
+                TestCase(
+                    item_name, fn, suite, frozenset(), (), self.reruns(item), timeout, location, item=item
+                )
+            )
+
+
+def _matches(name: str, patterns: list[str]) -> bool:
+    for pattern in patterns:
+        if (
+            name.startswith(pattern)
+            or ("*" in pattern or "?" in pattern or "[" in pattern)
+            and fnmatch.fnmatch(name, pattern)
+        ):
+            return True
+    return False
+
+
+def _has_init(cls: type) -> bool:
+    """pytest does not collect a test class with its own constructor (it could not make the instances)."""
+    return vars_of(cls, "__init__") is not object.__init__ or vars_of(cls, "__new__") is not object.__new__
+
+
+def vars_of(cls: type, name: str) -> Any:
+    for owner in cls.__mro__:
+        if name in owner.__dict__:
+            return owner.__dict__[name]
+    return None
+
+
+def _call_optional(func: Callable[..., Any], arg: Any) -> Any:
+    """xunit set-up functions take their argument only if they declare one (as pytest calls them)."""
+    try:
+        wants = len(inspect.signature(func).parameters) > 0
+    except (TypeError, ValueError):
+        wants = False
+    return func(arg) if wants else func()
+
+
+def _keep(root: Suite, kept: dict[int, int]) -> None:
+    """Drop the items of ``root`` a ``pytest_collection_modifyitems`` hook dropped, and put the rest in the
+    order it left them (``kept``: position by item)."""
+    for suite in [root, *(child for child in root.children if isinstance(child, Suite))]:
+        suite.children = [
+            child
+            for child in suite.children
+            if not isinstance(child, TestCase) or child.item is None or id(child.item.node) in kept
+        ]
+        suite.children.sort(key=lambda child: _position(child, kept))
+
+
+def _position(child: Any, kept: dict[int, int]) -> int:
+    """Where a hook's reordered ``items`` put ``child``: a test's own place, a class's first test's."""
+    if isinstance(child, TestCase):
+        return kept.get(id(child.item.node), -1) if child.item is not None else -1
+    if isinstance(child, Suite):
+        return min((_position(c, kept) for c in child.children), default=-1)
+    return -1
+
+
+def _fixture_like(value: Any) -> bool:
+    return fixture_marker(value) is not None
+
+
+def _first(owner: Any, names: tuple[str, ...]) -> Any:
+    for name in names:
+        value = getattr(owner, name, None)
+        if value is not None and callable(value) and not _fixture_like(value):
+            return value
+    return None
+
+
+def _timeout_ms(marks: list[Any], default: int | None = None) -> int | None:
+    """pytest-timeout's ``timeout`` mark (0: none), else ``default`` (its ``timeout`` ini value)."""
+    for mark in marks:
+        if mark.name == "timeout":
+            seconds = mark.args[0] if mark.args else mark.kwargs.get("timeout")
+            if isinstance(seconds, int | float) and seconds > 0:
+                return max(1, round(seconds * 1000))
+            return None
+    return default
+
+
+def _selected(item: PyItem, selectors: tuple[str, ...]) -> bool:
+    parts = [*([item.cls.__qualname__.replace(".", "::")] if item.cls is not None else []), item.name]
+    own = "::".join(parts)
+    for selector in selectors:
+        if (
+            own == selector
+            or own.startswith(selector + "::")
+            or ("[" not in selector and own.split("[")[0] == selector)
+        ):
+            return True
+    return False
+
+
+def is_testcase(cls: type) -> bool:
+    """A ``unittest.TestCase`` subclass. rt does not import unittest itself (9 modules a pytest-style suite
+    does not need at start-up): a class can only be a TestCase once its module imported unittest."""
+    case = sys.modules.get("unittest.case")
+    return case is not None and issubclass(cls, case.TestCase)

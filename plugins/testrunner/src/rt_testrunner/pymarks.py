@@ -1,0 +1,250 @@
+"""pytest's marks as rt reads them, and parametrization: the call specs a test's ``parametrize`` marks,
+``pytest_generate_tests`` hooks and fixture ``params`` expand into, with pytest's ids.
+
+pytest keeps marks in ``_pytest/mark`` and the id making in ``python.py``; rt keeps both here because
+parametrizing is what rt does with marks at collection (skip and xfail are read when the test runs:
+:mod:`rt_testrunner.pyskipping`). rt reads what pytest's decorators record (``pytestmark`` lists of
+``Mark(name, args, kwargs)``, ``ParameterSet``) and never imports pytest itself: a suite that uses those
+decorators has imported it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import re
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+
+from rt_testrunner.pyconfig_objects import Config
+
+
+@attrs.frozen
+class Mark:
+    """A mark added at run time (``request.node.add_marker("slow")``), shaped like pytest's."""
+
+    name: str
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = attrs.field(factory=dict)
+
+
+def unpack_mark(mark: Any) -> Any:
+    return getattr(mark, "mark", mark)
+
+
+def marks_of(obj: Any, mro: bool = False) -> list[Any]:
+    owners = [c for c in obj.__mro__ if c is not object] if mro and isinstance(obj, type) else [obj]
+    found: list[Any] = []
+    for owner in owners:
+        raw = owner.__dict__.get("pytestmark", []) if mro else getattr(owner, "pytestmark", [])
+        if not isinstance(raw, list | tuple):
+            raw = [raw]
+        found.extend(unpack_mark(m) for m in raw if hasattr(unpack_mark(m), "name"))
+    return found
+
+
+@attrs.define
+class CallSpec:
+    """One combination of parameters: values by name, the id parts, marks from ``pytest.param``."""
+
+    params: dict[str, Any] = attrs.Factory(dict)
+    indices: dict[str, int] = attrs.Factory(dict)
+    ids: list[str] = attrs.Factory(list)
+    marks: list[Any] = attrs.Factory(list)
+    indirect: set[str] = attrs.Factory(set)
+
+    @property
+    def id(self) -> str:
+        return "-".join(self.ids)
+
+    def extend(
+        self,
+        names: list[str],
+        values: tuple[Any, ...],
+        index: int,
+        id_: str,
+        marks: list[Any],
+        indirect: set[str],
+    ) -> CallSpec:
+        return CallSpec(
+            {**self.params, **dict(zip(names, values, strict=False))},
+            {**self.indices, **{n: index for n in names}},
+            [*self.ids, id_],
+            [*self.marks, *marks],
+            self.indirect | (indirect & set(names)),
+        )
+
+
+_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _ascii(text: str) -> str:
+    return "".join(
+        _ESCAPES.get(ch, ch) if ch.isascii() else ch.encode("unicode_escape").decode() for ch in text
+    )
+
+
+def value_id(value: Any, argname: str, index: int) -> str:
+    """pytest's automatic id of one parameter value."""
+    if isinstance(value, str):
+        return _ascii(value)
+    if isinstance(value, bytes):
+        return _ascii(value.decode("latin-1"))
+    if value is None or isinstance(value, int | float | complex | bool):
+        return str(value)
+    if isinstance(value, re.Pattern):
+        return _ascii(value.pattern)
+    import enum
+
+    if isinstance(value, enum.Enum):
+        return str(value)
+    if isinstance(getattr(value, "__name__", None), str) and (
+        inspect.isclass(value) or inspect.isfunction(value)
+    ):
+        return str(value.__name__)
+    return f"{argname}{index}"
+
+
+def _dedupe(ids: list[str]) -> list[str]:
+    counts: dict[str, int] = {}
+    for id_ in ids:
+        counts[id_] = counts.get(id_, 0) + 1
+    seen: dict[str, int] = {}
+    result = []
+    for id_ in ids:
+        if counts[id_] > 1:
+            number = seen.get(id_, 0)
+            seen[id_] = number + 1
+            suffix = "_" if id_ and id_[-1].isdigit() else ""
+            result.append(f"{id_}{suffix}{number}")
+        else:
+            result.append(id_)
+    return result
+
+
+def expand(
+    callspecs: list[CallSpec],
+    argnames_: Any,
+    argvalues: Any,
+    ids: Any = None,
+    indirect: Any = False,
+    make_id: Callable[[Any, str], str | None] | None = None,
+) -> list[CallSpec]:
+    """The product of ``callspecs`` with one ``parametrize(argnames, argvalues)``. ``make_id(value, argname)``:
+    the conftest.py files' ``pytest_make_parametrize_id``, asked for a value's id before pytest's default."""
+
+    def auto_id(value: Any, name: str, index: int) -> str:
+        custom = make_id(value, name) if make_id is not None else None
+        return str(custom) if custom is not None else value_id(value, name, index)
+
+    if isinstance(argnames_, str):
+        names = [n.strip() for n in argnames_.split(",") if n.strip()]
+        single = len(names) == 1
+    else:
+        names = list(argnames_)
+        single = False
+    indirect_names = set(names) if indirect is True else set(indirect or ())
+    rows: list[tuple[tuple[Any, ...], list[Any], str | None]] = []
+    for value in list(argvalues):
+        if (
+            hasattr(value, "values")
+            and hasattr(value, "marks")
+            and hasattr(value, "id")
+            and type(value).__name__ == "ParameterSet"
+        ):
+            rows.append((tuple(value.values), [unpack_mark(m) for m in value.marks], value.id))
+        elif single:
+            rows.append(((value,), [], None))
+        else:
+            rows.append((tuple(value), [], None))
+    if not rows:
+        skip = Mark("skip", (), {"reason": f"got empty parameter set for ({', '.join(names)})"})
+        return [cs.extend([], (), 0, "NOTSET", [skip], set()) for cs in callspecs]
+    given_ids = list(ids) if ids is not None and not callable(ids) else None
+    made: list[str] = []
+    for index, (values, _, explicit) in enumerate(rows):
+        id_: str | None = explicit
+        if id_ is None and given_ids is not None and index < len(given_ids) and given_ids[index] is not None:
+            id_ = str(given_ids[index])
+        if id_ is None and callable(ids):
+            parts = []
+            for name, value in zip(names, values, strict=False):
+                custom = ids(value)
+                parts.append(str(custom) if custom is not None else auto_id(value, name, index))
+            id_ = "-".join(parts)
+        if id_ is None:
+            id_ = "-".join(auto_id(v, n, index) for n, v in zip(names, values, strict=False))
+        made.append(id_)
+    made = _dedupe(made)
+    return [
+        cs.extend(names, values, index, made[index], marks, indirect_names)
+        for cs in callspecs
+        for index, (values, marks, _) in enumerate(rows)
+    ]
+
+
+def argnames_of(names: Any) -> list[str]:
+    """The names of one ``parametrize(argnames, ...)``: ``"a, b"`` or a sequence."""
+    if isinstance(names, str):
+        return [n.strip() for n in names.split(",") if n.strip()]
+    return list(names)
+
+
+def direct_names(calls: list[tuple[Any, Any, Any, Any]]) -> set[str]:
+    """The names ``parametrize`` calls give values directly (not through a fixture: ``indirect``)."""
+    direct: set[str] = set()
+    for names, _, _, indirect in calls:
+        listed = argnames_of(names)
+        through = set(listed) if indirect is True else set(indirect or ())
+        direct.update(n for n in listed if n not in through)
+    return direct
+
+
+def _definition_nodeid(module: Any, cls: Any, function: Any) -> str:
+    """``path::Class::name`` of a function being parametrized, relative to the working folder when it can be."""
+    path = str(getattr(module, "__file__", None) or getattr(module, "__name__", ""))
+    with contextlib.suppress(ValueError):
+        path = os.path.relpath(path)
+    parts = [path.replace(os.sep, "/"), *([cls.__name__] if cls is not None else []), function.__name__]
+    return "::".join(parts)
+
+
+class Metafunc:
+    """What ``pytest_generate_tests(metafunc)`` sees."""
+
+    def __init__(self, function: Any, cls: Any, module: Any, fixturenames: list[str], config: Config) -> None:
+        self.function = function
+        self.cls = cls
+        self.module = module
+        self.fixturenames = fixturenames
+        self.config = config
+        # pytest's FunctionDefinition, as far as plugins' generate_tests read it (pytest-asyncio: obj, nodeid,
+        # ihook.NAME.get_hookimpls())
+        self.definition = types.SimpleNamespace(
+            name=function.__name__,
+            obj=function,
+            nodeid=_definition_nodeid(module, cls, function),
+            ihook=config.hook,
+            config=config,
+            get_closest_marker=self._closest,
+            iter_markers=self._iter,
+        )
+        self.calls: list[tuple[Any, ...]] = []
+        #: pytest's own list of call specs, which plugins' wrappers read after the hooks ran (pytest-lazy-
+        #: fixtures); rt keeps its parametrization in ``calls``, so plugins find nothing to rework here
+        self._calls: list[Any] = []
+
+    def _iter(self, name: str | None = None) -> Iterator[Any]:
+        return (m for m in marks_of(self.function) if name is None or m.name == name)
+
+    def _closest(self, name: str, default: Any = None) -> Any:
+        return next(self._iter(name), default)
+
+    def parametrize(
+        self, argnames: Any, argvalues: Any, indirect: Any = False, ids: Any = None, scope: Any = None
+    ) -> None:
+        self.calls.append((argnames, argvalues, ids, indirect))

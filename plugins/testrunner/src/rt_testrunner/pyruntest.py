@@ -1,0 +1,317 @@
+"""Running one pytest item: the phases pytest's runner has (set-up of the fixtures and the
+``pytest_runtest_setup`` hooks, the call through ``pytest_runtest_call``/``pytest_pyfunc_call``, teardown),
+each phase's report for the suite's ``pytest_runtest_makereport``/``pytest_runtest_logreport`` hooks, and the
+end of the session (wider fixtures torn down, ``pytest_sessionfinish``).
+
+rt's own runner (:mod:`rt_testrunner.execute`) schedules, times out and reports the function
+:func:`make_runner` returns like any other test; this module is what that function does for a pytest item.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Literal
+
+from rt_testrunner import clock, pyplugins
+from rt_testrunner.fixtures import NOTSET, FixtureDef, Setup
+from rt_testrunner.pynodes import Node
+from rt_testrunner.pyskipping import check_skips, xfail_spec
+from rt_testrunner.pywarnings import apply_warning_filters
+from rt_testrunner.state import CURRENT
+
+if TYPE_CHECKING:
+    from rt_testrunner.pynodes import PyItem
+    from rt_testrunner.pysession import PytestSession
+
+
+#: no time-out for pytest tests unless asked (pytest has none; rt's default 5 s would fail slow real tests)
+NO_TIMEOUT_MS = 10**9
+
+
+def make_runner(item: PyItem) -> Callable[[], Any]:
+    """The function rt calls for ``item``: async when the test or one of its fixtures is.
+
+    Whether the test is async is asked of the function itself, as pytest does, never of what it wraps: a sync
+    decorator around an ``async def`` usually runs its own loop (``loop.run_until_complete``), which cannot
+    start inside rt's. A unittest method is never run in rt's loop either: ``TestCase.run`` calls it, and
+    ``IsolatedAsyncioTestCase`` starts an event loop of its own."""
+    function = item.function
+    # a conftest.py's pytest_pyfunc_call that answers runs the coroutine on a loop of its own
+    pyfunc_hooks = item.session.hooks_for("pytest_pyfunc_call", item.file)
+    own_loop = False
+    if pyfunc_hooks and not item.is_unittest and item.is_function:
+        from rt_testrunner import pyhooks
+
+        own_loop = any(not pyhooks.is_wrapper(hook) for hook in pyfunc_hooks)
+    needs_loop = (not item.is_unittest and not own_loop and inspect.iscoroutinefunction(function)) or any(
+        f.is_async for f in item.closure
+    )
+    if needs_loop:
+
+        async def run_async() -> None:
+            await run_item(item)
+
+        return run_async
+
+    def run_sync() -> None:
+        coroutine = run_item(item)
+        try:
+            coroutine.send(None)
+        except StopIteration:
+            return
+        coroutine.close()
+        raise RuntimeError(
+            f"{item.nodeid}: the test awaited, but neither its function nor its fixtures are async"
+            " functions (a sync wrapper around an async def runs outside rt's event loop)"
+        )
+
+    return run_sync
+
+
+async def run_item(item: PyItem) -> None:
+    state = CURRENT.get()
+    if item.node is None:
+        item.node = Node(item)
+    xfail = check_skips(item)
+    if state is not None:
+        state.xfail = xfail
+    with warnings.catch_warnings(record=True), _root_log_level(item.session.log_level):
+        apply_warning_filters(item)
+        setup = Setup(item, item.session.registry, item.session.scopes)
+        item.setup = setup
+        # a unittest.TestCase's instance is made before the fixtures, as pytest makes it: its setup_method and
+        # the fixtures defined as its methods (``@pytest.fixture(autouse=True) def inject(self, caplog)``)
+        # see the instance the test then runs on
+        item.instance = None
+        if item.cls is not None:
+            item.instance = item.cls(item.originalname) if item.is_unittest else item.cls()
+        report_hooks = [hook for base, hook in item.session.report_hooks if item.file.startswith(base)]
+        log_hooks = [hook for base, hook in item.session.logreport_hooks if item.file.startswith(base)]
+        if log_hooks and not report_hooks:
+            report_hooks = [_no_report]  # the default report is made for the logreport hooks
+        started = clock.time()
+        teardown_error: BaseException | None = None
+        try:
+            try:
+                _current_test(item, "setup")
+                fixture_hooks = [
+                    h for base, h in item.session.fixture_setup_hooks if item.file.startswith(base)
+                ]
+                if fixture_hooks:
+                    _direct_params_through(fixture_hooks, item, setup)
+                setup_hooks = [hook for base, hook in item.session.setup_hooks if item.file.startswith(base)]
+                if setup_hooks:
+                    pyplugins.call("pytest_runtest_setup", setup_hooks, {"item": item.node})
+                for name in item.fixturenames:
+                    await setup.get(name)
+            except BaseException as exc:
+                if state is not None:
+                    state.setup_error = True
+                if report_hooks:
+                    _make_report(item, "setup", exc, started, report_hooks)
+                raise
+            if report_hooks:
+                _make_report(item, "setup", None, started, report_hooks)
+            started = clock.time()
+            call_error: BaseException | None = None
+            try:
+                _current_test(item, "call")
+                await _call_item(item, setup)
+            except BaseException as exc:
+                call_error = exc
+                raise
+            finally:
+                # an xfail mark added while the test ran (``request.applymarker``, ``node.add_marker``) counts,
+                # as pytest evaluates the marks again after the call when none applied before it
+                if state is not None and state.xfail is None:
+                    state.xfail = xfail_spec(item)
+                if report_hooks:
+                    xfail = state.xfail if state is not None else None
+                    _make_report(item, "call", call_error, started, report_hooks, xfail)
+        finally:
+            started = clock.time()
+            _current_test(item, "teardown")
+            try:
+                teardown_hooks = [h for base, h in item.session.teardown_hooks if item.file.startswith(base)]
+                if teardown_hooks:
+                    pyplugins.call(
+                        "pytest_runtest_teardown", teardown_hooks, {"item": item.node, "nextitem": None}
+                    )
+            except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
+                teardown_error = exc
+            try:
+                result = setup.teardown()
+                if inspect.isawaitable(result):
+                    await result
+            except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
+                teardown_error = exc
+            if state is not None and teardown_error is not None:
+                state.teardown_error = teardown_error
+            item.setup = None
+            item.instance = None
+            if report_hooks:
+                _make_report(item, "teardown", teardown_error, started, report_hooks)
+            os.environ.pop("PYTEST_CURRENT_TEST", None)
+
+
+def _current_test(item: PyItem, when: str) -> None:
+    """pytest's ``PYTEST_CURRENT_TEST`` variable: the running test's node id and phase, which suites read (a
+    name for what the test creates) and subprocesses inherit; removed after the test's teardown."""
+    os.environ["PYTEST_CURRENT_TEST"] = f"{item.nodeid} ({when})".replace("\x00", "(null)")
+
+
+def _direct_params_through(hooks: list[Callable[..., Any]], item: PyItem, setup: Setup) -> None:
+    """pytest sets up each directly parametrized name as a fixture of its own, through the plugins'
+    ``pytest_fixture_setup(fixturedef, request)`` with the value as ``request.param``: a hook may answer the
+    value, or replace ``request.param`` (pytest-lazy-fixtures turns ``lf("name")`` into that fixture's value)."""
+    from rt_testrunner.fixtures import FixtureRequest
+
+    for name, value in item.direct_params.items():
+        pseudo = FixtureDef(name, _no_function, "function")
+        request = FixtureRequest(item, setup, pseudo, value)
+        answer = pyplugins.call(
+            "pytest_fixture_setup", hooks, {"fixturedef": pseudo, "request": request}, firstresult=True
+        )
+        setup.values[name] = answer if answer is not None else request.param
+
+
+def _no_function() -> None:
+    """The function of a directly parametrized name's stand-in fixture (never called)."""
+
+
+def _make_report(
+    item: PyItem,
+    when: Literal["setup", "call", "teardown"],
+    error: BaseException | None,
+    started: float,
+    hooks: list[Callable[..., Any]],
+    xfail: tuple[str, Any, bool] | None = None,
+) -> None:
+    from rt_testrunner.makereport import report_phase
+
+    hooks = [hook for hook in hooks if hook is not _no_report]
+    report = report_phase(item.node, item.node.location, when, error, started, hooks, xfail)
+    log_hooks = [hook for base, hook in item.session.logreport_hooks if item.file.startswith(base)]
+    if log_hooks:
+        pyplugins.call("pytest_runtest_logreport", log_hooks, {"report": report})
+
+
+def _no_report(item: Any, call: Any) -> None:
+    """Stands for "no makereport hook" where only ``pytest_runtest_logreport`` hooks want the reports."""
+
+
+async def _call_item(item: PyItem, setup: Setup) -> None:
+    """The test itself, its fixtures set up: a unittest method through ``TestCase.run``, else the function."""
+    if item.is_unittest:
+        from rt_testrunner.pyunittest import run_unittest
+
+        run_unittest(item)
+        return
+    function = item.function
+    if "hypothesis" in sys.modules:
+        from rt_testrunner.hypothesis_items import prepare
+
+        prepare(item)
+    if item.instance is not None:
+        function = getattr(item.instance, item.originalname)
+    kwargs = {
+        name: setup.values[name] if name in setup.values else item.direct_params.get(name, NOTSET)
+        for name in item.requested
+    }
+    missing = [name for name, value in kwargs.items() if value is NOTSET]
+    for name in missing:
+        kwargs[name] = await setup.get(name)
+
+    async def call_function() -> bool:
+        result = function(**kwargs)
+        if inspect.isawaitable(result):
+            try:
+                await setup.enter_loop()
+            except BaseException:
+                if inspect.iscoroutine(result):
+                    result.close()
+                raise
+            await result
+        return True
+
+    pyfunc_hooks = item.session.hooks_for("pytest_pyfunc_call", item.file) if item.is_function else []
+    runtest_hooks = item.session.hooks_for("pytest_runtest_call", item.file)
+    if not pyfunc_hooks and not runtest_hooks:
+        await call_function()
+    else:
+        from rt_testrunner import pyhooks
+
+        async def pyfunc_call() -> Any:
+            if not pyfunc_hooks:
+                return await call_function()
+            return await pyhooks.call(
+                pyfunc_hooks, {"pyfuncitem": item.node}, call_function, firstresult=True
+            )
+
+        await pyhooks.call(runtest_hooks, {"item": item.node}, pyfunc_call, firstresult=False)
+    if "subtests" in item.fixturenames:
+        from rt_testrunner import subtests
+
+        failed = subtests.failed_count()
+        if failed:
+            raise subtests.SubtestsFailed(failed)
+
+
+@contextlib.contextmanager
+def _root_log_level(level: int | None) -> Iterator[None]:
+    """The configured ``log_level`` on the root logger while a test runs (lowered, never raised), and the
+    root logger's own level back afterwards, whatever the test set: pytest's logging plugin does both."""
+    if level is None:
+        yield
+        return
+    import logging
+
+    root = logging.getLogger()
+    original = root.level
+    root.setLevel(min(original, level))
+    try:
+        yield
+    finally:
+        root.setLevel(original)
+
+
+def finish_session(session: PytestSession, exitstatus: int = 0) -> Any:
+    """Tear down package and session fixtures at the end of the run, then call the conftests'
+    ``pytest_sessionfinish(session, exitstatus)`` (``exitstatus`` 1 when a test failed, as pytest's)."""
+    results = []
+    for key in list(session.scopes.by_scope):
+        if key[0] in ("package", "session"):
+            results.append(session.scopes.finish(key))
+    pending = [r for r in results if inspect.isawaitable(r)]
+    if pending:
+
+        async def wait() -> None:
+            for awaitable in pending:
+                await awaitable
+            _session_finished(session, exitstatus)
+
+        return wait()
+    _session_finished(session, exitstatus)
+    return None
+
+
+def _session_finished(session: PytestSession, exitstatus: int) -> None:
+    session.exitstatus = exitstatus
+    if session.finish_hooks:
+        pyplugins.call(
+            "pytest_sessionfinish", session.finish_hooks, {"session": session, "exitstatus": exitstatus}
+        )
+    cleanups = session.config.cleanups
+    while cleanups:
+        cleanup = cleanups.pop()
+        try:
+            cleanup()
+        except Exception as exc:  # noqa: BLE001 - one line, as a plugin hook's failure is
+            print(
+                f"rt test: a config.add_cleanup function failed: {type(exc).__name__}: {exc}", file=sys.stderr
+            )

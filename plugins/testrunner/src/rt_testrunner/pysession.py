@@ -1,0 +1,392 @@
+"""The pytest side of one run: :class:`PytestSession` holds its configuration, fixture registry and scopes,
+loads the conftest.py files at every level and the installed pytest plugins, and keeps their hooks for the
+collection (:mod:`rt_testrunner.pycollect_module`) and the run (:mod:`rt_testrunner.pyruntest`) to call.
+
+pytest spreads this over its ``main.py`` (Session), ``config/`` (conftest and plugin loading) and pluggy;
+rt keeps each hook's implementations in a list, each with the folder it applies to (a conftest.py's
+hooks apply to the files below its folder), and calls them through :mod:`rt_testrunner.pyplugins`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rt_testrunner import builtin_fixtures, importing, pyplugins
+from rt_testrunner.async_plugins import AsyncModes
+from rt_testrunner.execute import BackendKey, backend_key
+from rt_testrunner.fixtures import FixtureDef, Registry, ScopeState, argnames
+from rt_testrunner.model import Suite
+from rt_testrunner.pycollect_module import ModuleCollection
+from rt_testrunner.pyconfig import PytestConfig
+from rt_testrunner.pyconfig_objects import Config, Parser
+from rt_testrunner.pynodes import HookRelay, PyItem
+
+#: conftest.py hooks kept by name (:meth:`PytestSession.hooks_for`)
+NAMED_HOOKS = (
+    "pytest_pyfunc_call",
+    "pytest_runtest_call",
+    "pytest_collect_file",
+    "pytest_collection_finish",
+    "pytest_itemcollected",
+    "pytest_make_parametrize_id",
+)
+
+#: hooks rt calls itself instead of an installed plugin's: the plugins implementing ``pytest_pyfunc_call``
+#: (anyio's, pytest-asyncio's, pytest-trio's) run async tests on their own loops, which rt runs on its own
+#: (async_plugins.py); a conftest.py's ``pytest_pyfunc_call`` still runs
+_RT_CALLS = frozenset({"pytest_pyfunc_call"})
+
+#: hooks of conftest.py files and plugins rt keeps in a list of the session's, by hook name
+_LISTED_HOOKS = {
+    "pytest_generate_tests": "generate_hooks",
+    "pytest_collection_modifyitems": "modify_hooks",
+    "pytest_runtest_setup": "setup_hooks",
+    "pytest_runtest_teardown": "teardown_hooks",
+    "pytest_runtest_makereport": "report_hooks",
+    "pytest_runtest_logreport": "logreport_hooks",
+    "pytest_ignore_collect": "ignore_hooks",
+    "pytest_fixture_setup": "fixture_setup_hooks",
+    "pytest_asyncio_loop_factories": "loop_factory_hooks",
+}
+
+
+class PytestSession(ModuleCollection):
+    """The state of one run's pytest side: configuration, fixture definitions, scopes, loaded conftests and
+    plugins and their hooks; collecting test modules is :class:`ModuleCollection`'s."""
+
+    def __init__(self, pyconfig: PytestConfig, root: Path, backend: str = "asyncio") -> None:
+        self.pyconfig = pyconfig
+        self.root = root
+        self.backend = backend
+        self.config = Config(pyconfig, root)
+        #: the installed plugins (entry points ``pytest11``) and the objects they registered, in order
+        self.plugins: list[Any] = []
+        self.plugins_loaded = False
+        self._plugins_configured = False
+        self.config.hook = HookRelay(
+            lambda: [*self.plugins, *(m for m in self.conftests.values() if m is not None)],
+            self.config.pluginmanager.firstresult,
+        )
+        self.config.pluginmanager.on_register = self._registered
+        self.config.pluginmanager.hook = self.config.hook
+        #: where a plugin's failure is told (the runner points it at the terminal's stderr)
+        self.warn: Callable[[str], None] = _warn
+        #: ``pytest_runtest_logreport(report)`` hooks, given each phase's report
+        self.logreport_hooks: list[tuple[str, Callable[..., Any]]] = []
+        #: ``pytest_fixture_setup(fixturedef, request)`` hooks (pytest-lazy-fixtures' sets ``request.param``)
+        self.fixture_setup_hooks: list[tuple[str, Callable[..., Any]]] = []
+        self.registry = Registry(fallback=lambda registry: self.load_plugins())
+        for fixture in builtin_fixtures.definitions():
+            self.registry.add(fixture)
+        self.scopes = ScopeState()
+        self.conftests: dict[str, types.ModuleType | None] = {}
+        self.generate_hooks: list[tuple[str, Callable[..., Any]]] = []
+        self.modify_hooks: list[tuple[str, Callable[..., Any]]] = []
+        #: conftest.py's ``pytest_runtest_setup(item)``, by the folder they apply to
+        self.setup_hooks: list[tuple[str, Callable[..., Any]]] = []
+        #: ``pytest_runtest_teardown(item, nextitem)``, by folder: called before the test's fixtures are torn down
+        self.teardown_hooks: list[tuple[str, Callable[..., Any]]] = []
+        #: what ``record_testsuite_property`` records (kept for the suite's own readers; not in rt's JUnit file)
+        self.testsuite_properties: list[tuple[str, object]] = []
+        #: ``pytest_runtest_makereport(item, call)``, by folder: given each phase's report (makereport.py)
+        self.report_hooks: list[tuple[str, Callable[..., Any]]] = []
+        #: ``pytest_sessionfinish(session, exitstatus)`` of the conftests loaded, called once the run is done
+        self.finish_hooks: list[Callable[..., Any]] = []
+        self.ignore_hooks: list[tuple[str, Callable[..., Any]]] = []
+        #: other hooks of the conftest.py files (``pytest_pyfunc_call``, ``pytest_collect_file`` ...), by name,
+        #: each with the folder it applies to, in the order the conftest.py files loaded
+        self.named_hooks: dict[str, list[tuple[str, Callable[..., Any]]]] = {}
+        #: pytest-asyncio's ``pytest_asyncio_loop_factories(config, item)``: the loops its tests run on
+        self.loop_factory_hooks: list[tuple[str, Callable[..., Any]]] = []
+        self.ignored: set[str] = set()
+        self.ignore_globs: list[str] = []
+        self.finder = importing.install(
+            pyconfig.python_files,
+            pyconfig.flag("consider_namespace_packages"),
+            rewrite_helpers=not pyconfig.doctest_modules,
+        )
+        self.xfail_strict = pyconfig.flag("xfail_strict")
+        self.ini_timeout_ms = _ini_timeout_ms(pyconfig)
+        self.ini_usefixtures = pyconfig.lines("usefixtures")
+        self.warning_filters = pyconfig.lines("filterwarnings")
+        self.log_level = pyconfig.log_level
+        self.async_modes = AsyncModes(pyconfig.values)
+        self.loaded_plugins: set[str] = set()
+        self.shouldstop: bool | str = False
+        self.shouldfail: bool | str = False
+        #: pytest's ``session.exitstatus``, set when the session finishes (plugins' sessionfinish hooks read it)
+        self.exitstatus = 0
+        self.items: list[Any] = []
+        #: the files' roots waiting for the session-wide ``pytest_collection_modifyitems`` (and whether to
+        #: reorder each), while the run's files are collected before its first test; None otherwise
+        self.deferred: list[tuple[Suite, bool]] | None = None
+        self._relative: dict[str, str] = {}
+
+    def relative(self, file: str) -> str:
+        """``file`` relative to the rootdir, as node ids show it (asked for every test: remembered)."""
+        found = self._relative.get(file)
+        if found is None:
+            try:
+                found = Path(file).relative_to(self.pyconfig.rootdir).as_posix()
+            except ValueError:
+                found = Path(file).as_posix()
+            self._relative[file] = found
+        return found
+
+    # -- conftest.py ------------------------------------------------------------------------------------------
+
+    def load_conftests(self, directory: Path) -> bool:
+        """Every conftest.py from the rootdir (or the file's own folder, outside it) down to ``directory``;
+        False when a folder on the way is ignored (``collect_ignore``, ``pytest_ignore_collect`` of the
+        conftest.py files above it): its conftest.py, as pytest, is not loaded."""
+        rootdir = self.pyconfig.rootdir
+        chain = [directory, *directory.parents]
+        if rootdir in chain:
+            chain = chain[: chain.index(rootdir) + 1]
+        else:
+            chain = [directory]
+        if not self.plugins_loaded and (
+            self.pyconfig.inifile is not None
+            or "pytest" in sys.modules
+            or any((folder / "conftest.py").is_file() for folder in chain)
+        ):
+            self.load_plugins()  # before any conftest.py, as pytest loads them
+        for folder in reversed(chain):
+            key = str(folder)
+            if folder != chain[-1] and self.is_ignored(folder):
+                return False
+            if key in self.conftests:
+                continue
+            path = folder / "conftest.py"
+            self.conftests[key] = None
+            if path.is_file():
+                self.finder.add_test_dir(folder)
+                module = importing.import_path(path)
+                self.conftests[key] = module
+                self._register_plugin_module(module, f"{folder}{os.sep}")
+        return True
+
+    def _register_plugin_module(self, module: types.ModuleType, baseid: str) -> None:
+        self.registry.add_namespace(module.__dict__, baseid)
+        for name in ("collect_ignore",):
+            for entry in getattr(module, name, None) or ():
+                self.ignored.add(str((Path(module.__file__ or ".").parent / entry).resolve()))
+        for entry in getattr(module, "collect_ignore_glob", None) or ():
+            self.ignore_globs.append(str(Path(module.__file__ or ".").parent / entry))
+        hook = getattr(module, "pytest_addoption", None)
+        if callable(hook):
+            call_hook(hook, parser=Parser(self.config), pluginmanager=self.config.pluginmanager)
+        hook = getattr(module, "pytest_configure", None)
+        if callable(hook):
+            call_hook(hook, config=self.config)
+        self._store_hooks(module, baseid)
+        # rt loads a conftest.py when the first file under it is collected, always before any test runs
+        hook = getattr(module, "pytest_sessionstart", None)
+        if callable(hook):
+            call_hook(hook, session=self)
+        plugins = getattr(module, "pytest_plugins", None) or ()
+        for plugin in [plugins] if isinstance(plugins, str) else plugins:
+            if plugin in self.loaded_plugins:
+                continue
+            self.loaded_plugins.add(plugin)
+            plugin_module = _import_plugin(plugin)
+            if plugin_module is None:
+                continue
+            if plugin_module.__name__ == "_pytest.pytester":
+                # pytester runs pytest in this process and puts sys.modules back after each test as it was
+                # when the test began; under pytest, the installed plugins' modules are there from its
+                # start-up, so they survive that (a fixture that patches a plugin module patches the one
+                # the inner pytest's hooks use): import them now, as pytest's start-up does
+                self.registry.load_installed_plugins()
+            self._register_plugin_module(plugin_module, "")
+
+    def _store_hooks(self, plugin: Any, baseid: str) -> None:
+        """Keep the hooks of ``plugin`` (a conftest.py, an installed plugin or an object one registered) that
+        rt calls while it collects and runs tests, for the files under ``baseid``."""
+        for name, attribute in _LISTED_HOOKS.items():
+            hook = getattr(plugin, name, None)
+            if callable(hook):
+                getattr(self, attribute).append((baseid, hook))
+        hook = getattr(plugin, "pytest_sessionfinish", None)
+        if callable(hook):
+            self.finish_hooks.append(hook)
+        for name in NAMED_HOOKS:
+            hook = getattr(plugin, name, None)
+            if callable(hook) and not (name in _RT_CALLS and pyplugins.owner(hook) is not None):
+                self.named_hooks.setdefault(name, []).append((baseid, hook))
+
+    def load_plugins(self) -> None:
+        """Load the pytest plugins installed in the environment (entry points ``pytest11``) that are not
+        blocked (``-p no:NAME`` in ``addopts`` or ``PYTEST_ADDOPTS``, ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), as
+        pytest does at start-up: their fixtures below every definition of the suite, their hooks as a root
+        conftest.py's, and ``pytest_addhooks``, ``pytest_addoption``, ``pytest_load_initial_conftests``,
+        ``pytest_configure`` and ``pytest_sessionstart`` called now, in pytest's order. rt calls this before
+        the first conftest.py of a pytest suite loads, or when a test first asks for a fixture no definition
+        provides. The kernel's entry-point reader finds them: ``importlib.metadata`` costs an import and a
+        parse of every distribution's metadata, at every run."""
+        if self.plugins_loaded:
+            return
+        self.plugins_loaded = True
+        import shlex
+
+        from rt_testrunner import addopts
+
+        configured = addopts._words(self.pyconfig)  # noqa: SLF001 - the same reading of addopts
+        words = [*configured, *shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))]
+        found, problems = pyplugins.load_installed(pyplugins.blocked_names(words))
+        for line in problems:
+            self.warn(f"rt test: {line}")
+        manager = self.config.pluginmanager
+        for plugin in found:
+            manager._plugins[plugin.name] = plugin.module  # noqa: SLF001 - registered without the callback
+            self.plugins.append(plugin.module)
+            if isinstance(plugin.module, types.ModuleType):
+                for fixture in _definitions(plugin.module.__dict__):
+                    self.registry.defs.setdefault(fixture.name, []).insert(0, fixture)
+                    if fixture.autouse:
+                        self.registry.autouse.insert(0, fixture)
+            self._store_hooks(plugin.module, "")
+        self._call_plugins("pytest_addhooks", pluginmanager=manager)
+        self._call_plugins("pytest_addoption", parser=Parser(self.config), pluginmanager=manager)
+        self._call_plugins(
+            "pytest_load_initial_conftests", early_config=self.config, parser=Parser(self.config), args=[]
+        )
+        self._call_plugins("pytest_configure", config=self.config)
+        self._plugins_configured = True
+        self._call_plugins("pytest_sessionstart", session=self)
+
+    def _call_plugins(self, name: str, **available: Any) -> None:
+        """Hook ``name`` of every plugin, one at a time in pluggy's order: a plugin whose hook raises is told
+        in one line and left out of the rest of the run, and the others go on."""
+        hooks = [getattr(p, name) for p in self.plugins if callable(getattr(p, name, None))]
+        for hook in pyplugins.ordered(hooks):
+            try:
+                pyplugins.call(name, [hook], available)
+            except pyplugins.PluginHookError as exc:
+                self.warn(f"rt test: {exc} (the plugin is left out of this run)")
+                self._drop_plugin(pyplugins.owner(hook))
+
+    def _drop_plugin(self, plugin: str | None) -> None:
+        """Leave out every hook of installed plugin ``plugin`` (after one of them failed)."""
+        if plugin is None:
+            return
+
+        def kept(hook: Callable[..., Any]) -> bool:
+            return pyplugins.owner(hook) != plugin
+
+        for attribute in _LISTED_HOOKS.values():
+            setattr(self, attribute, [(base, hook) for base, hook in getattr(self, attribute) if kept(hook)])
+        self.finish_hooks = [hook for hook in self.finish_hooks if kept(hook)]
+        self.named_hooks = {
+            name: [(base, hook) for base, hook in hooks if kept(hook)]
+            for name, hooks in self.named_hooks.items()
+        }
+        self.plugins = [p for p in self.plugins if pyplugins.owner_of(p) != plugin]
+
+    def _registered(self, plugin: Any, name: str) -> None:
+        """An object (or module) a plugin or conftest.py registered with ``config.pluginmanager.register``:
+        its hooks take part from now on, and its ``pytest_configure`` runs at once when the others' ran."""
+        self.plugins.append(plugin)
+        self._store_hooks(plugin, "")
+        if self._plugins_configured:
+            hook = getattr(plugin, "pytest_configure", None)
+            if callable(hook):
+                pyplugins.call("pytest_configure", [hook], {"config": self.config})
+
+    def reruns(self, item: PyItem) -> int | None:
+        """The retries pytest-rerunfailures gives ``item`` when it is loaded (reruns.py)."""
+        if not self.plugins:
+            return None
+        from rt_testrunner.reruns import rerun_count
+
+        return rerun_count(self.config.pluginmanager, item.node)
+
+    def hooks_for(self, name: str, file: str) -> list[Callable[..., Any]]:
+        """The ``name`` hooks of the plugins and the conftest.py files above ``file``, in the order they
+        loaded."""
+        return [hook for base, hook in self.named_hooks.get(name, ()) if file.startswith(base)]
+
+    def is_ignored(self, path: Path) -> bool:
+        """``path`` (a test file or a folder) is left out by ``collect_ignore``/``collect_ignore_glob`` or by a
+        ``pytest_ignore_collect(collection_path, config)`` hook of a conftest.py above it (True: ignored;
+        False or None: not, the first answer that is not None wins, as pytest's firstresult hook)."""
+        text = str(path)
+        if any(text == ignored or text.startswith(ignored + os.sep) for ignored in self.ignored):
+            return True
+        if any(fnmatch.fnmatch(text, pattern) for pattern in self.ignore_globs):
+            return True
+        for baseid, hook in reversed(self.ignore_hooks):
+            if text.startswith(baseid) or not baseid:
+                answer = call_hook(hook, collection_path=path, config=self.config)
+                if answer is not None:
+                    return bool(answer)
+        return False
+
+    def asyncio_backend(self, item: PyItem) -> BackendKey:
+        """The asyncio loop of a test pytest-asyncio runs: the one factory of the conftest's
+        ``pytest_asyncio_loop_factories`` hook (pytest-asyncio 1.5), else asyncio's default loop."""
+        for base, hook in reversed(self.loop_factory_hooks):
+            if item.file.startswith(base):
+                factories = call_hook(hook, config=self.config, item=item.node)
+                if isinstance(factories, dict) and len(factories) == 1:
+                    return backend_key("asyncio", {"loop_factory": next(iter(factories.values()))})
+        return backend_key("asyncio")
+
+
+def _definitions(namespace: dict[str, Any]) -> list[FixtureDef]:
+    from rt_testrunner.fixtures import make_def
+
+    found = []
+    for name, value in list(namespace.items()):
+        fixture = make_def(name, value, "")
+        if fixture is not None and not fixture.autouse:
+            found.append(fixture)
+    return found
+
+
+def _import_plugin(name: str) -> types.ModuleType | None:
+    """The module a ``pytest_plugins`` entry names, resolved as pytest's plugin manager resolves it: pytest's
+    own plugins go by their short names (``"pytester"`` is ``_pytest.pytester``, which is not loaded by
+    default), and those pytest always loads (``"monkeypatch"``, ``"tmpdir"``, ``"doctest"`` ...) are there
+    already, as rt's built-ins: None."""
+    import importlib
+
+    try:
+        from _pytest.config import builtin_plugins, default_plugins
+    except ImportError:  # no pytest: the name can only be a module of the suite or the environment
+        return importlib.import_module(name)
+    if name in default_plugins:
+        return None
+    return importlib.import_module(f"_pytest.{name}" if name in builtin_plugins else name)
+
+
+def _warn(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
+def call_hook(hook: Callable[..., Any], **available: Any) -> Any:
+    wanted = argnames(hook)
+    return hook(**{name: available[name] for name in wanted if name in available})
+
+
+def _ini_timeout_ms(pyconfig: PytestConfig) -> int | None:
+    """The ``timeout`` ini value (seconds) of pytest-timeout, which applies to every test when that plugin is
+    installed (as under pytest; without it pytest ignores the value too)."""
+    value = pyconfig.values.get("timeout")
+    if value in (None, ""):
+        return None
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        return None
+    import importlib.util
+
+    if seconds <= 0 or importlib.util.find_spec("pytest_timeout") is None:
+        return None
+    return max(1, round(seconds * 1000))

@@ -1,0 +1,57 @@
+"""Evaluating a test's ``skip``, ``skipif`` and ``xfail`` marks when it runs, as pytest's skipping plugin does.
+
+Kept apart from collection because pytest evaluates these marks at set-up, against the marks the test has
+then (a fixture or hook may have added some), and ``xfail`` once more after the call.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from typing import TYPE_CHECKING, Any
+
+from rt_testrunner.outcomes import ExpectedFailure, SkipTest
+
+if TYPE_CHECKING:
+    from rt_testrunner.pynodes import PyItem
+
+
+def _evaluate(condition: Any, item: PyItem) -> bool:
+    if isinstance(condition, str):
+        namespace = {"os": os, "sys": sys, "platform": platform, "config": item.session.config}
+        namespace.update(getattr(item.module, "__dict__", {}))
+        return bool(eval(condition, namespace))
+    return bool(condition)
+
+
+def check_skips(item: PyItem) -> tuple[str, Any, bool] | None:
+    """Raise for skip/skipif marks; the xfail spec ``(reason, raises, strict)`` when one applies."""
+    marks = item.node.own_markers
+    for mark in marks:
+        if mark.name == "skip":
+            raise SkipTest(mark.kwargs.get("reason") or (mark.args[0] if mark.args else "unconditional skip"))
+        if mark.name == "skipif":
+            conditions = mark.args or ((mark.kwargs["condition"],) if "condition" in mark.kwargs else (True,))
+            for condition in conditions:
+                if _evaluate(condition, item):
+                    reason = mark.kwargs.get("reason") or (
+                        f"condition: {condition}" if isinstance(condition, str) else ""
+                    )
+                    raise SkipTest(reason)
+    return xfail_spec(item)
+
+
+def xfail_spec(item: PyItem) -> tuple[str, Any, bool] | None:
+    """The xfail spec ``(reason, raises, strict)`` of the item's first xfail mark that applies."""
+    for mark in item.node.own_markers:
+        if mark.name == "xfail":
+            conditions = mark.args or ((mark.kwargs["condition"],) if "condition" in mark.kwargs else ())
+            if conditions and not any(_evaluate(c, item) for c in conditions):
+                continue
+            reason = mark.kwargs.get("reason", "")
+            strict = mark.kwargs.get("strict", item.session.xfail_strict)
+            if not mark.kwargs.get("run", True):
+                raise ExpectedFailure(f"[NOTRUN] {reason}".strip())
+            return reason, mark.kwargs.get("raises"), bool(strict)
+    return None

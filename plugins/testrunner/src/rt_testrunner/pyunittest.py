@@ -1,0 +1,127 @@
+"""Running ``unittest.TestCase`` tests under the pytest-style runner, as pytest's unittest plugin does: the
+class's ``setUpClass``/``tearDownClass`` as a class-scoped fixture, each test method through ``TestCase.run``
+with a result that keeps the exceptions themselves, and subtests reported one by one.
+
+Imported only when a suite has a TestCase class: rt does not import unittest for suites that do not.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from rt_testrunner.fixtures import FixtureDef, Registry
+from rt_testrunner.outcomes import ExpectedFailure, SkipTest
+
+if TYPE_CHECKING:
+    from rt_testrunner.pynodes import PyItem
+
+
+def add_class_fixture(registry: Registry, cls: Any, base: str) -> None:
+    """``setUpClass``/``tearDownClass`` (and the class cleanups) as an autouse class-scoped fixture under
+    ``base``, so they run once around the class's tests, as pytest's unittest plugin runs them."""
+
+    def class_fixture() -> Iterator[None]:
+        if getattr(cls, "__unittest_skip__", False):
+            yield
+            return
+        try:
+            cls.setUpClass()
+        except BaseException:
+            cls.doClassCleanups()
+            raise
+        yield
+        try:
+            cls.tearDownClass()
+        finally:
+            cls.doClassCleanups()
+
+    registry.add(
+        FixtureDef(
+            f"_unittest_setUpClass_{cls.__qualname__}", class_fixture, "class", autouse=True, baseid=base
+        )
+    )
+
+
+@functools.cache
+def _unittest_result() -> type[Any]:
+    """The result class handed to ``TestCase.run``, built on the first unittest test."""
+    import unittest
+
+    from rt_testrunner import subtests
+
+    class _UnittestResult(unittest.TestResult):
+        """Keeps the exceptions themselves (unittest's own result keeps formatted text only)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.error: BaseException | None = None
+            self.skip_reason: str | None = None
+            self.expected: str | None = None
+            self.unexpected = False
+
+        def _keep(self, err: Any) -> None:
+            if self.error is None and err is not None:
+                exc = err[1] if isinstance(err, tuple) else err
+                if isinstance(exc, BaseException):
+                    if isinstance(err, tuple) and err[2] is not None:
+                        exc = exc.with_traceback(err[2])
+                    self.error = exc
+
+        def addError(self, test: Any, err: Any) -> None:
+            self._keep(err)
+
+        def addFailure(self, test: Any, err: Any) -> None:
+            self._keep(err)
+
+        def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
+            """A subtest's end: its own result, as pytest 9 reports it (the test itself still passes)."""
+            if err is None:
+                subtests.record(
+                    None, None
+                )  # counted only: no description to build (more-itertools has 21,194)
+                return
+            error = err[1] if isinstance(err, tuple) else err
+            if isinstance(err, tuple) and err[2] is not None:
+                error = error.with_traceback(err[2])
+            subtests.record(_subtest_description(subtest), error)
+
+        def addSkip(self, test: Any, reason: str) -> None:
+            if isinstance(test, unittest.case._SubTest):  # type: ignore[attr-defined]
+                subtests.record(_subtest_description(test), SkipTest(reason))
+                return
+            self.skip_reason = reason
+
+        def addExpectedFailure(self, test: Any, err: Any) -> None:
+            self.expected = str(err[1]) if isinstance(err, tuple) else ""
+
+        def addUnexpectedSuccess(self, test: Any) -> None:
+            self.unexpected = True
+
+    return _UnittestResult
+
+
+def _subtest_description(subtest: Any) -> str:
+    """A unittest ``_SubTest``'s description as pytest 9 writes it (its message unless it has none)."""
+    import unittest.case
+
+    from rt_testrunner import subtests
+
+    message = subtest._message
+    none = getattr(unittest.case, "_subtest_msg_sentinel", None)
+    return subtests.describe(None if message is none else message, dict(subtest.params))
+
+
+def run_unittest(item: PyItem) -> None:
+    case = item.instance if item.instance is not None else item.cls(item.originalname)
+    result = _unittest_result()()
+    case.run(result)
+    if result.error is not None:
+        raise result.error
+    if result.skip_reason is not None:
+        raise SkipTest(result.skip_reason)
+    if result.expected is not None:
+        raise ExpectedFailure(result.expected)
+    if result.unexpected:
+        raise AssertionError("Unexpected success")
