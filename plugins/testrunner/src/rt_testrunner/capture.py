@@ -141,8 +141,10 @@ class _BytesRouter(io.RawIOBase):
 
 class _InputRouter(io.TextIOBase):
     """Stands in for ``sys.stdin``: while a test's output is captured, reading raises OSError, as under
-    pytest (a test waiting for input that a captured prompt never showed would hang the run); otherwise the
-    real stream answers."""
+    pytest (a test waiting for input that a captured prompt never showed would hang the run), and the stream
+    answers as pytest's pseudo-file does: no file descriptor (``fileno()`` raises
+    ``io.UnsupportedOperation``, which code probing for one catches: sh's ``_in=sys.stdin``), not readable,
+    not seekable, not a terminal, closing it does nothing. Otherwise the real stream answers."""
 
     def __init__(self, real: Any) -> None:
         self._real = real
@@ -150,6 +152,12 @@ class _InputRouter(io.TextIOBase):
     def _stream(self) -> Any:
         if _current() is not None:
             raise OSError("rt test: reading from stdin while output is captured (run with -s to turn it off)")
+        return self._real
+
+    def _unsupported(self, what: str) -> Any:
+        """The real stream, or pytest's ``io.UnsupportedOperation`` while output is captured."""
+        if _current() is not None:
+            raise io.UnsupportedOperation(f"redirected stdin is pseudofile, has no {what}")
         return self._real
 
     def read(self, size: int | None = -1) -> Any:
@@ -165,13 +173,28 @@ class _InputRouter(io.TextIOBase):
         return iter(self._stream())
 
     def fileno(self) -> int:
-        return int(self._stream().fileno())
+        return int(self._unsupported("fileno()").fileno())
+
+    def flush(self) -> None:
+        self._unsupported("flush()").flush()
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return int(self._unsupported("seek(int)").seek(offset, whence))
+
+    def tell(self) -> int:
+        return int(self._unsupported("tell()").tell())
 
     def isatty(self) -> bool:
         return _current() is None and bool(self._real.isatty())
 
     def readable(self) -> bool:
-        return True
+        return _current() is None and bool(self._real.readable())
+
+    def seekable(self) -> bool:
+        return _current() is None and bool(self._real.seekable())
+
+    def close(self) -> None:
+        """Does nothing, as pytest's pseudo-file: the next tests read through this router."""
 
     @property
     def buffer(self) -> Any:
