@@ -279,7 +279,9 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
     env.update(variables)
     if deps is not None:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), deps) if p)
-    pytest_base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PYTEST_ARGS.get(name, ())]
+    # --verbosity=-1, not -q: a suite whose addopts has -q too would run at -qq, which prints no counts
+    pytest_base = [sys.executable, "-m", "pytest", "--verbosity=-1", "-p", "no:cacheprovider",
+                   *PYTEST_ARGS.get(name, ())]
     pytest_cmd = [*pytest_base, "-p", "no:xdist"]
     # the `rt` console script next to this Python, as users run it (`python -m rt` adds runpy's start-up)
     script = Path(sys.executable).with_name("rt")

@@ -60,3 +60,79 @@ def test_captured_stdin_is_a_pseudo_file_without_a_descriptor(tmp_path: Path) ->
     )
     found, output = rt_test(tmp_path)
     assert found == pytest_counts(tmp_path) == {"pass": 3}, output
+
+
+def test_warning_filters_and_ini_overrides_on_the_command_line(tmp_path: Path) -> None:
+    """requests-toolbelt 1.0.0: its tox.ini runs ``pytest -W error::DeprecationWarning``; ``-W`` and
+    ``-o name=value`` given to ``rt test`` win over the configuration and its addopts, as pytest's command
+    line does (``-o addopts=...`` replaces the addopts). pytest 9.2: 1 passed, 2 failed; 2 passed,
+    1 failed and 1 xpassed with ``-o addopts=``."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": """
+            [pytest]
+            addopts = -m "not slow"
+            filterwarnings = ignore::UserWarning
+            markers = slow
+            """,
+            "test_warns.py": """
+            import warnings
+
+            import pytest
+
+            def test_deprecated():
+                warnings.warn("old", DeprecationWarning)
+
+            def test_user_warning_stays_ignored():
+                warnings.warn("mine", UserWarning)
+
+            @pytest.mark.xfail(reason="passes")
+            def test_xpass():
+                pass
+
+            @pytest.mark.slow
+            def test_slow():
+                pass
+            """,
+        },
+    )
+    given = ("-W", "error::DeprecationWarning", "-o", "xfail_strict=true")
+    found, output = rt_test(tmp_path, *given)
+    assert found == pytest_counts(tmp_path, *given) == {"pass": 1, "fail": 2}, output
+    found, output = rt_test(tmp_path, "--pythonwarnings=error::DeprecationWarning", "--override-ini=addopts=")
+    expected = pytest_counts(
+        tmp_path, "--pythonwarnings=error::DeprecationWarning", "--override-ini=addopts="
+    )
+    assert found == expected == {"pass": 2, "fail": 1, "xpass": 1}, output
+
+
+def test_an_override_without_a_value_is_a_usage_error(tmp_path: Path) -> None:
+    write_files(tmp_path, {"test_a.py": "def test_a():\n    pass\n"})
+    result = run_cli("test", "-o", "xfail_strict", cwd=tmp_path)
+    assert result.code != 0
+    assert "-o/--override-ini expects option=value style (got: 'xfail_strict')" in result.stderr, (
+        result.output
+    )
+
+
+def test_tempfile_tempdir_is_set_when_tests_run_with_capture(tmp_path: Path) -> None:
+    """requests-toolbelt 1.0.0: ``get_download_file_path(r, tempfile.tempdir)``; pytest's default capture
+    opens a temporary file, which fills ``tempfile.tempdir``, so it is a path when the tests run (with
+    ``-s`` it stays None). pytest 9.2: 1 passed; 1 failed with ``-s``."""
+    write_files(
+        tmp_path,
+        {
+            "test_tempdir.py": """
+            import os
+            import tempfile
+
+            def test_tempdir_is_a_folder():
+                assert tempfile.tempdir is not None and os.path.isdir(tempfile.tempdir)
+            """,
+        },
+    )
+    found, output = rt_test(tmp_path)
+    assert found == pytest_counts(tmp_path) == {"pass": 1}, output
+    found, output = rt_test(tmp_path, "-s")
+    assert found == pytest_counts(tmp_path, "-s") == {"fail": 1}, output

@@ -252,6 +252,17 @@ def install() -> None:
         _add_log_handler()
 
 
+def settle_tempdir() -> None:
+    """Fill ``tempfile.tempdir`` as pytest's default capture does: its fd capture opens a ``TemporaryFile``,
+    which calls ``tempfile.gettempdir()``, so under pytest the module's ``tempdir`` is never None when a test
+    runs, and suites pass it where a path is needed (requests-toolbelt's
+    ``get_download_file_path(r, tempfile.tempdir)``). Only when the suite's imports loaded ``tempfile``
+    (every pytest suite does): importing it for a plain run would cost its start-up."""
+    module = sys.modules.get("tempfile")
+    if _INSTALLED and module is not None and module.tempdir is None:
+        module.gettempdir()
+
+
 def uninstall() -> None:
     if not _INSTALLED:
         return

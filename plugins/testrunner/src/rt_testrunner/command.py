@@ -159,6 +159,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         " pytest-style files, otherwise stop before the first test)",
     )
     add(
+        "-W",
+        "--pythonwarnings",
+        dest="pythonwarnings",
+        action="append",
+        metavar="FILTER",
+        help="pytest's: a warnings filter (error::DeprecationWarning), after the configuration's filterwarnings"
+        " and addopts (repeatable)",
+    )
+    add(
+        "-o",
+        "--override-ini",
+        dest="override_ini",
+        action="append",
+        metavar="NAME=VALUE",
+        help="pytest's: a configuration value that wins over the project's (repeatable)",
+    )
+    add(
         "--watch",
         action="store_true",
         help="run, then re-run the affected test files when a file changes "
@@ -335,8 +352,13 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         project = pyconfig.load(root)
     except pyconfig.ConfigError as exc:
         raise UsageError(str(exc)) from None
+    given = _command_line_settings(args)
+    if any(name == "addopts" for name, _ in given.overrides):  # `-o addopts=...` replaces them, as in pytest
+        project = attrs.evolve(
+            project, values={**project.values, **{n: v for n, v in given.overrides if n == "addopts"}}
+        )
     extra = addopts.read(project)  # the project's addopts; the command line wins over each
-    project = _doctest_options(args, addopts.configured(project, extra))
+    project = addopts.configured(_doctest_options(args, addopts.configured(project, extra)), given)
     try:
         project.log_level  # noqa: B018 - read now, so a bad value is a usage error before any test runs
     except pyconfig.ConfigError as exc:
@@ -395,6 +417,20 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         timings,
         update_timings,
     )
+
+
+def _command_line_settings(args: argparse.Namespace) -> Any:
+    """``-W`` filters and ``-o name=value`` settings given to ``rt test``: applied after the configuration's
+    and its ``addopts``', so they win, as pytest's command line does (a tox.ini's ``pytest -W error``)."""
+    from rt_testrunner.addopts import AddOpts
+
+    overrides = []
+    for setting in getattr(args, "override_ini", None) or ():
+        name, equals, value = setting.partition("=")
+        if not equals or not name.strip():
+            raise UsageError(f"-o/--override-ini expects option=value style (got: {setting!r})")
+        overrides.append((name.strip(), value))
+    return AddOpts(warnings=tuple(getattr(args, "pythonwarnings", None) or ()), overrides=tuple(overrides))
 
 
 def _doctest_options(args: argparse.Namespace, project: Any) -> Any:

@@ -245,6 +245,7 @@ class Runner:
                 return self._collect_each(files)
             finally:
                 self._finish_collection(files)
+                capture.settle_tempdir()
 
     def _finish_collection(self, files: Sequence[TestFile]) -> None:
         """The session-wide collection hooks; what they raise is a collection error of the first file."""
