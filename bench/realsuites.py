@@ -1,12 +1,24 @@
 """Real projects' own test suites under pytest and under `rt test`: outcome counts and wall time, same run.
 
-    uv run python bench/realsuites.py [--repeat 1] [--suites toolz,itsdangerous,more-itertools|compat|all] [--keep DIR]
-                                      [--floor] [--no-bytecode] [--parallel N]
+    uv run python -P bench/realsuites.py [--repeat 1] [--suites toolz,itsdangerous,more-itertools|compat|all]
+                                         [--keep DIR] [--env suite|dev] [--floor] [--no-bytecode] [--parallel N]
 
 Each suite is the project's sdist from PyPI (`pip download --no-deps --no-binary :all: NAME==VERSION`),
 unpacked as a new user would; pytest and `rt test` then run in its folder, with no arguments, in one
-environment (this one, plus the suite's own test dependencies installed with `uv pip install --target` into
-a folder on PYTHONPATH). Printed per suite:
+environment. Which environment (`--env`):
+
+- `suite` (the default): the environment a user of that project would have, one per suite: a fresh virtual
+  environment (`uv venv --python 3.11`) holding pytest at uv.lock's version, rt (rt-kernel and rt-testrunner
+  from this checkout, editable, their dependencies at uv.lock's versions) and the suite's own test
+  dependencies, nothing else. With `--keep DIR` it is kept in DIR/NAME-venv and reused while its
+  requirements are unchanged. This is the goal's measure: neither runner pays for plugins the project does
+  not use.
+- `dev`: this environment (rt's development one, with every pytest plugin its tests need installed:
+  hypothesis, syrupy, pytest-benchmark, pytest-cov ...), the suite's test dependencies installed with `uv
+  pip install --target` into a folder on PYTHONPATH. Both runners load every installed plugin (pytest11
+  entry points), so this is where installed plugins' costs show.
+
+Both runners always run in the same environment, so the comparison stays fair. Printed per suite:
 the outcome counts of each runner (passed, failed, skipped, xfailed, xpassed, errors), whether they are the
 same, and the best wall time of `--repeat` fresh processes with the ratio rt/pytest, plus the CPU time
 (user + system) of the same processes, which the other work on a shared machine disturbs less. Exit status 1
@@ -20,9 +32,10 @@ PYTHONDONTWRITEBYTECODE=1 and skips the warm-up (what a machine that never wrote
 The runners alternate (pytest, rt, pytest, rt ...) so both see the same load.
 
 With `--parallel N` (default 2, this machine's cores; 0 leaves it out) a second line per suite times
-`rt test --parallel=N` and, for fairness, pytest-xdist's `pytest -n N` (when installed), in the same
-alternation; rt's parallel counts must equal pytest's too (xdist's are printed, not required). The plain
-pytest runs are made with `-p no:xdist`, so installing xdist does not change the baseline.
+`rt test --parallel=N` and, for fairness, pytest-xdist's `pytest -n N` when the environment has it (the dev
+one does; a suite's own has it only when the suite lists it), in the same alternation; rt's parallel counts
+must equal pytest's too (xdist's are printed, not required). The plain pytest runs are made with
+`-p no:xdist`, so installing xdist does not change the baseline.
 """
 
 from __future__ import annotations
@@ -38,6 +51,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 #: name, version, extra test dependencies, environment (PYTHONPATH for src layouts)
@@ -129,7 +143,7 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "babel": ("2.16.0", ("freezegun", "pytz"), {}),
     "netaddr": ("1.3.0", (), {}),
     # --doctest-modules, -p pytest_cov and --cov in addopts (its .coveragerc loads Cython's coverage plugin)
-    "frozenlist": ("1.8.0", ("cython",), {"FROZENLIST_NO_EXTENSIONS": "1"}),
+    "frozenlist": ("1.8.0", ("cython", "pytest-cov"), {"FROZENLIST_NO_EXTENSIONS": "1"}),
     "aiosignal": ("1.4.0", ("frozenlist", "pytest-asyncio"), {}),  # asyncio_mode = auto
     "python-box": ("8.0.0", ("ruamel.yaml", "tomli-w", "toon-format", "pyyaml", "msgpack"), {}),
     "addict": ("2.4.0", (), {}),  # one test module at the root, unittest
@@ -185,6 +199,10 @@ PYTEST_ARGS: dict[str, tuple[str, ...]] = {
 #: the options of PYTEST_ARGS that rt test takes too, given to both
 RT_ARGS = ("--continue-on-collection-errors",)
 ALL_SUITES = {**SUITES, **COMPAT_SUITES}
+#: this checkout, whose rt-kernel and rt-testrunner a suite's own environment installs
+REPO = Path(__file__).resolve().parents[1]
+#: the Python of a suite's own environment (`--env suite`): the oldest rt supports, as CI images often have
+SUITE_PYTHON = "3.11"
 SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "PYTEST_ADDOPTS")
 PYTEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "xfailed": "xfailed",
                 "xpassed": "xpassed", "error": "errors", "errors": "errors"}
@@ -215,13 +233,48 @@ def _has_pip() -> bool:
 
 
 def install_extra(extra: tuple[str, ...], into: Path) -> str | None:
-    """The suite's own test dependencies, installed into a folder put on PYTHONPATH for both runners (so
-    neither pays for an environment manager's start-up in the timings)."""
+    """``--env dev``: the suite's own test dependencies, installed into a folder put on PYTHONPATH for both
+    runners (so neither pays for an environment manager's start-up in the timings)."""
     if not extra:
         return None
     subprocess.run(["uv", "pip", "install", "--quiet", "--python", sys.executable, "--target", str(into), *extra],
                    check=True)
     return str(into)
+
+
+def locked_pins() -> list[str]:
+    """pytest and rt's runtime dependencies at uv.lock's versions, as ``uv pip install`` constraints: the
+    suite's environment runs the pytest (and pluggy, attrs, anyio) rt is developed and tested against."""
+    lock = tomllib.loads((REPO / "uv.lock").read_text())
+    pytest_version = next(p["version"] for p in lock["package"] if p["name"] == "pytest")
+    exported = subprocess.run(
+        ["uv", "export", "--frozen", "--no-hashes", "--no-dev", "--package", "rt-testrunner", "--no-emit-workspace",
+         "--no-header", "--no-annotate"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    return [f"pytest=={pytest_version}", *(ln for ln in exported.splitlines() if ln.strip() and ln[0] != "#")]
+
+
+def suite_environment(name: str, extra: tuple[str, ...], root: Path) -> Path:
+    """``--env suite``: the Python of a fresh virtual environment for the suite alone (pytest, rt from this
+    checkout, the suite's test dependencies), as a user of the project has it. Kept in ``root`` and reused
+    while what it was made from (requirements and pins) is the same; rt is installed editable, so changes
+    to this checkout's code need no reinstall."""
+    venv = root / f"{_normalized(name)}-venv"
+    python = venv / "bin" / "python"
+    pins = locked_pins()
+    requirements = ["pytest", "-e", str(REPO / "kernel"), "-e", str(REPO / "plugins" / "testrunner"), *extra]
+    stamp = json.dumps({"python": SUITE_PYTHON, "pins": pins, "requirements": requirements})
+    marker = venv / "realsuites-env.json"
+    if python.exists() and marker.exists() and marker.read_text() == stamp:
+        return python
+    if venv.exists():
+        shutil.rmtree(venv)
+    subprocess.run(["uv", "venv", "--quiet", "--python", SUITE_PYTHON, str(venv)], check=True)
+    constraints = venv / "locked-pins.txt"
+    constraints.write_text("\n".join(pins) + "\n")
+    subprocess.run(["uv", "pip", "install", "--quiet", "--python", str(python), "-c", str(constraints),
+                    *requirements], check=True)
+    marker.write_text(stamp)
+    return python
 
 
 def pytest_counts(output: str) -> dict[str, int]:
@@ -251,27 +304,38 @@ def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, floa
     return wall, cpu, done.stdout + done.stderr
 
 
-def floor(folder: Path, env: dict[str, str], pytest_cpu: float) -> str:
+def floor(python: str, folder: Path, env: dict[str, str], pytest_cpu: float) -> str:
     """The suite's own work (bench/suite_floor.py) plus a bare interpreter's start-up, against pytest."""
-    command = [sys.executable, str(Path(__file__).with_name("suite_floor.py"))]
+    command = [python, str(Path(__file__).with_name("suite_floor.py"))]
     done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, check=False, timeout=3600)
     spent = json.loads(done.stdout.strip().splitlines()[-1])
-    bare = min(run([sys.executable, "-c", "pass"], folder, env)[1] for _ in range(3))
+    bare = min(run([python, "-c", "pass"], folder, env)[1] for _ in range(3))
     total = bare + spent["imports"] + spent["tests"]
     return (f"  floor (CPU): interpreter {bare:.2f}s + the suite's imports {spent['imports']:.2f}s + its tests "
             f"{spent['tests']:.2f}s = {total:.2f}s, {total / pytest_cpu:.2f}x pytest's CPU time")
 
 
-def _has_xdist() -> bool:
-    return subprocess.run([sys.executable, "-c", "import xdist"], capture_output=True, check=False).returncode == 0
+def _has_xdist(python: str) -> bool:
+    return subprocess.run([python, "-c", "import xdist"], capture_output=True, check=False).returncode == 0
 
 
 def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floor: bool = False,
-            workers: int = 0) -> tuple[bool, str]:
+            workers: int = 0, where: str = "suite") -> tuple[bool, str]:
     version, extra, variables = ALL_SUITES[name]
     folder = download(name, version, root / name)
-    deps = install_extra(extra, root / f"{name}-deps")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in SCRUBBED}
+    if where == "suite":
+        venv_python = suite_environment(name, extra, root)
+        python = str(venv_python)
+        # as in the activated environment: its bin folder first, this one's (rt's dev tools) off the PATH
+        ours = str(Path(sys.executable).parent)
+        path = [str(venv_python.parent), *(p for p in env.get("PATH", "").split(os.pathsep) if p and p != ours)]
+        env.update(VIRTUAL_ENV=str(venv_python.parent.parent), PATH=os.pathsep.join(path))
+        env.pop("PYTHONPATH", None)
+        deps = None
+    else:
+        python = sys.executable
+        deps = install_extra(extra, root / f"{name}-deps")
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     else:
@@ -280,12 +344,11 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
     if deps is not None:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), deps) if p)
     # --verbosity=-1, not -q: a suite whose addopts has -q too would run at -qq, which prints no counts
-    pytest_base = [sys.executable, "-m", "pytest", "--verbosity=-1", "-p", "no:cacheprovider",
-                   *PYTEST_ARGS.get(name, ())]
+    pytest_base = [python, "-m", "pytest", "--verbosity=-1", "-p", "no:cacheprovider", *PYTEST_ARGS.get(name, ())]
     pytest_cmd = [*pytest_base, "-p", "no:xdist"]
     # the `rt` console script next to this Python, as users run it (`python -m rt` adds runpy's start-up)
-    script = Path(sys.executable).with_name("rt")
-    rt_cmd = [str(script), "test"] if script.exists() else [sys.executable, "-m", "rt", "test"]
+    script = Path(python).with_name("rt")
+    rt_cmd = [str(script), "test"] if script.exists() else [python, "-m", "rt", "test"]
     rt_cmd += [arg for arg in PYTEST_ARGS.get(name, ()) if arg in RT_ARGS]
     if bytecode:  # the untimed warm-up run of each
         run(pytest_cmd, folder, env)
@@ -296,7 +359,7 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
     parallel: dict[str, tuple[list[str], list[float], list[float]]] = {}
     if workers:
         parallel["rt"] = ([*rt_cmd, f"--parallel={workers}"], [], [])
-        if _has_xdist():
+        if _has_xdist(python):
             parallel["xdist"] = ([*pytest_base, "-n", str(workers)], [], [])
     parallel_out: dict[str, str] = {}
     for _ in range(repeat):
@@ -329,7 +392,7 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
                      f"(CPU {min(cpus):.2f}s), {min(walls) / min(pytest_times):.2f}x pytest's wall time;")
         line = line.rstrip(";")
     if with_floor:
-        line += "\n" + floor(folder, env, min(pytest_cpu))
+        line += "\n" + floor(python, folder, env, min(pytest_cpu))
     return same, line
 
 
@@ -351,6 +414,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also print each suite's floor: the CPU time of its own imports and tests (suite_floor.py)")
     parser.add_argument("--parallel", type=int, default=2, metavar="N",
                         help="also time rt test --parallel=N and pytest -n N (default 2; 0: leave them out)")
+    parser.add_argument("--env", choices=("suite", "dev"), default="suite",
+                        help="suite: a fresh environment per suite with only its own test dependencies (default); "
+                        "dev: this environment, with every installed pytest plugin")
     options = parser.parse_args(argv)
     groups = {"compat": list(COMPAT_SUITES), "all": list(ALL_SUITES)}
     names = [m for n in options.suites.split(",") if n for m in groups.get(n, [n])]
@@ -359,13 +425,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown suite(s): {', '.join(unknown)} (known: {', '.join(ALL_SUITES)}, compat, all)")
     root = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="rt-realsuites-"))
     all_same = True
+    print(f"environment: {'a fresh one per suite (--env suite)' if options.env == 'suite' else 'this one (--env dev)'}",
+          flush=True)
     try:
         for name in names:
             if (root / name).exists():
                 shutil.rmtree(root / name)
             (root / name).mkdir(parents=True)
             same, line = measure(name, root, options.repeat, bytecode=not options.no_bytecode,
-                                 with_floor=options.floor, workers=options.parallel)
+                                 with_floor=options.floor, workers=options.parallel, where=options.env)
             all_same = all_same and same
             print(line, flush=True)
     finally:
