@@ -56,20 +56,16 @@ def report_phase(
     )
     from rt_testrunner import pyplugins
 
-    def default(item: Any, call: Any) -> Any:
-        """pytest's own ``pytest_runtest_makereport``, registered first: called when no other answers."""
-        return _default_report(node, location, when, error, stop - start, start, stop, xfail)
-
-    return pyplugins.call(
-        "pytest_runtest_makereport", [default, *hooks], {"item": node, "call": call}, firstresult=True
-    )
+    phase = (node, location, when, error, stop - start, start, stop, xfail)
+    available = {"item": node, "call": call, "rt_phase": phase}
+    return pyplugins.call("pytest_runtest_makereport", [_builtin, *hooks], available, firstresult=True)
 
 
-def _arguments(hook: Hook, node: Any, call: Any) -> dict[str, Any]:
-    from rt_testrunner.fixtures import argnames
-
-    available = {"item": node, "call": call}
-    return {name: available[name] for name in argnames(hook) if name in available}
+def _builtin(rt_phase: tuple[Any, ...]) -> Any:
+    """pytest's own ``pytest_runtest_makereport``, registered first: called when no other hook answers. One
+    function for every phase (what it reports comes in ``rt_phase``, a name no plugin's hook declares), so
+    that its call plan and parameter names are looked up once, not for each phase of each test."""
+    return _default_report(*rt_phase)
 
 
 def _default_report(

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
-from rt_testrunner.makereport import _options, ordered
+from rt_testrunner.makereport import _options
+from rt_testrunner.pyplugins import call_plan
 
 Hook = Callable[..., Any]
 
@@ -47,11 +48,11 @@ async def call(
     error: BaseException | None = None
     try:
         answered = False
-        for hook in ordered(hooks):
-            if is_wrapper(hook):
+        for hook, wrapper, new_style in call_plan(hooks):
+            if wrapper:
                 generator = hook(**_arguments(hook, available))
                 next(generator)
-                wrappers.append((generator, bool(_options(hook).get("wrapper"))))
+                wrappers.append((generator, new_style))
                 continue
             answer = hook(**_arguments(hook, available))
             if answer is not None and firstresult:

@@ -86,6 +86,21 @@ def is_wrapper(hook: Hook) -> bool:
 def ordered(hooks: Sequence[Hook]) -> list[Hook]:
     """pluggy's call order of ``hooks`` (given in registration order): wrappers before the others, and in
     each group ``tryfirst`` ones first, then the last registered first, ``trylast`` ones last."""
+    return [hook for hook, _, _ in call_plan(hooks)]
+
+
+#: a hook list's call plan by the ids of its hooks: the same stored hooks are called for every test's phases
+#: (pytest_runtest_makereport, _logreport, _setup ...), and their order and kinds never change. Each entry
+#: keeps its hooks, so their ids stay theirs while it is cached.
+_PLANS: dict[tuple[int, ...], tuple[tuple[Hook, ...], list[tuple[Hook, bool, bool]]]] = {}
+
+
+def call_plan(hooks: Sequence[Hook]) -> list[tuple[Hook, bool, bool]]:
+    """``hooks`` in pluggy's call order, each with whether it is a wrapper and whether a new-style one."""
+    key = tuple(map(id, hooks))
+    found = _PLANS.get(key)
+    if found is not None:
+        return found[1]
 
     def group(members: list[Hook]) -> list[Hook]:
         members = list(reversed(members))
@@ -93,7 +108,11 @@ def ordered(hooks: Sequence[Hook]) -> list[Hook]:
         last = [h for h in members if options(h).get("trylast") and h not in first]
         return [*first, *(h for h in members if h not in first and h not in last), *last]
 
-    return [*group([h for h in hooks if is_wrapper(h)]), *group([h for h in hooks if not is_wrapper(h)])]
+    order = [*group([h for h in hooks if is_wrapper(h)]), *group([h for h in hooks if not is_wrapper(h)])]
+    plan = [(hook, is_wrapper(hook), bool(options(hook).get("wrapper"))) for hook in order]
+    if len(_PLANS) < 10_000:  # bounded: a caller that builds new hook objects each time is not cached forever
+        _PLANS[key] = (tuple(hooks), plan)
+    return plan
 
 
 def owner(hook: Hook) -> str | None:
@@ -162,12 +181,12 @@ def call(name: str, hooks: Sequence[Hook], available: Mapping[str, Any], firstre
     wrappers: list[tuple[Hook, Any, bool]] = []
     answers: list[Any] = []
     error: BaseException | None = None
-    for hook in ordered(hooks):
+    for hook, wrapper, new_style in call_plan(hooks):
         try:
-            if is_wrapper(hook):
+            if wrapper:
                 generator = hook(**arguments(hook, available))
                 next(generator)
-                wrappers.append((hook, generator, bool(options(hook).get("wrapper"))))
+                wrappers.append((hook, generator, new_style))
                 continue
             answer = hook(**arguments(hook, available))
         except BaseException as exc:  # noqa: BLE001 - handed to the wrappers, raised after them
