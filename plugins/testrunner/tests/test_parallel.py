@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rt.testing import clean_environ, cli_environ, write_files
+from rt.testing import clean_environ, cli_environ, counts_from_pytest, run_pytest, summary_counts, write_files
 
 SUMMARY = re.compile(r"^ (\d+) (pass|fail|skip|todo|errors?|xfail|xpass|filtered out)$", re.MULTILINE)
 TIMING = re.compile(r" \[\d+(\.\d+)?m?s\]")
@@ -55,11 +55,12 @@ def file_blocks(stderr: str) -> dict[str, str]:
     """The console's per-file blocks (a ``name:`` line after a blank one, up to the next such line or the
     summary), timings removed, by file name."""
     text = re.split(r"\n\n(?: --seed=\d+\n)? \d+ pass\n", stderr)[0]  # the summary (its seed line first)
-    headers = list(re.finditer(r"(?:^|\n)\n([\w./-]+\.py):\n", text))
+    # the newline ending a header is left to be the next header's blank line when the file's block is empty
+    headers = list(re.finditer(r"(?:^|\n)\n([\w./-]+\.py):(?=\n)", text))
     blocks: dict[str, str] = {}
     for index, header in enumerate(headers):
         end = headers[index + 1].start() if index + 1 < len(headers) else len(text)
-        blocks[header.group(1)] = TIMING.sub("", text[header.end() : end])
+        blocks[header.group(1)] = TIMING.sub("", text[header.end() + 1 : end])
     return blocks
 
 
@@ -240,6 +241,153 @@ def test_other_reporters_see_the_same_run(tmp_path: Path, args: tuple[str, ...],
     assert parallel.stderr.count(".") == single.stderr.count(".")
     if env.get("GITHUB_ACTIONS"):
         assert sum(line.startswith("::error") for line in parallel.stderr.splitlines()) >= 3
+
+
+# a pytest suite with every kind of outcome pytest counts: reruns (pytest-rerunfailures), xfail and xpass, a
+# module that skips itself, a fixture's error, subtests (the fixture's and unittest's), doctests, and a file big
+# enough to be cut into pieces (plan.py) whose flaky tests are rerun in whichever worker runs them
+PYTEST_OUTCOMES = {
+    "pyproject.toml": """
+        [tool.pytest.ini_options]
+        addopts = "--doctest-modules"
+    """,
+    "conftest.py": """
+        import pytest
+
+        @pytest.fixture
+        def broken():
+            raise RuntimeError("fixture set-up failed")
+    """,
+    "helpers.py": '''
+        def double(n):
+            """
+            >>> double(2)
+            4
+            >>> double(3)
+            7
+            """
+            return 2 * n
+
+        def half(n):
+            """
+            >>> half(4)
+            2.0
+            """
+            return n / 2
+    ''',
+    "test_outcomes.py": """
+        import pytest
+
+        attempts = []
+
+        @pytest.mark.flaky(reruns=2)
+        def test_flaky():
+            attempts.append(1)
+            assert len(attempts) == 3
+
+        @pytest.mark.xfail(reason="known bug")
+        def test_xfail():
+            assert False
+
+        @pytest.mark.xfail(reason="fixed since")
+        def test_xpass():
+            pass
+
+        def test_error(broken):
+            pass
+
+        def test_subtests(subtests):
+            for i in range(3):
+                with subtests.test(i=i):
+                    assert i != 1
+    """,
+    "test_many.py": """
+        import pytest
+
+        failed_once = set()
+
+        @pytest.mark.flaky(reruns=1)
+        @pytest.mark.parametrize("n", range(40))
+        def test_n(n):
+            if n % 10 == 3 and n not in failed_once:
+                failed_once.add(n)
+                assert False, "first attempt fails"
+            assert n != 17
+    """,
+    "test_module_skip.py": """
+        import pytest
+
+        pytest.skip("not on this system", allow_module_level=True)
+
+        def test_never():
+            pass
+    """,
+    "test_unit.py": """
+        import unittest
+
+        class Case(unittest.TestCase):
+            def test_sub(self):
+                for i in range(3):
+                    with self.subTest(i=i):
+                        self.assertLess(i, 2)
+
+            @unittest.expectedFailure
+            def test_expected(self):
+                self.assertEqual(1, 2)
+    """,
+}
+BROKEN_IMPORT = {"test_broken.py": "import a_module_that_does_not_exist\n"}
+PYTEST_PROJECTS = {
+    "outcomes": (PYTEST_OUTCOMES, ()),
+    "collection-error": ({**PYTEST_OUTCOMES, **BROKEN_IMPORT}, ()),
+    "collection-error-continue": (
+        {**PYTEST_OUTCOMES, **BROKEN_IMPORT},
+        ("--continue-on-collection-errors",),
+    ),
+}
+
+
+def summary_lines(stderr: str) -> list[str]:
+    """The run's summary (from the ``Interrupted`` line or the first count), without its duration line."""
+    lines = stderr.rstrip("\n").split("\n\n")[-1].splitlines()
+    return [line for line in lines if not line.startswith("Ran ")]
+
+
+@pytest.mark.parametrize("start", list(STARTS))
+@pytest.mark.parametrize("project", list(PYTEST_PROJECTS))
+def test_pytest_outcomes_summary_and_exit_status_as_in_one_process(
+    tmp_path: Path, project: str, start: str
+) -> None:
+    """Every count, summary line (pytest-rerunfailures' `` N rerun``, ``Interrupted: N errors during
+    collection``), file block and the exit status are the one-process run's, which are pytest's."""
+    files, extra = PYTEST_PROJECTS[project]
+    one, many = two_copies(tmp_path, files)
+    single = rt_test(one, *extra)
+    parallel = rt_test(many, "--parallel=2", *extra, env=environ(**STARTS[start]))
+    assert parallel.returncode == single.returncode, parallel.stderr
+    assert summary_lines(parallel.stderr) == summary_lines(single.stderr), parallel.stderr
+    assert file_blocks(parallel.stderr) == file_blocks(single.stderr)
+    # what the one-process run is checked against: pytest's own counts and summary
+    reference = run_pytest(*extra, cwd=one)
+    assert summary_counts(single.stderr) == counts_from_pytest(reference.stdout), reference.stdout
+    if project == "outcomes":
+        assert summary_counts(single.stderr) == {
+            "pass": 42,
+            "fail": 5,
+            "skip": 2,
+            "error": 1,
+            "xfail": 2,
+            "xpass": 1,
+            "rerun": 7,
+        }
+        assert len(file_blocks(parallel.stderr)) == 6  # conftest.py too, collected for its doctests
+    elif project == "collection-error":
+        assert "Interrupted: 2 errors during collection" in summary_lines(single.stderr)
+        assert "Interrupted: 2 errors during collection" in reference.stdout
+        assert set(file_blocks(parallel.stderr)) == {"test_broken.py", "test_module_skip.py"}
+    else:
+        assert "Interrupted" not in parallel.stderr
+        assert summary_counts(parallel.stderr)["error"] == 3
 
 
 CRASHING = {

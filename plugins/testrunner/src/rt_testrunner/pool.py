@@ -123,6 +123,9 @@ class Pool:
         self.stopping = False
         self.filtered_out = 0
         self.collected = False  # the zygote collected the run: the workers it forks start from there
+        #: a pytest-style file failed to collect (the workers say so with each file): no test ran, and the
+        #: run ends as a one-process run does, "Interrupted: N errors during collection"
+        self.collection_stopped = False
         self.scratch = Path(tempfile.mkdtemp(prefix="rt-test-parallel-"))
         self.setup_template = wire.WorkerSetup(
             options=self.options,
@@ -154,6 +157,8 @@ class Pool:
                 if self._can_collect_once():
                     self._collect_once()
                 self._serve(started)
+                if self.collection_stopped and not self.recorder.interrupted:
+                    self.recorder.interrupt()  # after every file's errors are recorded, as in one process
             except KeyboardInterrupt:
                 self.recorder.interrupt()
                 self._stop()
@@ -372,6 +377,7 @@ class Pool:
 
     def _file_done(self, worker: _Worker, finished: FileFinished, done: wire.FileDone) -> None:
         block, worker.block = worker.block, []
+        self.collection_stopped = self.collection_stopped or done.collection_stopped
         if finished.file in self.reported:
             return  # the same preload error, from another worker
         work = worker.current
@@ -383,6 +389,7 @@ class Pool:
             self.reported.add(finished.file)
             self._replay(block, finished)
         self.filtered_out += done.filtered_out
+        self.recorder.reruns += done.reruns
         self._add_snapshots(done)
         if done.interrupted:
             self.recorder.interrupt()
@@ -424,6 +431,8 @@ class Pool:
 
     def _replay(self, block: list[tuple[Any, ...]], finished: FileFinished) -> None:
         recorder = self.recorder
+        if self.collection_stopped and finished.error is None and all(_opens_file(m) for m in block):
+            return  # a file that collected when another did not: it ran nothing, and is not shown
         for message in block:
             if message[0] == wire.ECHO:
                 if not recorder.bailed:
@@ -557,6 +566,10 @@ def _end(process: subprocess.Popen[bytes] | ForkedProcess) -> None:
         process.kill()
     except OSError:
         pass
+
+
+def _opens_file(message: tuple[Any, ...]) -> bool:
+    return message[0] == wire.EVENT and isinstance(message[1], FileStarted)
 
 
 def _echo(out_text: str, err_text: str) -> None:

@@ -216,6 +216,10 @@ class FileDone:
     snapshots: SnapshotCounts = attrs.Factory(SnapshotCounts)  # this file's snapshot counts
     obsolete: tuple[str, ...] = ()  # the obsolete snapshots' names, for the list after the summary
     interrupted: bool = False  # KeyboardInterrupt or pytest.exit() in this file: the run stops
+    reruns: int = 0  # attempts of this file's pytest-style tests run again (pytest-rerunfailures' ` N rerun`)
+    #: a pytest-style file failed to collect, so the worker ran no test (only the collection errors are
+    #: reported): the run ends as pytest's does, "Interrupted: N errors during collection"
+    collection_stopped: bool = False
 
 
 # message kinds, worker to main

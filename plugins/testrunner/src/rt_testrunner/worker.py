@@ -46,6 +46,7 @@ class _Forwarder:
         self._sent_filtered = 0
         self._sent_snapshots = SnapshotCounts()
         self._sent_obsolete = 0
+        self._sent_reruns = 0
 
     def handle(self, event: TestEvent) -> None:
         if isinstance(event, RunStarted | RunFinished):
@@ -62,8 +63,11 @@ class _Forwarder:
             snapshots=_minus(counts, self._sent_snapshots),
             obsolete=tuple(names[self._sent_obsolete :]),
             interrupted=runner.recorder.interrupted,
+            reruns=runner.recorder.reruns - self._sent_reruns,
+            collection_stopped=runner.collection_stopped,
         )
         self._sent_filtered = runner.filtered_out
+        self._sent_reruns = runner.recorder.reruns
         self._sent_snapshots = counts
         self._sent_obsolete = len(names)
         self.channel.send((wire.FILE, event, done))
