@@ -573,6 +573,71 @@ def test_workers_are_forked_from_one_zygote_or_started_fresh(tmp_path: Path, sta
         assert parents == {str(process.pid)}
 
 
+ZYGOTE_KIND = {
+    f"test_z{i}.py": """
+        import os
+        from pathlib import Path
+
+        def test_records_how_its_zygote_started():
+            cmdline = Path(f"/proc/{os.getppid()}/cmdline").read_bytes()
+            kind = "fresh" if b"rt_testrunner.zygote" in cmdline else "forked"
+            with Path(os.environ["ZYGOTE_LOG"]).open("a") as log:
+                log.write(f"{kind} {os.getpid()}\\n")
+    """
+    for i in range(4)
+}
+#: another program that calls rt's command line as a function, and goes on when it returns
+HARNESS = """
+    import os
+    from pathlib import Path
+
+    from rt.cli import main
+
+    def run():
+        code = main(["test", "--parallel=2"])
+        with Path(os.environ["ZYGOTE_LOG"]).open("a") as log:
+            log.write(f"returned {os.getpid()}\\n")
+        return code
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("caller", ["rt", "another-program"])
+def test_the_zygote_is_a_fork_of_rt_itself_but_not_of_another_program(tmp_path: Path, caller: str) -> None:
+    """``rt test --parallel`` forks its zygote from itself, first thing (rt, its kernel and the command are
+    imported already). When another program's code called rt's command line, the zygote is a fresh
+    interpreter instead: a worker forked from rt ends by unwinding its stack, which must hold rt's frames
+    only, so no worker ever returns into that program's code."""
+    project = write(tmp_path / "p", ZYGOTE_KIND)
+    harness = write(tmp_path / "harness", {"harness.py": HARNESS})
+    log = tmp_path / "zygote.txt"
+    if caller == "rt":
+        command = [sys.executable, "-m", "rt", "test", "--parallel=2"]
+    else:
+        code = f"import sys; sys.path.insert(0, {str(harness)!r}); import harness; sys.exit(harness.run())"
+        command = [sys.executable, "-c", code]
+    result = subprocess.run(
+        command,
+        cwd=project,
+        env=environ(ZYGOTE_LOG=str(log)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert counts(result.stderr) == {"pass": 4, "fail": 0}
+    rows = [line.split() for line in log.read_text().splitlines()]
+    assert {kind for kind, _ in rows if kind != "returned"} == {"forked" if caller == "rt" else "fresh"}
+    returned = [pid for kind, pid in rows if kind == "returned"]
+    workers = [pid for kind, pid in rows if kind != "returned"]
+    if caller == "rt":
+        assert returned == []
+    else:
+        assert len(returned) == 1 and returned[0] not in workers  # in the calling process only, once
+
+
 IMPORTS = {
     **{
         f"test_m{i}.py": f"""
@@ -789,7 +854,9 @@ ZYGOTE_KILLED = {
 
         def test_kills_the_zygote():
             zygote = os.getppid()
-            assert b"rt_testrunner.zygote" in Path(f"/proc/{zygote}/cmdline").read_bytes()
+            # the zygote leads a session of its own (the main process does not): it is not the main process
+            session = int(Path(f"/proc/{zygote}/stat").read_text().rsplit(")", 1)[1].split()[3])
+            assert session == zygote
             os.kill(zygote, signal.SIGKILL)
             time.sleep(600)  # the main process ends this worker when it sees its zygote gone
     """,

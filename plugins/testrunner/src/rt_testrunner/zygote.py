@@ -1,4 +1,4 @@
-"""``rt test --parallel``'s warm template: one fresh interpreter that ``fork()``\\ s every worker.
+"""``rt test --parallel``'s warm template: one process that ``fork()``\\ s every worker.
 
 A worker started as a fresh interpreter pays Python's and rt's start-up (the runner's modules, attrs classes,
 the kernel's plugins: about 0.2 s of CPU) before its first test, once per worker, which on a suite of a second
@@ -7,10 +7,17 @@ thing (while the main process still parses its command line and finds the test f
 worker needs and builds its kernel, and then forks a worker whenever the main process asks for one. A forked
 worker starts from that state at once and runs :func:`rt_testrunner.worker.serve`, as a fresh one does.
 
-Why a separate process and not a fork of the main process (:mod:`rt_testrunner.worker` gives the reasons):
-the zygote holds nothing a fork could break. It imports no test file, starts no thread and no event loop,
-and takes no lock: it only waits on its control socket and on ``SIGCHLD``. Test files are imported by each
-worker after the fork, exactly as a fresh worker imports them, so what a suite sees is the same.
+The zygote itself is a fork of the main process, made before the main process starts any thread or imports
+any test file (:func:`_fork_zygote`), so it starts with rt, the kernel and the command already imported; a
+fresh interpreter (``python -m rt_testrunner.zygote``) paid about 0.15 s of CPU for them, which was the
+critical path of a small suite's parallel run. Where that fork is not clean (a thread already runs, or rt's
+command line was called by another program's code: :func:`_forks_cleanly`), the zygote is that fresh
+interpreter, as before.
+
+Why a separate process and not the main process forking the workers itself (:mod:`rt_testrunner.worker`
+gives the reasons): the zygote holds nothing a fork could break. It imports no test file before the run's
+collection, starts no thread and no event loop, and takes no lock: it only waits on its control socket and
+on ``SIGCHLD``. The main process, meanwhile, runs threads (one reader per worker) and the reporters.
 
 The control socket (``AF_UNIX``, ``SOCK_SEQPACKET``: one packet per message) carries, from the main process,
 ``FORK`` requests with the new worker's two pipe ends attached (``SCM_RIGHTS``), and back, the new worker's
@@ -31,6 +38,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -63,10 +71,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 1:
         print("rt_testrunner.zygote: started by `rt test --parallel`, not by hand", file=sys.stderr)
         return 2
+    _no_working_directory_on_path()
+    return _live(socket.socket(fileno=int(args[0])))
+
+
+def _no_working_directory_on_path() -> None:
     # as a fresh worker does (rt_testrunner.worker.main): no working directory first on sys.path
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]
-    control = socket.socket(fileno=int(args[0]))
+
+
+def _live(control: socket.socket) -> int:
+    """The zygote's life: build what every worker needs, collect the run when asked, fork the workers. It
+    returns only in a forked worker, with that worker's exit status (the zygote itself leaves with
+    ``os._exit``, its children reaped)."""
     # as the gc module's documentation advises for a process that forks without exec: no collection while
     # it builds what it will share (no freed holes in its pages), everything it built frozen before the
     # first fork (the workers' collections never touch those objects, so their pages stay shared), and the
@@ -211,6 +229,106 @@ if __name__ == "__main__":
 # -- the main process's side -------------------------------------------------------------------------------------
 
 
+def _forks_cleanly() -> bool:
+    """The zygote may be a fork of this process, made now: it runs one thread (a fork copies no half-held
+    lock), and only ``rt``'s own command line is on the stack (the rt script or ``python -m rt``, its
+    command and this call), so the worker that later ends by unwinding it (:func:`_fork_zygote`) runs
+    nothing of a caller's (``rt.cli.main`` called by another program, a test harness, a coverage tool)."""
+    try:
+        if len(os.listdir("/proc/self/task")) != 1:
+            return False
+    except OSError:
+        if threading.active_count() != 1:
+            return False
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name not in ("__main__", "runpy") and name.partition(".")[0] not in ("rt", "rt_testrunner"):
+            return False
+        frame = frame.f_back  # type: ignore[assignment]
+    return True
+
+
+def _fork_zygote(ours: socket.socket, theirs: socket.socket) -> ForkedZygote:
+    """The zygote as a fork of this process, made first thing in ``rt test --parallel``: it starts with rt,
+    its kernel and the command already imported (a fresh interpreter pays about 0.15 s of CPU for them, on
+    the critical path of a small suite's run) and holds no test module, thread or open file of the run yet.
+
+    It is what a fresh zygote is (its own session, stdin from ``/dev/null``, no working directory first on
+    ``sys.path``), with this process's ``sys.argv`` and ``__main__``, as in a one-process run. A worker it
+    forks ends as a fresh one does, through the interpreter's teardown: it raises ``SystemExit`` with its
+    status, which unwinds rt's own command-line frames (:func:`_forks_cleanly`) to the interpreter's exit."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()  # else what the buffers hold would be written again by the child
+        except (OSError, ValueError):
+            pass
+    pid = os.fork()
+    if pid != 0:
+        return ForkedZygote(pid)
+    try:
+        ours.close()
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        _no_working_directory_on_path()
+        code = _live(theirs)
+    except BaseException:  # noqa: BLE001 - the zygote must never return into the main process's code
+        import traceback
+
+        traceback.print_exc()
+        _leave(1)
+    raise SystemExit(code)
+
+
+class ForkedZygote:
+    """The zygote forked from this process, as :class:`Zygote` uses a :class:`subprocess.Popen` for a fresh
+    one (it is this process's child: ``waitpid`` gives its status)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                self.returncode = -signal.SIGKILL  # reaped elsewhere: its status is unknown
+                return self.returncode
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if timeout is None:
+            while self.returncode is None:
+                try:
+                    _, status = os.waitpid(self.pid, 0)
+                except ChildProcessError:
+                    self.returncode = -signal.SIGKILL
+                else:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+            return self.returncode
+        deadline = time.monotonic() + timeout
+        delay = 0.0005
+        while (code := self.poll()) is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(["rt_testrunner.zygote"], timeout)
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, 0.05)
+        return code
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 class ForkedProcess:
     """A worker the zygote forked, as :class:`~rt_testrunner.pool.Pool` uses a :class:`subprocess.Popen`: its
     exit status comes from the zygote (its parent), ``kill`` signals it directly."""
@@ -244,7 +362,7 @@ class Zygote:
     """The main process's handle on its zygote: :meth:`fork` asks for a worker; a reader thread takes the
     zygote's answers (new pids, exit statuses)."""
 
-    def __init__(self, process: subprocess.Popen[bytes], control: socket.socket) -> None:
+    def __init__(self, process: subprocess.Popen[bytes] | ForkedZygote, control: socket.socket) -> None:
         self.process = process
         self.control = control
         self._lock = threading.Lock()
@@ -255,16 +373,21 @@ class Zygote:
 
     @classmethod
     def start(cls, root: Path) -> Zygote:
-        """Start the zygote (a fresh interpreter in ``root``, in its own session as fresh workers are)."""
+        """Start the zygote, in its own session as fresh workers are: a fork of this process when that is
+        safe here (:func:`_forks_cleanly`), else a fresh interpreter in ``root``."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        process: subprocess.Popen[bytes] | ForkedZygote
         try:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "rt_testrunner.zygote", str(theirs.fileno())],
-                cwd=root,
-                stdin=subprocess.DEVNULL,
-                pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-            )
+            if _forks_cleanly():
+                process = _fork_zygote(ours, theirs)
+            else:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "rt_testrunner.zygote", str(theirs.fileno())],
+                    cwd=root,
+                    stdin=subprocess.DEVNULL,
+                    pass_fds=(theirs.fileno(),),
+                    start_new_session=True,
+                )
         finally:
             theirs.close()
         return cls(process, ours)
