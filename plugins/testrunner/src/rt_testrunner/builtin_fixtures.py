@@ -110,32 +110,58 @@ class CaptureFixture:
             capture.CURRENT.reset(token)
 
 
+class _FdWriter(list[str]):
+    """A capture's ``out`` or ``err`` while ``capfd`` runs: each write goes straight to the file descriptor
+    capfd redirected, so ``print()`` and ``os.write(1, ...)`` land in one file in the order they happened,
+    as under pytest, whose capfd points ``sys.stdout`` at the descriptor's file."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def append(self, text: str) -> None:
+        os.write(self._fd, text.encode("utf-8", "replace"))
+
+
 class FdCaptureFixture(CaptureFixture):
-    """``capfd``: like capsys, plus what reaches file descriptors 1 and 2 (subprocesses, C code)."""
+    """``capfd``: what reaches file descriptors 1 and 2 (``print``, subprocesses, C code), in order."""
 
     def _start(self) -> None:
-        super()._start()
+        outer = capture.CURRENT.get()
+        if not capture.installed():
+            capture.install()
         self._files: list[list[Any]] = []
         self._saved: list[int] = []
         import tempfile
 
-        for fd in (1, 2):
-            sys.__stdout__.flush() if sys.__stdout__ else None
+        for fd, stream in ((1, sys.__stdout__), (2, sys.__stderr__)):
+            if stream is not None:
+                stream.flush()
             temporary = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 - closed in _stop, after the test
             self._saved.append(os.dup(fd))
             os.dup2(temporary.fileno(), fd)
             self._files.append([temporary, 0])
+        # logging stays the test's: capfd takes the two streams only
+        log = outer.log if outer is not None else []
+        self._capture = capture.Capture(out=_FdWriter(1), err=_FdWriter(2), log=log)
+        self._token = capture.CURRENT.set(self._capture)
 
-    def _stop(self) -> None:
+    def _restore(self) -> None:
+        for stream in (sys.__stdout__, sys.__stderr__):
+            if stream is not None:
+                stream.flush()
         for fd, saved in zip((1, 2), self._saved, strict=True):
             os.dup2(saved, fd)
+
+    def _stop(self) -> None:
+        self._restore()
+        for saved in self._saved:
             os.close(saved)
         for temporary, _ in self._files:
             temporary.close()
-        super()._stop()
+        capture.CURRENT.reset(self._token)
 
     def readouterr(self) -> CaptureResult:
-        sys_out, sys_err = super().readouterr()
         texts = []
         for entry in self._files:
             temporary, position = entry
@@ -143,7 +169,23 @@ class FdCaptureFixture(CaptureFixture):
             data = temporary.read()
             entry[1] = position + len(data)
             texts.append(data if self._binary else data.decode(errors="replace"))
-        return CaptureResult(sys_out + texts[0], sys_err + texts[1])
+        return CaptureResult(texts[0], texts[1])
+
+    @contextlib.contextmanager
+    def disabled(self) -> Iterator[None]:
+        """The terminal's descriptors and streams again for a while, as pytest's ``capfd.disabled()``."""
+        captured = [os.dup(fd) for fd in (1, 2)]
+        self._restore()
+        token = capture.CURRENT.set(None)
+        try:
+            yield
+        finally:
+            capture.CURRENT.reset(token)
+            for stream in capture.real_streams():
+                stream.flush()
+            for fd, saved in zip((1, 2), captured, strict=True):
+                os.dup2(saved, fd)
+                os.close(saved)
 
 
 class TempdirFactory:

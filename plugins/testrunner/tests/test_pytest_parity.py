@@ -1,0 +1,101 @@
+"""``rt test`` against pytest 9 on small projects, one corner of issue 15's "Must show" list each: the same
+project is run by both, and the outcome counts (and where it matters the exit status, the JUnit report or the
+failure text) must agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rt.testing import CliResult, counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
+
+
+def rt_test(cwd: Path, *args: str) -> CliResult:
+    return run_cli("test", *args, cwd=cwd)
+
+
+def same_counts(cwd: Path, *args: str) -> tuple[CliResult, CliResult]:
+    """Run pytest and rt test with ``args`` on the project in ``cwd``; their counts must be equal."""
+    pytest_run = run_pytest(*args, cwd=cwd)
+    rt_run = rt_test(cwd, *args)
+    expected = counts_from_pytest(pytest_run.stdout)
+    assert expected, pytest_run.output
+    assert summary_counts(rt_run.stderr) == expected, rt_run.output
+    return pytest_run, rt_run
+
+
+def test_capfd_reads_print_and_descriptor_writes_in_the_order_they_happened(tmp_path: Path) -> None:
+    """pytest's capfd points sys.stdout at the redirected descriptor: ``print`` and ``os.write(1, ...)``
+    (and a subprocess) come back from ``readouterr()`` as one text, in order; ``disabled()`` shows both."""
+    write_files(
+        tmp_path,
+        {
+            "test_fd.py": """
+            import logging, os, subprocess, sys
+
+            def test_order(capfd):
+                print("a"); os.write(1, b"b\\n"); print("c", file=sys.stderr); os.write(2, b"d\\n"); print("e")
+                out, err = capfd.readouterr()
+                assert out == "a\\nb\\ne\\n"
+                assert err == "c\\nd\\n"
+                subprocess.run([sys.executable, "-c", "print('sub')"], check=True)
+                assert capfd.readouterr().out == "sub\\n"
+
+            def test_binary(capfdbinary):
+                print("x"); os.write(1, b"\\xff\\n")
+                assert capfdbinary.readouterr().out == b"x\\n\\xff\\n"
+
+            def test_disabled(capfd):
+                with capfd.disabled():
+                    print("shown on the terminal")
+                print("hidden")
+                assert capfd.readouterr().out == "hidden\\n"
+
+            def test_logging_is_not_the_streams(capfd, caplog):
+                logging.getLogger("q").warning("lw")
+                assert capfd.readouterr() == ("", "")
+                assert caplog.messages == ["lw"]
+            """
+        },
+    )
+    _, rt_run = same_counts(tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 4}
+    no_capture = rt_test(tmp_path, "-s")
+    assert summary_counts(no_capture.stderr) == {"pass": 4}, no_capture.output
+    assert "shown on the terminal" in no_capture.stdout
+
+
+def test_warning_filters_and_ini_overrides_on_the_command_line(tmp_path: Path) -> None:
+    """``-W`` adds a filter after the configuration's ``filterwarnings`` (so it wins over them, and a
+    ``filterwarnings`` mark wins over it), and ``-o name=value`` overrides a configuration value, as pytest's."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": """
+            [tool.pytest.ini_options]
+            filterwarnings = ["error::DeprecationWarning"]
+            """,
+            "test_w.py": """
+            import warnings, pytest
+
+            def test_deprecated():
+                warnings.warn("old", DeprecationWarning)
+
+            def test_user():
+                warnings.warn("mine", UserWarning)
+
+            @pytest.mark.filterwarnings("ignore:mine")
+            def test_user_ignored_by_mark():
+                warnings.warn("mine", UserWarning)
+
+            @pytest.mark.xfail
+            def test_passes():
+                pass
+            """,
+        },
+    )
+    same_counts(tmp_path)
+    _, rt_run = same_counts(tmp_path, "-W", "ignore::DeprecationWarning", "-W", "error::UserWarning")
+    assert summary_counts(rt_run.stderr) == {"pass": 2, "fail": 1, "xpass": 1}
+    _, rt_run = same_counts(tmp_path, "-o", "xfail_strict=true", "--pythonwarnings=ignore::DeprecationWarning")
+    assert summary_counts(rt_run.stderr) == {"pass": 3, "fail": 1}
