@@ -97,5 +97,82 @@ def test_warning_filters_and_ini_overrides_on_the_command_line(tmp_path: Path) -
     same_counts(tmp_path)
     _, rt_run = same_counts(tmp_path, "-W", "ignore::DeprecationWarning", "-W", "error::UserWarning")
     assert summary_counts(rt_run.stderr) == {"pass": 2, "fail": 1, "xpass": 1}
-    _, rt_run = same_counts(tmp_path, "-o", "xfail_strict=true", "--pythonwarnings=ignore::DeprecationWarning")
+    _, rt_run = same_counts(
+        tmp_path, "-o", "xfail_strict=true", "--pythonwarnings=ignore::DeprecationWarning"
+    )
     assert summary_counts(rt_run.stderr) == {"pass": 3, "fail": 1}
+
+
+def test_comparisons_inside_and_or_are_explained_as_pytest_explains_them(tmp_path: Path) -> None:
+    """pytest explains each failed comparison of an ``and``/``or`` (the operands' values and the diff), not
+    only that the operand was False; operands are evaluated once and released after the assert."""
+    write_files(
+        tmp_path,
+        {
+            "test_bool.py": """
+            import gc, weakref
+
+            class C:
+                pass
+
+            def test_and():
+                out, err = "a", "b"
+                assert err == "b" and out == "a\\nb"
+
+            def test_or():
+                items = [1, 2, 3]
+                assert items == [1, 2, 4] or len(items) > 5
+
+            def test_evaluated_once_and_released():
+                calls = []
+                def f():
+                    calls.append(1)
+                    return C()
+                c = f()
+                ref = weakref.ref(c)
+                assert ref() is c and len(calls) == 1
+                del c
+                gc.collect()
+                assert ref() is None
+            """
+        },
+    )
+    _, rt_run = same_counts(tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 1, "fail": 2}
+    and_failure = rt_run.stderr.split("(fail) test_and")[0]
+    assert " +   and out = 'a'" in and_failure
+    assert "+ a\n- a\n- b" in and_failure
+    or_failure = rt_run.stderr.split("(fail) test_or")[0].split("(fail) test_and")[1]
+    assert "At index 2 diff: 3 != 4" in or_failure
+    assert " + where items = [1, 2, 3]" in or_failure
+
+
+def test_approx_and_bytes_comparisons_are_explained_as_pytest_explains_them(tmp_path: Path) -> None:
+    """``x == pytest.approx(y)`` shows approx's own explanation (mismatched elements, the differences); a
+    byte string's first difference is shown as bytes."""
+    write_files(
+        tmp_path,
+        {
+            "test_approx.py": """
+            import pytest
+
+            def test_scalar():
+                assert 0.1 + 0.2 == pytest.approx(0.35)
+
+            def test_list():
+                assert [1.0, 2.0, 3.0] == pytest.approx([1.0, 2.5, 3.0])
+
+            def test_bytes():
+                assert b"abc" == b"abd"
+            """
+        },
+    )
+    pytest_run, rt_run = same_counts(tmp_path)
+    for line in (
+        "comparison failed. Mismatched elements: 1 / 3:",
+        "Max absolute difference: 0.5",
+        "Expected: 0.35 ± 3.5e-07",
+        "At index 2 diff: b'c' != b'd'",
+    ):
+        assert line in pytest_run.stdout
+        assert line in rt_run.stderr, rt_run.stderr

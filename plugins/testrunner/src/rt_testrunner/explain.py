@@ -75,7 +75,13 @@ def _sequence(left: Sequence[Any], right: Sequence[Any]) -> list[str]:
     explanation: list[str] = []
     for index in range(min(len(left), len(right))):
         if left[index] != right[index]:
-            explanation.append(f"At index {index} diff: {_repr(left[index])} != {_repr(right[index])}")
+            if isinstance(left, bytes) and isinstance(right, bytes):
+                # a byte as bytes, as pytest shows it (b'c' != b'd', not 99 != 100)
+                explanation.append(
+                    f"At index {index} diff: {left[index : index + 1]!r} != {right[index : index + 1]!r}"
+                )
+            else:
+                explanation.append(f"At index {index} diff: {_repr(left[index])} != {_repr(right[index])}")
             break
     extra = len(left) - len(right)
     if extra > 0:
@@ -154,10 +160,24 @@ def _record(left: Any, right: Any) -> list[str]:
     return explanation
 
 
+def _approx(left: Any, right: Any) -> list[str] | None:
+    """``x == pytest.approx(y)``: the approx object's own explanation (the mismatched elements, with the
+    differences), as pytest's ``pytest_assertrepr_compare`` asks it for. Found by its class's module, so
+    pytest is never imported here."""
+    for expected, obtained in ((right, left), (left, right)):
+        kind = type(expected)
+        if kind.__module__.startswith("_pytest.") and hasattr(kind, "_repr_compare"):
+            return [str(line) for line in expected._repr_compare(obtained)]
+    return None
+
+
 def compare(op: str | None, left: Any, right: Any) -> list[str]:
     """Lines explaining why ``left <op> right`` is false; empty when there is nothing to add."""
     try:
         if op == "==":
+            approx = _approx(left, right)
+            if approx is not None:
+                return approx
             if isinstance(left, str) and isinstance(right, str):
                 return _text(left, right)
             if isinstance(left, bytes) and isinstance(right, bytes):

@@ -57,23 +57,39 @@ def _is_literal(source: str) -> bool:
 
 
 def assert_failed(
-    source: str, labels: tuple[str, ...], values: tuple[Any, ...], op: str | None, message: Any = None
+    source: str,
+    labels: tuple[str, ...],
+    values: tuple[Any, ...],
+    op: str | None,
+    message: Any = None,
+    parts: tuple[tuple[str | None, Any, Any, Any], ...] = (),
 ) -> AssertionError:
-    """Build the AssertionError raised by a rewritten ``assert`` (called only on failure)."""
+    """Build the AssertionError raised by a rewritten ``assert`` (called only on failure). ``parts`` are the
+    comparisons inside an ``and``/``or`` (operator, left, right, result): each that ran and failed is
+    explained as a comparison of its own, as pytest explains them."""
     lines = [f"assert {source}"]
-    shown = [
-        (label, value)
-        for label, value in zip(labels, values, strict=True)
-        if value is not UNSET and not _is_literal(label)
-    ]
+    shown: list[tuple[str, Any]] = []
+    seen: set[tuple[str, int]] = set()
+    for label, value in zip(labels, values, strict=True):
+        if value is UNSET or not label or _is_literal(label) or (label, id(value)) in seen:
+            continue
+        seen.add((label, id(value)))
+        shown.append((label, value))
     for index, (label, value) in enumerate(shown):
         lead = " + where" if index == 0 else " +   and"
         text = repr(value)
         if len(text) > 240:
             text = text[:237] + "..."
         lines.append(f"{lead} {label} = {text}" if label != text else f"{lead} {text}")
-    if len(values) == 2 and not any(v is UNSET for v in values):
+    if len(values) == 2 and not any(v is UNSET for v in values) and not parts:
         explanation = compare(op, *values)
+        if explanation:
+            lines.append("")
+            lines.extend(explanation)
+    for part_op, left, right, result in parts:
+        if result is UNSET or result or left is UNSET or right is UNSET:
+            continue  # not reached (short-circuited), or it held: another operand failed
+        explanation = compare(part_op, left, right)
         if explanation:
             lines.append("")
             lines.extend(explanation)
@@ -151,6 +167,7 @@ class _AssertRewriter(ast.NodeTransformer):
         labels: list[str] = []
         names: list[str] = []
         hidden: list[str] = []
+        parts: list[tuple[str | None, str, str, str]] = []
         op: str | None = None
         if isinstance(test, ast.Compare):
             # one comparison: constants are kept too, for the explanation of the two sides
@@ -166,7 +183,24 @@ class _AssertRewriter(ast.NodeTransformer):
             if len(test.ops) == 1:
                 op = _OPS.get(type(test.ops[0]))
         elif isinstance(test, ast.BoolOp):
-            new_test = ast.BoolOp(op=test.op, values=[self._temp(v, labels, names) for v in test.values])
+            new_values: list[ast.expr] = []
+            for value in test.values:
+                if isinstance(value, ast.Compare) and len(value.ops) == 1:
+                    # ``a == b and c == d``: each comparison's operands are kept (and shown), and the one
+                    # that failed is explained as a comparison alone would be
+                    left = self._temp(self._keep_alive(value.left, hidden), labels, names, True)
+                    right = self._temp(self._keep_alive(value.comparators[0], hidden), labels, names, True)
+                    result = f"@rt_{self.counter}"
+                    self.counter += 1
+                    # the comparison's result: not shown (no label), only read to explain the failed one
+                    parts.append((_OPS.get(type(value.ops[0])), names[-2], names[-1], result))
+                    names.append(result)
+                    labels.append("")
+                    compared = ast.Compare(left=left, ops=value.ops, comparators=[right])
+                    new_values.append(ast.NamedExpr(target=ast.Name(result, ast.Store()), value=compared))
+                else:
+                    new_values.append(self._temp(value, labels, names))
+            new_test = ast.BoolOp(op=test.op, values=new_values)
         elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             new_test = ast.UnaryOp(op=test.op, operand=self._temp(test.operand, labels, names))
         elif isinstance(test, ast.Call):
@@ -189,6 +223,16 @@ class _AssertRewriter(ast.NodeTransformer):
                     ast.Tuple([ast.Name(name, ast.Load()) for name in names], ast.Load()),
                     ast.Constant(op),
                     node.msg if node.msg is not None else ast.Constant(None),
+                    ast.Tuple(
+                        [
+                            ast.Tuple(
+                                [ast.Constant(part_op), *(ast.Name(n, ast.Load()) for n in part_names)],
+                                ast.Load(),
+                            )
+                            for part_op, *part_names in parts
+                        ],
+                        ast.Load(),
+                    ),
                 ],
                 keywords=[],
             ),
@@ -217,7 +261,7 @@ class _AssertRewriter(ast.NodeTransformer):
         return statements
 
 
-REWRITE_VERSION = 5
+REWRITE_VERSION = 6
 _CACHE_TAG = f"{sys.implementation.cache_tag}-rt-test-{REWRITE_VERSION}"
 
 
