@@ -5,6 +5,8 @@ failure text) must agree.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 from rt.testing import CliResult, counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
@@ -176,3 +178,64 @@ def test_approx_and_bytes_comparisons_are_explained_as_pytest_explains_them(tmp_
     ):
         assert line in pytest_run.stdout
         assert line in rt_run.stderr, rt_run.stderr
+
+
+def _junit_cases(path: Path) -> tuple[dict[str, str | None], Counter[tuple[str | None, str]]]:
+    """A JUnit report's totals (of its first ``<testsuite>`` for pytest's, of ``<testsuites>`` for rt's)
+    and each ``<testcase>`` as (name, what it holds)."""
+    root = ET.parse(path).getroot()
+    totals = root if root.get("tests") is not None else root[0]
+    cases: Counter[tuple[str | None, str]] = Counter()
+    for case in root.iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+        cases[case.get("name"), ",".join(kinds) or "pass"] += 1
+    return {k: totals.get(k) for k in ("tests", "failures", "errors", "skipped")}, cases
+
+
+def test_junit_report_has_pytest_junitxml_outcomes_and_totals(tmp_path: Path) -> None:
+    """Each test's outcome is the element pytest's junitxml writes, and the totals are its: a failed
+    teardown is the test's ``<error>`` in place of its pass, or a second ``<testcase>`` next to its failure."""
+    write_files(
+        tmp_path,
+        {
+            "test_outcomes.py": """
+            import pytest
+
+            @pytest.fixture
+            def broken_teardown():
+                yield
+                raise RuntimeError("teardown")
+
+            @pytest.fixture
+            def broken_setup():
+                raise RuntimeError("setup")
+
+            def test_pass(): pass
+            def test_fail(): assert 0
+            def test_pass_then_teardown_error(broken_teardown): pass
+            def test_fail_then_teardown_error(broken_teardown): assert 0
+            def test_setup_error(broken_setup): pass
+            def test_skip(): pytest.skip("no")
+            @pytest.mark.xfail
+            def test_xfail(): assert 0
+            @pytest.mark.xfail
+            def test_xpass(): pass
+            @pytest.mark.xfail(strict=True)
+            def test_strict_xpass(): pass
+
+            class TestTeardown:
+                def teardown_method(self, method):
+                    raise ValueError("teardown_method")
+                def test_in_class(self): pass
+            """
+        },
+    )
+    pytest_run = run_pytest("--junitxml=pytest.xml", cwd=tmp_path)
+    rt_run = rt_test(tmp_path, "--reporter=junit", "--reporter-outfile=rt.xml")
+    counts = {"pass": 3, "fail": 3, "skip": 1, "xfail": 1, "xpass": 1, "error": 4}
+    assert counts_from_pytest(pytest_run.stdout) == counts, pytest_run.stdout
+    assert summary_counts(rt_run.stderr) == counts, rt_run.output
+    expected_totals, expected_cases = _junit_cases(tmp_path / "pytest.xml")
+    totals, cases = _junit_cases(tmp_path / "rt.xml")
+    assert cases == expected_cases
+    assert totals == expected_totals

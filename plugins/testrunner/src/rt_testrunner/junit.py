@@ -19,7 +19,15 @@ from pathlib import Path
 
 import attrs
 
-from rt.events import FileFinished, FileStarted, RunFinished, TestEvent, TestFailure, TestFinished
+from rt.events import (
+    FileFinished,
+    FileStarted,
+    RunFinished,
+    TestEvent,
+    TestFailure,
+    TestFinished,
+    TestStatus,
+)
 from rt.interfaces import ReporterOptions
 from rt_testrunner.reporters import ReportWriteError
 
@@ -27,6 +35,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: characters XML 1.0 cannot carry at all, even escaped (test output may contain any of them)
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _SKIPPED = ("skip", "todo", "xfail")
+#: the name rt gives a pytest test's failed teardown, reported next to the test's own result
+_TEARDOWN = " [teardown]"
 
 
 def _clean(value: object) -> str:
@@ -98,6 +108,22 @@ class _Suite:
         return sorted(entries, key=line)
 
 
+def _add_case(cases: list[TestFinished], event: TestFinished) -> None:
+    """Add ``event`` to its suite's cases. A failed teardown goes where pytest's junitxml puts it: under the
+    test's own name, in place of the test's pass (one ``<testcase>`` with ``<error>``), or next to its
+    failure (two ``<testcase>`` of that name), so the report's ``tests`` count is pytest's."""
+    if event.status is TestStatus.ERROR and event.path[-1].endswith(_TEARDOWN):
+        event = attrs.evolve(event, path=(*event.path[:-1], event.path[-1].removesuffix(_TEARDOWN)))
+        for index in range(len(cases) - 1, -1, -1):
+            case = cases[index]
+            if case.path == event.path and case.run == event.run:
+                if case.status is TestStatus.PASS:
+                    cases[index] = attrs.evolve(event, duration=case.duration, output=case.output)
+                    return
+                break
+    cases.append(event)
+
+
 def _status(case: TestFinished) -> str:
     return str(case.status.value)
 
@@ -118,7 +144,7 @@ class JUnitReporter:
             lines = event.suite_lines or (0,) * (len(event.path) - 1)
             for describe, line in zip(event.path[:-1], lines, strict=False):
                 suite = suite.children.setdefault(describe, _Suite(describe, event.file, declared=line))
-            suite.cases.append(event)
+            _add_case(suite.cases, event)
         elif isinstance(event, FileFinished):
             suite = self.files.setdefault(event.file, _Suite(event.file, event.file))
             suite.duration = event.duration
