@@ -239,3 +239,77 @@ def test_junit_report_has_pytest_junitxml_outcomes_and_totals(tmp_path: Path) ->
     totals, cases = _junit_cases(tmp_path / "rt.xml")
     assert cases == expected_cases
     assert totals == expected_totals
+
+
+def test_imperative_outcomes_outside_tests_count_as_pytest_counts_them(tmp_path: Path) -> None:
+    """pytest.skip() at import needs allow_module_level=True (else pytest's collection error, with its
+    words), unittest.SkipTest and importorskip skip the module, pytest.fail/xfail at import are errors; in
+    setup_module, setup_class and fixtures of wider scopes they apply to every test they set up."""
+    write_files(
+        tmp_path,
+        {
+            "test_skip_not_allowed.py": """
+            import pytest
+            pytest.skip("no allow_module_level")
+            def test_x(): pass
+            """,
+            "test_skip_allowed.py": """
+            import pytest
+            pytest.skip("allowed", allow_module_level=True)
+            def test_x(): pass
+            """,
+            "test_unittest_skip.py": """
+            import unittest
+            raise unittest.SkipTest("unittest's")
+            """,
+            "test_importorskip.py": """
+            import pytest
+            pytest.importorskip("no_such_module_anywhere")
+            """,
+            "test_fail_at_import.py": """
+            import pytest
+            pytest.fail("at import")
+            """,
+            "test_setups.py": """
+            import sys, pytest
+
+            def setup_module(module):
+                pass
+
+            class TestSetupClassError:
+                @classmethod
+                def setup_class(cls):
+                    raise ValueError("setup_class")
+                def test_1(self): pass
+                def test_2(self): pass
+
+            class TestSetupClassXfail:
+                @classmethod
+                def setup_class(cls):
+                    pytest.xfail("not yet")
+                def test_1(self): pass
+
+            @pytest.fixture(scope="module")
+            def exits():
+                sys.exit(4)
+
+            def test_exit_1(exits): pass
+            def test_exit_2(exits): pass
+
+            @pytest.fixture(scope="class")
+            def skips():
+                pytest.skip("class fixture")
+
+            @pytest.mark.usefixtures("skips")
+            class TestSkippedByFixture:
+                def test_1(self): pass
+                def test_2(self): pass
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts(tmp_path, "--continue-on-collection-errors")
+    assert summary_counts(rt_run.stderr) == {"skip": 5, "xfail": 1, "error": 6}
+    assert "allow_module_level=True" in rt_run.stderr
+    pytest_run = run_pytest(cwd=tmp_path)
+    rt_run = rt_test(tmp_path)
+    assert summary_counts(rt_run.stderr) == counts_from_pytest(pytest_run.stdout) == {"skip": 3, "error": 2}

@@ -40,6 +40,14 @@ def _names(exc: BaseException) -> list[tuple[str, str]]:
     return [(cls.__module__, cls.__name__) for cls in type(exc).__mro__]
 
 
+#: pytest's words for a module that calls ``pytest.skip()`` at import without ``allow_module_level=True``
+MODULE_LEVEL_SKIP = (
+    "Using pytest.skip outside of a test will skip the entire module. If that's your intention, pass "
+    "`allow_module_level=True`. If you want to skip a specific test or an entire class, use the "
+    "@pytest.mark.skip or @pytest.mark.skipif decorators."
+)
+
+
 def classify(exc: BaseException) -> Kind:
     if isinstance(exc, SkipTest):
         return Kind.SKIP

@@ -392,6 +392,10 @@ class Runner:
                     raise
                 kind = outcomes.classify(exc)
                 doctests_too = self._doctest_collector_too(test_file)
+                if kind is outcomes.Kind.SKIP and getattr(exc, "allow_module_level", True) is False:
+                    # pytest.skip() at import without allow_module_level=True: pytest's collection error
+                    exc = RuntimeError(outcomes.MODULE_LEVEL_SKIP)
+                    kind = outcomes.Kind.OTHER
                 if kind is outcomes.Kind.SKIP:  # pytest.skip(allow_module_level=True), importorskip
                     # pytest counts a skipped module as one skipped test (and its doctests' collector as one)
                     skipped = TestFinished(
