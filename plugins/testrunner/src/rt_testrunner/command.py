@@ -270,7 +270,7 @@ def _parallel(args: argparse.Namespace) -> tuple[int | None, int, tuple[str, ...
 
 def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invocation:
     """Validate flags and merge them over ``[test]`` config (flags win). Raises :class:`UsageError`."""
-    from rt_testrunner.runner import RunOptions
+    from rt_testrunner.options import RunOptions
 
     timeout = _timeout(args.timeout) if args.timeout is not None else config.get("test.timeout", 5000)
     if not isinstance(timeout, int) or timeout <= 0:

@@ -6,7 +6,7 @@ each where fork is unavailable), and gives each idle worker the next file over i
 pipe, the slowest first when ``--timings`` knows the durations. Workers send back every event
 (:mod:`rt_testrunner.wire`); the main process keeps a file's events until the file is done and then replays
 them, in one block, to the same reporters, counts and ``--bail`` check a one-process run uses
-(:class:`~rt_testrunner.report.Recorder`). So every reporter (console, dots, JUnit, GitHub, agent, a plugin's)
+(:class:`~rt_testrunner.tally.Tally`). So every reporter (console, dots, JUnit, GitHub, agent, a plugin's)
 sees whole files, one after the other, in the order they finish, as the reference runtime prints them.
 
 The run is collected once, by the zygote before it forks the workers (:meth:`Pool._collect_once`), where
@@ -50,7 +50,7 @@ from rt_testrunner import timings as timing_files
 from rt_testrunner import wire
 from rt_testrunner.discovery import TestFile
 from rt_testrunner.plan import Work, plan
-from rt_testrunner.report import Recorder
+from rt_testrunner.tally import Tally
 from rt_testrunner.zygote import ForkedProcess, Zygote
 
 _GONE = "gone"  # (GONE, return code): the worker process has exited (posted by its waiter thread)
@@ -106,7 +106,7 @@ class Pool:
         self.files = list(files)
         self.snapshots = snapshot_session
         self.coverage = coverage
-        self.recorder = Recorder(reporters, self.options.root, self.options.bail)
+        self.recorder = Tally(reporters, self.options.root, self.options.bail)
         self.options_parallel: int = invocation.parallel
         self.size = max(1, min(invocation.parallel, len(self.files)))
         self.delay_s = invocation.parallel_delay_ms / 1000

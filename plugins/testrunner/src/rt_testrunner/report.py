@@ -7,17 +7,16 @@ JUnit and GitHub annotations in this plugin; any other reporter from a plugin).
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
 
-from rt.events import Location, RunFinished, SnapshotCounts, TestEvent, TestFailure, TestFinished, TestStatus
-from rt.interfaces import Reporter
+from rt.events import Location, TestFailure, TestFinished, TestStatus
 from rt_testrunner import outcomes
 from rt_testrunner.execute import Outcome
 from rt_testrunner.failures import plain_failure, render_exception
 from rt_testrunner.model import Suite, TestCase
+from rt_testrunner.tally import Tally
 
 FAILING_PASSED = (
     "this test is marked as failing but it passed. Remove `.failing` if tested behavior now works"
@@ -25,65 +24,8 @@ FAILING_PASSED = (
 TODO_PASSED = "this test is marked as todo but passes. Remove `.todo` or check that test is correct."
 
 
-class Recorder:
-    """Sends events to the reporters and keeps the counts the summary and the exit code are made of."""
-
-    def __init__(self, reporters: Sequence[Reporter], root: Path, bail: int | None) -> None:
-        self.reporters = list(reporters)
-        self.root = root
-        self.bail = bail
-        self.counts = {status: 0 for status in TestStatus}
-        self.expect_calls = 0
-        #: attempts of pytest-style tests run again after a failure (pytest-rerunfailures' ``N rerun``; the
-        #: runner counts them: the spec's tests print no such count)
-        self.reruns = 0
-        self.bailed = False
-        self.interrupted = False
-
-    def interrupt(self) -> None:
-        """A test raised KeyboardInterrupt: it failed, and no further test starts (the summary and the
-        reports are still written, as pytest does on Ctrl-C)."""
-        self.interrupted = True
-        self.bailed = True
-
-    def emit(self, event: TestEvent) -> None:
-        for reporter in self.reporters:
-            reporter.handle(event)
-
-    def run_finished(
-        self, *, files: int, duration: float, seed: int | None, filtered_out: int, snapshots: SnapshotCounts
-    ) -> RunFinished:
-        """The run's summary from what was recorded: one place for a one-process run and ``--parallel``."""
-        counts = self.counts
-        return RunFinished(
-            passed=counts[TestStatus.PASS],
-            failed=counts[TestStatus.FAIL],
-            skipped=counts[TestStatus.SKIP],
-            todo=counts[TestStatus.TODO],
-            expect_calls=self.expect_calls,
-            files=files,
-            duration=duration,
-            seed=seed,
-            filtered_out=filtered_out,
-            bailed=self.bailed and not self.interrupted,
-            xfailed=counts[TestStatus.XFAIL],
-            xpassed=counts[TestStatus.XPASS],
-            errors=counts[TestStatus.ERROR],
-            interrupted=self.interrupted,
-            snapshots=snapshots,
-            reruns=self.reruns,
-        )
-
-    def record(self, event: TestFinished) -> None:
-        self.counts[event.status] += 1
-        self.expect_calls += event.expect_calls
-        self.emit(event)
-        if (
-            event.status in (TestStatus.FAIL, TestStatus.ERROR)
-            and self.bail is not None
-            and self.counts[TestStatus.FAIL] + self.counts[TestStatus.ERROR] >= self.bail
-        ):
-            self.bailed = True
+class Recorder(Tally):
+    """The tally of a run that executes tests: it also judges each attempt (status, failure, reason)."""
 
     def location(self, location: Location | None) -> Location | None:
         return display_location(location, self.root)

@@ -11,7 +11,6 @@ the trees and ties the four together. ``rt test --parallel`` runs this same runn
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,37 +33,11 @@ from rt_testrunner.discovery import SUFFIXES, TestFile, python_file_matches
 from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome
 from rt_testrunner.failures import render_exception
 from rt_testrunner.model import Suite, TestCase
-from rt_testrunner.pyconfig import PytestConfig
+from rt_testrunner.options import RunOptions
 from rt_testrunner.pyruntest import NO_TIMEOUT_MS, finish_session
 from rt_testrunner.pysession import PytestSession
 from rt_testrunner.report import Recorder
 from rt_testrunner.schedule import Schedule, split_group
-
-
-# eq=False: never compared, so no __eq__/__hash__ to compile (0.7 M instructions less at import)
-@attrs.frozen(eq=False)
-class RunOptions:
-    """Everything the runner needs, already validated (see :mod:`rt_testrunner.command`)."""
-
-    root: Path
-    timeout_ms: int = 5000
-    #: --timeout was given: it applies to pytest-style tests too (pytest has no time-out by default, so without
-    #: the flag rt gives them none either, unless a ``timeout`` mark asks for one)
-    explicit_timeout: bool = False
-    rerun_each: int = 1
-    retry: int = 0
-    concurrent: bool = False
-    max_concurrency: int = 20  # 0: unlimited
-    seed: int | None = None  # set when the order is randomized
-    bail: int | None = None
-    todo: bool = False
-    name_pattern: re.Pattern[str] | None = None
-    only: bool = False
-    preload: tuple[str, ...] = ()
-    keyword: str | None = None  # -k expression
-    markexpr: str | None = None  # -m expression
-    capture: bool = True  # -s / --no-capture turns it off
-    pyconfig: PytestConfig | None = None  # the project's pytest configuration (read from root when None)
 
 
 @attrs.frozen
