@@ -420,8 +420,10 @@ NOT_AT_START_UP = (
 #: instructions to create); raise it only with a reason (docs/benchmarks.md, start-up). 61 on 2026-11-24;
 #: 66 once pyitems.py was split by concern into pymarks, pynodes, pysession, pycollect_module, pyskipping,
 #: pywarnings and pyruntest (the same code: importing the runner costs the same 784 M instructions,
-#: callgrind, `import rt_testrunner.runner`, before and after).
-MAX_OWN_MODULES_AT_START_UP = 66
+#: callgrind, `import rt_testrunner.runner`, before and after); 68 with rt_testrunner.options (RunOptions) and
+#: rt_testrunner.tally (the counts), moved out of runner.py and report.py so that `rt test --parallel`'s main
+#: process, which runs no test, does not import the runner (the same classes; two module loads more here).
+MAX_OWN_MODULES_AT_START_UP = 68
 
 
 def test_a_plain_run_imports_only_what_it_needs(tmp_path: Path) -> None:
