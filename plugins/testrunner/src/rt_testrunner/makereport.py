@@ -80,7 +80,8 @@ def _default_report(
 ) -> Any:
     import pytest
 
-    keywords: dict[str, Literal[1]] = dict.fromkeys(node.keywords, 1)
+    own = getattr(node, "report_keywords", None)  # rt's node; a conftest.py's own item is pytest's
+    keywords: dict[str, Literal[1]] = own() if own is not None else dict.fromkeys(node.keywords, 1)
     outcome: Outcome
     extra: dict[str, Any] = {}
     longrepr: Any = None

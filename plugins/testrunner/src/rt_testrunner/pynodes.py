@@ -227,6 +227,9 @@ class Node(_OfItem):
             )
         self._keywords = NodeKeywords(item)
         self._parent: Any = None
+        self._location: tuple[str, int | None, str] | None = None
+        #: the keywords of the last report, with the marks and added keywords they were made from
+        self._reported: tuple[tuple[int, int], dict[str, Any]] | None = None
 
     @property
     def keywords(self) -> NodeKeywords:
@@ -311,14 +314,25 @@ class Node(_OfItem):
 
     @property
     def location(self) -> tuple[str, int | None, str]:
-        """pytest's ``item.location``: relative path, 0-based line, dotted name inside the module."""
-        found = location_of(self._item.function)
-        line = found.line - 1 if found is not None else None
-        return (
-            self._item.session.relative(self._item.file),
-            line,
-            self.nodeid.split("::", 1)[1].replace("::", "."),
-        )
+        """pytest's ``item.location``: relative path, 0-based line, dotted name inside the module (each phase's
+        report carries it: worked out once)."""
+        if self._location is None:
+            found = location_of(self._item.function)
+            line = found.line - 1 if found is not None else None
+            self._location = (
+                self._item.session.relative(self._item.file),
+                line,
+                self.nodeid.split("::", 1)[1].replace("::", "."),
+            )
+        return self._location
+
+    def report_keywords(self) -> dict[str, Any]:
+        """``TestReport.keywords`` (each name 1), made again for a phase only when a mark or a keyword was
+        added since the last one: every phase of every test has a report when a plugin reads them."""
+        state = (len(self.own_markers), len(self._keywords.added))
+        if self._reported is None or self._reported[0] != state:
+            self._reported = (state, dict.fromkeys(self._keywords, 1))
+        return dict(self._reported[1])
 
     def listchain(self) -> list[Any]:
         return [*self.parent.listchain(), self]

@@ -90,10 +90,7 @@ async def run_item(item: PyItem) -> None:
         item.instance = None
         if item.cls is not None:
             item.instance = item.cls(item.originalname) if item.is_unittest else item.cls()
-        report_hooks = [hook for base, hook in item.session.report_hooks if item.file.startswith(base)]
-        log_hooks = [hook for base, hook in item.session.logreport_hooks if item.file.startswith(base)]
-        if log_hooks and not report_hooks:
-            report_hooks = [_no_report]  # the default report is made for the logreport hooks
+        report_hooks = _report_readers(item)
         started = clock.time()
         teardown_error: BaseException | None = None
         try:
@@ -189,20 +186,25 @@ def _make_report(
     when: Literal["setup", "call", "teardown"],
     error: BaseException | None,
     started: float,
-    hooks: list[Callable[..., Any]],
+    hooks: tuple[list[Callable[..., Any]], list[Callable[..., Any]]],
     xfail: tuple[str, Any, bool] | None = None,
 ) -> None:
     from rt_testrunner.makereport import report_phase
 
-    hooks = [hook for hook in hooks if hook is not _no_report]
-    report = report_phase(item.node, item.node.location, when, error, started, hooks, xfail)
-    log_hooks = [hook for base, hook in item.session.logreport_hooks if item.file.startswith(base)]
-    if log_hooks:
-        pyplugins.call("pytest_runtest_logreport", log_hooks, {"report": report})
+    makereport, logreport = hooks
+    report = report_phase(item.node, item.node.location, when, error, started, makereport, xfail)
+    if logreport:
+        pyplugins.call("pytest_runtest_logreport", logreport, {"report": report})
 
 
-def _no_report(item: Any, call: Any) -> None:
-    """Stands for "no makereport hook" where only ``pytest_runtest_logreport`` hooks want the reports."""
+def _report_readers(item: PyItem) -> tuple[list[Callable[..., Any]], list[Callable[..., Any]]] | None:
+    """The ``pytest_runtest_makereport`` and ``pytest_runtest_logreport`` hooks of the plugins and conftest.py
+    files above ``item``, once per test; None when there are none: pytest's report of each phase (a
+    ``TestReport``, a ``CallInfo``) is then not made, since nothing would read it."""
+    session = item.session
+    makereport = [hook for base, hook in session.report_hooks if item.file.startswith(base)]
+    logreport = [hook for base, hook in session.logreport_hooks if item.file.startswith(base)]
+    return (makereport, logreport) if makereport or logreport else None
 
 
 async def _call_item(item: PyItem, setup: Setup) -> None:
