@@ -51,7 +51,7 @@ from rt_testrunner import wire
 from rt_testrunner.discovery import TestFile
 from rt_testrunner.plan import Work, plan
 from rt_testrunner.tally import Tally
-from rt_testrunner.zygote import ForkedProcess, Zygote
+from rt_testrunner.zygote import ForkedProcess, ForkedZygote, Zygote
 
 _GONE = "gone"  # (GONE, return code): the worker process has exited (posted by its waiter thread)
 #: how long a dead worker's pipe may stay open (a process it forked still holds it) before it counts as gone
@@ -62,7 +62,10 @@ class _Worker:
     """One worker process and what the main process knows of it."""
 
     def __init__(
-        self, number: int, process: subprocess.Popen[bytes] | ForkedProcess, channel: wire.Channel
+        self,
+        number: int,
+        process: subprocess.Popen[bytes] | ForkedProcess | ForkedZygote,
+        channel: wire.Channel,
     ) -> None:
         self.number = number
         self.process = process
@@ -189,9 +192,10 @@ class Pool:
     def _collect_once(self) -> None:
         """The zygote imports every test file before forking the workers, which then start from the collected
         run instead of each importing the files again (:func:`rt_testrunner.worker.collect_in_zygote`). When
-        a test module started a thread, forking is not safe: the workers are fresh interpreters instead, which
-        collect for themselves. When the zygote dies importing a file, that file is the error and the run
-        ends there, as when a worker dies so."""
+        a test module started a thread, forking is not safe: the zygote then runs tests itself, as the first
+        worker, with the run it collected (its threads alive, as in one process), and the other workers are
+        fresh interpreters, which collect for themselves. When the zygote dies importing a file, that file
+        is the error and the run ends there, as when a worker dies so."""
         zygote = self.zygote
         assert zygote is not None
         channel = zygote.collect()
@@ -199,7 +203,9 @@ class Pool:
             self.zygote = None  # gone: fresh interpreters
             return
         collecting = ""
+        adopted = False
         try:
+            asked = time.perf_counter()
             channel.send(self.setup_template)
             while True:
                 try:
@@ -213,14 +219,22 @@ class Pool:
                         self.collected = True
                         self._cut_big_files(message[2])
                     else:
-                        zygote.close()
+                        # no fork from there: it takes the first piece of work on this channel. A fresh
+                        # worker would first spend about as long collecting as it did: the others start
+                        # once it has been busy that long (a run over by then needs no other worker)
                         self.zygote = None
+                        now = time.perf_counter()
+                        self.early = Launched(zygote.process, channel, now, collected=True)
+                        self.first_launch = now
+                        self.delay_s = max(self.delay_s, now - asked)
+                        adopted = True
                     return
         except BaseException:
             zygote.process.kill()  # Ctrl-C while it collects: it has nothing to finish
             raise
         finally:
-            channel.close()
+            if not adopted:
+                channel.close()
         code = zygote.process.wait()
         zygote.close()
         self.zygote = None
@@ -278,7 +292,9 @@ class Pool:
         launched = self.early if self.early is not None else launch(self.options.root, number, self.zygote)
         self.early = None
         worker = _Worker(number, launched.process, launched.channel)
-        worker.needs_setup = not (self.collected and isinstance(launched.process, ForkedProcess))
+        worker.needs_setup = not (
+            launched.collected or (self.collected and isinstance(launched.process, ForkedProcess))
+        )
         self.workers.append(worker)
         setup = attrs.evolve(self.setup_template, coverage_file=str(self.scratch / f"coverage-{number}"))
         first = self._next_for(worker)
@@ -522,9 +538,10 @@ class Pool:
 
 @attrs.frozen
 class Launched:
-    process: subprocess.Popen[bytes] | ForkedProcess
+    process: subprocess.Popen[bytes] | ForkedProcess | ForkedZygote
     channel: wire.Channel
     at: float  # time.perf_counter() when it was started
+    collected: bool = False  # the zygote itself, which collected the run and has its set-up
 
 
 def launch(root: Path, number: int = 1, zygote: Zygote | None = None) -> Launched:
@@ -561,7 +578,7 @@ def launch(root: Path, number: int = 1, zygote: Zygote | None = None) -> Launche
     return Launched(process, wire.Channel(from_worker_r, to_worker_w), time.perf_counter())
 
 
-def _end(process: subprocess.Popen[bytes] | ForkedProcess) -> None:
+def _end(process: subprocess.Popen[bytes] | ForkedProcess | ForkedZygote) -> None:
     try:
         process.kill()
     except OSError:

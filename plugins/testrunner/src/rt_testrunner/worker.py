@@ -157,11 +157,11 @@ def prepare(setup: wire.WorkerSetup, kernel: Kernel, channel: wire.Channel) -> P
     return Prepared(kernel, setup, session, coverage, forwarder, runner)
 
 
-def collect_in_zygote(channel: wire.Channel, kernel: Kernel) -> Prepared:
+def collect_in_zygote(channel: wire.Channel, kernel: Kernel) -> tuple[Prepared, bool]:
     """The zygote's part of a run collected once (:mod:`rt_testrunner.zygote`): read the set-up from
     ``channel``, import every test file (telling the main process which, as a worker does), and answer
-    whether the workers can be forked from here (:func:`forkable`). The workers forked afterwards start
-    from the result (:func:`run`) instead of collecting again."""
+    whether the workers can be forked from here (:func:`forkable`; also returned). The workers forked
+    afterwards start from the result (:func:`run`) instead of collecting again."""
     from rt.kernel import use_kernel
 
     setup: wire.WorkerSetup = channel.recv()
@@ -171,8 +171,9 @@ def collect_in_zygote(channel: wire.Channel, kernel: Kernel) -> Prepared:
         prepared.runner.precollect(files)
         parts = prepared.runner.parts(files)
     _flush_open_files()
-    channel.send((wire.COLLECTED, forkable(), parts))
-    return prepared
+    can_fork = forkable()
+    channel.send((wire.COLLECTED, can_fork, parts))
+    return prepared, can_fork
 
 
 def _flush_open_files() -> None:

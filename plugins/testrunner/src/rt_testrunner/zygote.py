@@ -98,18 +98,23 @@ def _live(control: socket.socket) -> int:
     gc.freeze()
     collected: list[worker.Prepared] = []
 
-    def collect(channel: wire.Channel) -> None:
+    def collect(channel: wire.Channel) -> bool:
         # the run's test files, imported once here for every worker forked afterwards (the collector runs
-        # while they are imported, as in one process; what they built is frozen like the rest)
+        # while they are imported, as in one process; what they built is frozen like the rest). True: a
+        # thread runs here now, so no worker can be forked: this process runs tests itself, on this channel
         gc.enable()
         try:
-            collected.append(worker.collect_in_zygote(channel, kernel))
+            prepared, can_fork = worker.collect_in_zygote(channel, kernel)
         except (EOFError, BrokenPipeError):
-            _leave(1)  # the main process is gone or stopping the run (Ctrl-C): nothing to report to
-        finally:
             channel.close()
-            gc.disable()
-            gc.freeze()
+            _leave(1)  # the main process is gone or stopping the run (Ctrl-C): nothing to report to
+        collected.append(prepared)
+        if not can_fork:
+            return True
+        channel.close()
+        gc.disable()
+        gc.freeze()
+        return False
 
     forked = _serve(control, collect)
     if forked is None:
@@ -133,12 +138,12 @@ def _leave(code: int) -> NoReturn:
 
 
 def _serve(
-    control: socket.socket, collect: Callable[[wire.Channel], None]
+    control: socket.socket, collect: Callable[[wire.Channel], bool]
 ) -> tuple[int, wire.Channel] | None:
     """Fork a worker per request until the main process closes the socket. Returns in the forked child only:
     its worker number and channel (the parent never returns a worker: it exits when the main process is gone,
     after its children). A COLLECT request (before any fork) runs ``collect`` here, on the channel it
-    brings."""
+    brings; when forking is not safe after it, this process returns as worker 1 on that channel."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     os.set_blocking(wake_r, False)
@@ -162,7 +167,10 @@ def _serve(
                     if kind == COLLECT and len(fds) == 2 and not children:
                         from rt_testrunner.wire import Channel
 
-                        collect(Channel(fds[0], fds[1]))
+                        channel = Channel(fds[0], fds[1])
+                        if collect(channel):
+                            _become_worker(selector, control, wake_r, wake_w)
+                            return 1, channel
                         continue
                     if kind != FORK or len(fds) != 2:
                         for fd in fds:
@@ -170,13 +178,7 @@ def _serve(
                         continue
                     pid = os.fork()
                     if pid == 0:
-                        # the worker: none of the zygote's machinery stays with it
-                        signal.set_wakeup_fd(-1)
-                        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                        selector.close()
-                        control.close()
-                        os.close(wake_r)
-                        os.close(wake_w)
+                        _become_worker(selector, control, wake_r, wake_w)
                         children.clear()  # its siblings are not its children
                         from rt_testrunner.wire import Channel
 
@@ -201,6 +203,19 @@ def _serve(
                     os.waitpid(pid, 0)
                 except ChildProcessError:
                     pass
+
+
+def _become_worker(
+    selector: selectors.BaseSelector, control: socket.socket, wake_r: int, wake_w: int
+) -> None:
+    """None of the zygote's machinery stays with a worker (forked, or the zygote itself taking the first
+    piece of work when it cannot fork)."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    selector.close()
+    control.close()
+    os.close(wake_r)
+    os.close(wake_w)
 
 
 def _reap(control: socket.socket, children: set[int]) -> None:
@@ -289,27 +304,30 @@ class ForkedZygote:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.returncode: int | None = None
+        self._reaped = threading.Event()
+
+    def _reap(self, flags: int) -> None:
+        """``waitpid`` once; when another thread (a worker's waiter, while this one ends the run) reaped it
+        first, its status is the one that thread records."""
+        try:
+            pid, status = os.waitpid(self.pid, flags)
+        except ChildProcessError:
+            if not self._reaped.wait(_EXIT_GRACE_S) and self.returncode is None:
+                self.returncode = -signal.SIGKILL  # reaped by someone else: its status is unknown
+            return
+        if pid:
+            self.returncode = os.waitstatus_to_exitcode(status)
+            self._reaped.set()
 
     def poll(self) -> int | None:
         if self.returncode is None:
-            try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                self.returncode = -signal.SIGKILL  # reaped elsewhere: its status is unknown
-                return self.returncode
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
+            self._reap(os.WNOHANG)
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
         if timeout is None:
             while self.returncode is None:
-                try:
-                    _, status = os.waitpid(self.pid, 0)
-                except ChildProcessError:
-                    self.returncode = -signal.SIGKILL
-                else:
-                    self.returncode = os.waitstatus_to_exitcode(status)
+                self._reap(0)
             return self.returncode
         deadline = time.monotonic() + timeout
         delay = 0.0005
