@@ -475,3 +475,119 @@ def test_a_conftest_returning_pytest_module_collects_its_own_file_names(tmp_path
     expected, pytest_output = pytest_counts(tmp_path)
     assert expected == {"pass": 4, "fail": 1}, pytest_output
     assert found == expected, output
+
+
+_MAKEITEM_ITEMS = """
+import pytest
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, function, case, **kwargs):
+        super().__init__(**kwargs)
+        self.function = function
+        self.case = case
+
+    def runtest(self):
+        self.function(self.case)
+
+    def reportinfo(self):
+        return self.fspath, 0, self.name
+
+
+class CaseCollector(pytest.Collector):
+    def __init__(self, *, function, **kwargs):
+        super().__init__(**kwargs)
+        self.function = function
+
+    def collect(self):
+        return [CaseItem.from_parent(self, name=f"case{n}", function=self.function, case=n)
+                for n in self.function.cases]
+"""
+
+
+def test_pycollect_makeitem_hooks_make_the_items_of_a_modules_names(tmp_path: Path) -> None:
+    """pyyaml 6.0.4: its legacy tests' conftest.py wraps ``pytest_pycollect_makeitem`` (``hookwrapper=True``)
+    and forces its own answer: a ``pytest.Collector`` (``from_parent(collector, fspath=collector.fspath)``,
+    the property pytest's legacypath plugin adds to every node) of one item per data file for each function
+    carrying a marker attribute, None for every other name. pytest asks the hook for every name of a test
+    module and of a test class; a plain hook answers before pytest's own collection (an item for a name
+    pytest would not collect, ``[]`` to drop one), and a conftest.py's hook applies to the files under its
+    folder. pytest 9.2: 6 passed, 1 failed."""
+    files = {
+        "caseitems.py": _MAKEITEM_ITEMS,
+        "conftest.py": """
+        import pytest
+
+        from caseitems import CaseCollector
+
+
+        @pytest.hookimpl(hookwrapper=True, trylast=True)
+        def pytest_pycollect_makeitem(collector, name, obj):
+            outcome = yield
+            outcome.get_result()
+            if getattr(obj, "cases", None) is not None:
+                outcome.force_result(CaseCollector.from_parent(collector, name=name, function=obj))
+            elif name.startswith("test_hidden"):
+                outcome.force_result(None)
+        """,
+        "sub/conftest.py": """
+        from caseitems import CaseItem
+
+
+        def pytest_pycollect_makeitem(collector, name, obj):
+            if name.startswith("check_") and callable(obj):
+                return CaseItem.from_parent(collector, name=name, function=obj, case=None)
+            if name == "test_dropped":
+                return []
+        """,
+        "sub/test_cases.py": """
+        def by_case(n):
+            assert n != 2
+
+
+        by_case.cases = [1, 2, 3]
+
+
+        def check_alone(case):
+            assert case is None
+
+
+        def test_plain():
+            pass
+
+
+        def test_hidden_by_the_wrapper():
+            raise AssertionError("never collected")
+
+
+        def test_dropped():
+            raise AssertionError("never collected")
+
+
+        class TestKept:
+            def test_method(self):
+                pass
+
+            def test_hidden_in_a_class(self):
+                raise AssertionError("never collected")
+        """,
+        "test_top.py": """
+        def check_not_here(case):
+            raise AssertionError("the sub folder's hook does not see this file")
+
+
+        def test_top():
+            pass
+        """,
+    }
+    found, output = rt_test(tmp_path, files)
+    expected, pytest_output = pytest_counts(tmp_path)
+    assert expected == {"pass": 6, "fail": 1}, pytest_output
+    assert found == expected, output
+    assert "(fail) by_case > case2" in output
+    assert "never collected" not in output
+    # the items are pytest's nodes, selected by their node ids
+    found, output = rt_test(
+        tmp_path, {}, "sub/test_cases.py::by_case::case3", "sub/test_cases.py::check_alone"
+    )
+    assert found == {"pass": 2}, output

@@ -31,6 +31,33 @@ class Capture:
     out: list[str] = attrs.Factory(list)
     err: list[str] = attrs.Factory(list)
     log: list[str] = attrs.Factory(list)
+    #: the temporary files behind ``sys.stdout.fileno()``/``sys.stderr.fileno()`` once the test asked for one
+    files: dict[str, Any] = attrs.Factory(dict)
+
+    def fileno(self, which: str) -> int:
+        """A real file descriptor for stream ``which`` (``"out"``, ``"err"``), as pytest's default capture
+        gives (its ``sys.stdout`` is a temporary file): a test may hand it to code that writes to it or
+        redirects it (``os.dup2``, the ``capturer`` package). From then on the test's writes to that stream go
+        to the file, so they land wherever the descriptor points; what the file holds joins the test's output
+        when it ends (:meth:`drain`)."""
+        found = self.files.get(which)
+        if found is None:
+            import tempfile
+
+            found = self.files[which] = tempfile.TemporaryFile(buffering=0)
+        return int(found.fileno())
+
+    def drain(self) -> None:
+        """Move what the files hold into the test's output, and close them."""
+        import os
+
+        files, self.files = self.files, {}
+        for which, file in files.items():
+            os.lseek(file.fileno(), 0, os.SEEK_SET)
+            data = file.read()
+            file.close()
+            if data:
+                (self.out if which == "out" else self.err).append(data.decode("utf-8", "replace"))
 
     def report(self) -> str:
         """The sections shown under a failure, as pytest titles them."""
@@ -74,6 +101,8 @@ def begin(capture: Capture | None) -> None:
 def end(capture: Capture | None) -> None:
     if capture is not None:
         _RUNNING.pop(id(capture), None)
+        if capture.files:
+            capture.drain()
 
 
 class _Router(io.TextIOBase):
@@ -90,6 +119,10 @@ class _Router(io.TextIOBase):
         capture = _current()
         if capture is None:
             return self._real.write(text)
+        file = capture.files.get(self._which)
+        if file is not None:  # the test took the stream's file descriptor: its writes go there
+            file.write(text.encode("utf-8", "replace"))
+            return len(text)
         (capture.out if self._which == "out" else capture.err).append(text)
         return len(text)
 
@@ -102,12 +135,18 @@ class _Router(io.TextIOBase):
             self._real.flush()
 
     def isatty(self) -> bool:
-        return _current() is None and self._real.isatty()
+        capture = _current()
+        if capture is None:
+            return self._real.isatty()
+        # the test's own file descriptor is a terminal once the test redirected it to one
+        file = capture.files.get(self._which)
+        return file is not None and file.isatty()
 
     def fileno(self) -> int:
-        if _current() is None:
+        capture = _current()
+        if capture is None:
             return self._real.fileno()
-        raise io.UnsupportedOperation("fileno: rt test captures this stream (run with -s to turn it off)")
+        return capture.fileno(self._which)
 
     def writable(self) -> bool:
         return True

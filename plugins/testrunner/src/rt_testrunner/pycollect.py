@@ -15,7 +15,7 @@ Which files reach the hook is decided at discovery (:func:`rt_testrunner.discove
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,10 +56,23 @@ class _SessionView:
         return self._session.relative(str(path))
 
 
+def _legacy_node_fspath() -> None:
+    """``node.fspath`` on pytest's nodes: pytest's ``legacypath`` plugin adds that property to ``Node`` at
+    start-up (``pytest_load_initial_conftests``), and suites' collectors still read it (pyyaml's
+    ``Item.from_parent(collector, fspath=collector.fspath)``). Added once, as pytest adds it."""
+    from _pytest import legacypath
+    from _pytest.nodes import Node
+
+    if not isinstance(getattr(Node, "fspath", None), property):
+        Node.fspath = property(legacypath.Node_fspath, legacypath.Node_fspath_set)  # type: ignore[method-assign, unused-ignore]
+
+
 class DirectoryNode:
-    """The parent given to ``pytest_collect_file``: pytest's node of the file's folder."""
+    """The parent given to ``pytest_collect_file`` and above a ``pytest_pycollect_makeitem`` collector:
+    pytest's node of the file's folder."""
 
     def __init__(self, path: Path, session: PytestSession) -> None:
+        _legacy_node_fspath()
         self.path = path
         self.session = _SessionView(session)
         self.config = session.config
@@ -150,9 +163,16 @@ def _add_collector(
         else:  # DoctestModule: the module's docstrings, as --doctest-modules collects them
             doctests.add_module_doctests(importing.import_path(path), path, into, session, selectors)
         return
+    add_nodes(collector.collect(), path, into, session, selectors)
+
+
+def add_nodes(
+    nodes: Iterable[Any], path: Path, into: Suite, session: PytestSession, selectors: tuple[str, ...]
+) -> None:
+    """Add pytest's items (each an rt test) and collectors (each a suite of what it collects) to ``into``."""
     import pytest
 
-    for node in collector.collect():
+    for node in nodes:
         if isinstance(node, pytest.Item):
             if not selectors or _selected(node, selectors):
                 into.children.append(_test_case(node, path, into, session))

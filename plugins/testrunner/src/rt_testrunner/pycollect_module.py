@@ -29,6 +29,7 @@ from rt_testrunner.pyruntest import make_runner
 from rt_testrunner.reorder import reorder_file
 
 if TYPE_CHECKING:
+    from rt_testrunner import pymakeitem
     from rt_testrunner.pyconfig import PytestConfig
     from rt_testrunner.pyconfig_objects import Config
     from rt_testrunner.pysession import PytestSession
@@ -75,27 +76,56 @@ class ModuleCollection:
         self._xunit_module(module, module_base)
         module_marks = marks_of(module)
         root.hooks["after_all"].append(lambda: self.scopes.finish(("module", file)))
-        functions = self.pyconfig.python_functions
-        classes = self.pyconfig.python_classes
+        makeitem = None
+        if self.named_hooks.get("pytest_pycollect_makeitem"):
+            from rt_testrunner.pymakeitem import ItemMaker
+
+            makeitem = ItemMaker.for_file(cast("PytestSession", self), module, file)
         for name, value in list(module.__dict__.items()):
-            if isinstance(value, type):
-                is_unittest = is_testcase(value)
-                if not is_unittest and not _matches(name, classes):
+            kind = self._member_kind(name, value, registered)
+            if makeitem is not None:
+                made = makeitem.made(makeitem.module_node, name, value, kind is not None)
+                if made is not None:  # a conftest.py's pytest_pycollect_makeitem answered for the name
+                    makeitem.add(made, root, selectors)
                     continue
-                if not getattr(value, "__test__", True) or (not is_unittest and _has_init(value)):
-                    continue
-                self._collect_class(
-                    value, name, module, root, file, module_marks, module_hooks, selectors, is_unittest
-                )
-            elif inspect.isfunction(value) and _matches(name, functions) and getattr(value, "__test__", True):
-                if id(value) in registered:
-                    continue
-                if _fixture_like(value):
-                    continue
+            if kind == "function":
                 self._collect_function(
                     value, name, None, module, root, file, module_marks, module_hooks, selectors
                 )
+            elif kind is not None:
+                self._collect_class(
+                    value,
+                    name,
+                    module,
+                    root,
+                    file,
+                    module_marks,
+                    module_hooks,
+                    selectors,
+                    kind == "unittest",
+                    makeitem,
+                )
         self._modify_items(root, file, reorder=True)
+
+    def _member_kind(self, name: str, value: Any, registered: set[int]) -> str | None:
+        """What rt's collection makes of a test module's ``name``: ``"function"``, ``"class"``,
+        ``"unittest"`` (a ``unittest.TestCase``) or None (not a test)."""
+        if isinstance(value, type):
+            is_unittest = is_testcase(value)
+            if not is_unittest and not _matches(name, self.pyconfig.python_classes):
+                return None
+            if not getattr(value, "__test__", True) or (not is_unittest and _has_init(value)):
+                return None
+            return "unittest" if is_unittest else "class"
+        if (
+            inspect.isfunction(value)
+            and _matches(name, self.pyconfig.python_functions)
+            and getattr(value, "__test__", True)
+            and id(value) not in registered
+            and not _fixture_like(value)
+        ):
+            return "function"
+        return None
 
     def _modify_items(self, root: Suite, file: str, reorder: bool = False) -> None:
         """``pytest_collection_modifyitems(session, config, items)``: it may add marks, reorder or drop items.
@@ -238,8 +268,10 @@ class ModuleCollection:
         module_hooks: list[Any],
         selectors: tuple[str, ...],
         is_unittest: bool,
+        makeitem: pymakeitem.ItemMaker | None = None,
     ) -> None:
         base = f"{file}::{cls.__qualname__}::"
+        made: list[Any] = []  # the items a conftest.py's pytest_pycollect_makeitem made of the class's names
         suite = Suite(name, root)
         for owner in reversed(cls.__mro__):
             if owner is not object:
@@ -265,12 +297,18 @@ class ModuleCollection:
                         continue
                     seen.add(attr)
                     raw = value.__func__ if isinstance(value, staticmethod | classmethod) else value
-                    if (
+                    collects = (
                         inspect.isfunction(raw)
                         and _matches(attr, self.pyconfig.python_functions)
                         and getattr(raw, "__test__", True)
                         and not _fixture_like(value)
-                    ):
+                    )
+                    if makeitem is not None:
+                        nodes = makeitem.made(lambda: makeitem.class_node(cls, name), attr, value, collects)
+                        if nodes is not None:
+                            made.extend(nodes)
+                            continue
+                    if collects:
                         method_names.append(attr)
         hook = cls.__dict__.get("pytest_generate_tests")
         hooks = [*module_hooks, *([(base, hook)] if hook is not None else [])]
@@ -288,6 +326,8 @@ class ModuleCollection:
                 selectors,
                 is_unittest,
             )
+        if makeitem is not None and made:
+            makeitem.add(made, suite, selectors)
         if suite.children:
             suite.hooks["after_all"].append(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
             root.children.append(suite)

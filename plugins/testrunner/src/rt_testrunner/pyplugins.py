@@ -198,16 +198,17 @@ def call(name: str, hooks: Sequence[Hook], available: Mapping[str, Any], firstre
                 break
     result: Any = (answers[0] if answers else None) if firstresult else answers
     for hook, generator, new_style in reversed(wrappers):
+        outcome = pluggy.Result(result, error)
         try:
             if new_style:
                 result = generator.throw(error) if error is not None else generator.send(result)
             else:
-                outcome = pluggy.Result(result, error)
                 generator.send(outcome)
-                result, error = outcome._result, outcome.exception  # noqa: SLF001 - no getter that does not raise
         except StopIteration as done:
             if new_style:
                 result, error = done.value, None
+            else:  # what the wrapper made of the outcome (``force_result``, ``force_exception``)
+                result, error = outcome._result, outcome.exception  # noqa: SLF001 - no getter that does not raise
         except BaseException as exc:  # noqa: BLE001 - what the wrapper raised replaces the outcome
             error = _named(hook, name, exc)
         else:

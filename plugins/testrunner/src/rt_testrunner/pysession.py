@@ -35,12 +35,14 @@ NAMED_HOOKS = (
     "pytest_collection_finish",
     "pytest_itemcollected",
     "pytest_make_parametrize_id",
+    "pytest_pycollect_makeitem",
 )
 
 #: hooks rt calls itself instead of an installed plugin's: the plugins implementing ``pytest_pyfunc_call``
 #: (anyio's, pytest-asyncio's, pytest-trio's) run async tests on their own loops, which rt runs on its own
-#: (async_plugins.py); a conftest.py's ``pytest_pyfunc_call`` still runs
-_RT_CALLS = frozenset({"pytest_pyfunc_call"})
+#: (async_plugins.py), and their ``pytest_pycollect_makeitem`` marks the async tests rt claims itself; a
+#: conftest.py's hooks still run
+_RT_CALLS = frozenset({"pytest_pyfunc_call", "pytest_pycollect_makeitem"})
 
 #: hooks of conftest.py files and plugins rt keeps in a list of the session's, by hook name
 _LISTED_HOOKS = {
