@@ -298,9 +298,10 @@ FAKE_PLUGINS = {
     "plugins/pytest_asyncio/__init__.py": """
         import pytest
 
-        def fixture(function=None, **kwargs):
+        def fixture(function=None, loop_scope=None, **kwargs):
             def wrap(function):
                 function._force_asyncio_fixture = True
+                function._loop_scope = loop_scope
                 return pytest.fixture(function, **kwargs)
 
             return wrap(function) if function is not None else wrap
@@ -450,3 +451,236 @@ def test_pytest_asyncio_loop_factories_hook_and_a_virtual_clock(tmp_path: Path) 
     )
     result = run_cli("test", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "plugins")})
     assert summary_counts(result.stderr) == {"pass": 1}, result.output
+
+
+LOOP_SCOPES = {
+    "pyproject.toml": """
+        [tool.pytest.ini_options]
+        asyncio_mode = "strict"
+        asyncio_default_fixture_loop_scope = "function"
+    """,
+    "test_scopes.py": """
+        import asyncio
+        import os
+        import signal
+        import threading
+
+        import pytest
+        import pytest_asyncio
+
+        LOOPS = []
+
+        @pytest_asyncio.fixture(scope="module", loop_scope="module")
+        async def module_loop():
+            return asyncio.get_running_loop()
+
+        @pytest_asyncio.fixture(scope="module")
+        async def module_fixture_function_loop():
+            # asyncio_default_fixture_loop_scope = function: a loop narrower than the fixture is pytest-asyncio's
+            # ScopeMismatch, a set-up error
+            return asyncio.get_running_loop()
+
+        @pytest.mark.asyncio
+        async def test_function_loop_one():
+            assert threading.current_thread() is threading.main_thread()
+            LOOPS.append(asyncio.get_running_loop())
+
+        @pytest.mark.asyncio
+        async def test_function_loop_two():
+            assert asyncio.get_running_loop() is not LOOPS[0]
+            assert LOOPS[0].is_closed()
+
+        @pytest.mark.asyncio(loop_scope="module")
+        async def test_module_loop_shared(module_loop):
+            assert asyncio.get_running_loop() is module_loop
+
+        @pytest.mark.asyncio
+        async def test_function_loop_is_not_the_modules(module_loop):
+            assert asyncio.get_running_loop() is not module_loop
+
+        @pytest.mark.asyncio
+        async def test_scope_mismatch(module_fixture_function_loop):
+            pass
+
+        @pytest.mark.asyncio
+        async def test_leftover_task():
+            async def forever():
+                await asyncio.sleep(3600)
+
+            LOOPS.append(asyncio.create_task(forever()))
+
+        def test_leftover_task_was_cancelled_with_its_loop():
+            assert LOOPS[-1].cancelled()
+
+        @pytest.mark.asyncio
+        async def test_signal_handler():
+            loop = asyncio.get_running_loop()
+            got = asyncio.Event()
+            loop.add_signal_handler(signal.SIGUSR1, got.set)
+            try:
+                os.kill(os.getpid(), signal.SIGUSR1)
+                await asyncio.wait_for(got.wait(), 60)
+            finally:
+                loop.remove_signal_handler(signal.SIGUSR1)
+
+        class TestClassLoop:
+            pytestmark = pytest.mark.asyncio(loop_scope="class")
+
+            async def test_a(self):
+                LOOPS.append(asyncio.get_running_loop())
+
+            async def test_b(self):
+                assert asyncio.get_running_loop() is LOOPS[-1]
+    """,
+    "test_session.py": """
+        import asyncio
+
+        import pytest
+        import pytest_asyncio
+
+        @pytest_asyncio.fixture(scope="session", loop_scope="session")
+        async def session_loop():
+            return asyncio.get_running_loop()
+
+        @pytest.mark.asyncio(loop_scope="session")
+        async def test_session_loop(session_loop):
+            assert asyncio.get_running_loop() is session_loop
+
+        @pytest.mark.asyncio
+        async def test_future_of_another_loop(session_loop):
+            future = session_loop.create_future()
+            session_loop.call_soon(future.set_result, 1)
+            await future  # "attached to a different loop", as under pytest-asyncio
+    """,
+}
+
+
+def test_pytest_asyncio_loop_scopes_on_the_main_thread(tmp_path: Path) -> None:
+    """pytest-asyncio 1.x: a loop per ``loop_scope`` (mark, fixture, ini defaults), made when the scope first
+    needs it and closed at its end (a task left running is cancelled), run on the main thread (signal
+    handlers work); a module-scoped fixture whose loop scope is narrower is a set-up error and a future of
+    another scope's loop fails. rt kept one loop for the run, in a thread of its own: 6 of these differed."""
+    write_files(tmp_path, {**FAKE_PLUGINS, **LOOP_SCOPES})
+    result = run_cli("test", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "plugins")}, timeout=180)
+    # pytest 9.2 with pytest-asyncio 1.5.0: 10 passed, 1 failed, 1 error
+    assert summary_counts(result.stderr) == {"pass": 10, "fail": 1, "error": 1}, result.output
+    assert "(fail) test_future_of_another_loop" in result.output
+    assert "(error) test_scope_mismatch" in result.output
+    assert "ScopeMismatch" in result.output
+
+
+ANYIO_LOOPS = {
+    "test_anyio_loops.py": """
+        import os
+        import signal
+        import threading
+
+        import anyio
+        import pytest
+        import sniffio
+
+        pytestmark = pytest.mark.anyio
+        SEEN = {}
+
+        def current_loop():
+            if sniffio.current_async_library() == "asyncio":
+                import asyncio
+
+                return asyncio.get_running_loop()
+            import trio
+
+            return trio.lowlevel.current_root_task()
+
+        async def test_first(anyio_backend):
+            assert threading.current_thread() is threading.main_thread()
+            SEEN[anyio_backend] = current_loop()
+
+        async def test_each_test_has_its_own_loop(anyio_backend):
+            # no async fixture wider than a function holds anyio's runner: a new one for every test
+            assert current_loop() is not SEEN[anyio_backend]
+
+        async def test_signal_receiver(anyio_backend):
+            with anyio.open_signal_receiver(signal.SIGUSR1) as signals:
+                await anyio.to_thread.run_sync(os.kill, os.getpid(), signal.SIGUSR1)
+                with anyio.fail_after(60):
+                    async for received in signals:
+                        assert received == signal.SIGUSR1
+                        break
+    """,
+    "test_anyio_module.py": """
+        import pytest
+        import sniffio
+
+        pytestmark = pytest.mark.anyio
+
+        def current_loop():
+            if sniffio.current_async_library() == "asyncio":
+                import asyncio
+
+                return asyncio.get_running_loop()
+            import trio
+
+            return trio.lowlevel.current_root_task()
+
+        @pytest.fixture(scope="module")
+        async def module_loop():
+            # holds anyio's runner until the module ends (set up again for each backend)
+            return current_loop()
+
+        async def test_a(module_loop):
+            assert current_loop() is module_loop
+
+        async def test_b(module_loop):
+            assert current_loop() is module_loop
+    """,
+}
+
+
+def test_anyio_loops_on_the_main_thread_while_a_test_or_fixture_holds_them(tmp_path: Path) -> None:
+    """anyio's plugin runs its loop on the main thread (``open_signal_receiver`` works), keeps it while a test
+    or an async fixture holds it (a module-scoped async fixture: one loop for the module's tests of a backend)
+    and sets such a fixture up again for each backend. Before, rt kept one loop per backend for the run in a
+    thread of its own and reused the asyncio value of the module fixture for the trio tests."""
+    write_files(tmp_path, ANYIO_LOOPS)
+    result = run_rt_test(tmp_path)
+    assert summary_counts(result.stderr) == {"pass": 10}, result.output
+    assert pytest_counts(tmp_path) == {"pass": 10}
+
+
+def test_a_time_out_stops_an_async_test_on_the_main_thread_loop_and_the_run_goes_on(tmp_path: Path) -> None:
+    """``--timeout`` on async tests run on the main thread: the alarm stops a test awaiting forever and one
+    blocking in sync code alike (pytest-timeout's signal method), the loop it stopped is replaced, and the
+    next tests run on both backends; a test exiting cancel scopes out of order is no time-out's business."""
+    write_files(
+        tmp_path,
+        {
+            "test_timeouts.py": """
+            import time
+
+            import anyio
+            import pytest
+
+            pytestmark = pytest.mark.anyio
+
+            async def test_awaits_forever(anyio_backend):
+                await anyio.sleep_forever()
+
+            async def test_blocks_in_sync_code(anyio_backend):
+                time.sleep(3600)
+
+            async def test_next_runs(anyio_backend):
+                await anyio.sleep(0)
+
+            async def test_scopes_exited_out_of_order(anyio_backend):
+                first, second = anyio.CancelScope(), anyio.CancelScope()
+                first.__enter__()
+                second.__enter__()
+                pytest.raises(RuntimeError, first.__exit__, None, None, None)
+            """,
+        },
+    )
+    result = run_rt_test(tmp_path, "--timeout", "2000")
+    assert summary_counts(result.stderr) == {"pass": 4, "fail": 4}, result.output
+    for name in ("test_awaits_forever", "test_blocks_in_sync_code"):
+        for backend in ("asyncio", "trio"):
+            assert f"(fail) {name}[{backend}]" in result.output

@@ -217,12 +217,20 @@ class Executor:
     def run_sync(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
         """Drive one of the runner's coroutines on the main thread; the event loop, if one was needed, is
         closed before returning."""
-        with self.loop_stack:
-            try:
-                coroutine.send(None)
-            except StopIteration as stop:
-                return stop.value
-            coroutine.close()
+        from rt_testrunner.main_loops import MAIN_LOOPS, MainThreadLoops
+
+        main_loops = MainThreadLoops()
+        token = MAIN_LOOPS.set(main_loops)
+        try:
+            with self.loop_stack:
+                self.loop_stack.callback(main_loops.close_all)
+                try:
+                    coroutine.send(None)
+                except StopIteration as stop:
+                    return stop.value
+                coroutine.close()
+        finally:
+            MAIN_LOOPS.reset(token)
         raise RuntimeError("internal error: rt test's runner suspended outside its event loop")
 
     def portal(self, backend: BackendKey = None) -> Any:

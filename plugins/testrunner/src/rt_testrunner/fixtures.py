@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from rt_testrunner.execute import LOOP, BackendKey, backend_key, in_home_loop, use_backend
+from rt_testrunner.main_loops import ANYIO_OWNER, MAIN_LOOPS, LoopKey, lease_finalizer
 
 SCOPES = ("session", "package", "module", "class", "function")
 NOTSET: Any = object()
@@ -231,6 +232,10 @@ class ScopeState:
             cached = self.cache.pop(key, None)
             if cached is not None:
                 finalizers.extend(reversed(cached.finalizers))
+        loops = MAIN_LOOPS.get()
+        if loops is not None:
+            # pytest-asyncio closes the loop of a scope when the scope ends, after the scope's fixtures
+            finalizers.append(lambda: loops.close_owned(scope_key))
         return run_finalizers(finalizers)
 
 
@@ -265,14 +270,20 @@ async def _run_finalizers_async(finalizers: list[Callable[[], Any]]) -> None:
 class _GeneratorFinalizer:
     """Resumes a ``yield`` fixture after its scope: it must stop there (a second ``yield`` is an error)."""
 
-    def __init__(self, generator: Any, name: str) -> None:
+    def __init__(self, generator: Any, name: str, main_loop: LoopKey | None = None) -> None:
         self.generator = generator
         self.name = name
-        self.is_async = inspect.isasyncgen(generator)
+        #: the main-thread loop (main_loops.py) the fixture was set up in: its teardown runs there, now
+        self.main_loop = main_loop
+        self.is_async = inspect.isasyncgen(generator) and main_loop is None
         #: the event loop the fixture was set up in, where it must finish (its objects belong to that loop)
         self.home = LOOP.get() if self.is_async else None
 
     def __call__(self) -> Any:
+        if self.main_loop is not None:
+            loops = MAIN_LOOPS.get()
+            assert loops is not None
+            return loops.run(self.main_loop, self._finish)
         if self.is_async:
             return self._async()
         try:
@@ -453,6 +464,8 @@ class Setup:
         self.request = FixtureRequest(item, self)
         self._active: dict[tuple[int, Any], _Cached] = {}
         self._function_values: dict[int, Any] = {}
+        #: anyio's loops this test holds (main_loops.py), dropped after its teardown
+        self.loop_leases: list[LoopKey] = []
 
     def scoped_finalizer(self, fixture: FixtureDef, finalizer: Callable[[], Any]) -> None:
         key = (id(fixture), scope_key(fixture.scope, self.item))
@@ -529,6 +542,10 @@ class Setup:
         found: set[str] = set()
         seen: set[int] = {id(fixture)}
         pending = [(name, fixture) for name in fixture.argnames]
+        if fixture.is_async and "anyio_backend" in indices and self._anyio_claims():
+            # anyio's plugin adds ``anyio_backend`` to the arguments of the async fixtures it sets up: one of a
+            # wider scope is made again for each backend, in that backend's loop
+            pending.append(("anyio_backend", fixture))
         while pending:
             name, requester = pending.pop()
             if name in indices:
@@ -544,11 +561,17 @@ class Setup:
                 pending.extend((arg, upstream) for arg in upstream.argnames)
         return tuple(sorted((name, indices[name]) for name in found))
 
-    async def enter_loop(self, fixture: FixtureDef | None = None) -> None:
-        """Before the test's first async step (an async fixture, the test itself): into the event loop of the
-        backend of the plugin that claims it (async_plugins.py): the ``anyio_backend`` fixture's value and
-        options for anyio's, asyncio for pytest-asyncio's, trio for pytest-trio's; pytest's failure where no
-        plugin claims it."""
+    def _anyio_claims(self) -> bool:
+        from rt_testrunner import async_plugins
+
+        return bool(self.item.claim == async_plugins.ANYIO)
+
+    async def enter_loop(self, fixture: FixtureDef | None = None) -> LoopKey | None:
+        """Before an async step (an async fixture, the test itself): the event loop of the backend of the
+        plugin that claims it (async_plugins.py): the ``anyio_backend`` fixture's value and options for
+        anyio's, asyncio for pytest-asyncio's, trio for pytest-trio's; pytest's failure where no plugin claims
+        it. A plugin's step runs in a main-thread loop (main_loops.py), whose key is returned; rt's own async
+        code (no plugin claims it in an rt test file) moves into the run's loop thread (None)."""
         from rt_testrunner import async_plugins
 
         claim = self.item.claim
@@ -561,12 +584,47 @@ class Setup:
         elif claim == async_plugins.UNCLAIMED:
             async_plugins.fail(async_plugins.ASYNC_TEST_FAILURE)
         if LOOP.get() is not None:
-            return
+            return None
+        owner: Any = None
         if claim == async_plugins.ANYIO:
             claim = await self.anyio_backend()
-        elif claim == backend_key("asyncio") and self.item.session.loop_factory_hooks:
-            claim = self.item.session.asyncio_backend(self.item)
+            owner = ANYIO_OWNER
+        elif claim == backend_key("asyncio"):
+            if self.item.session.loop_factory_hooks:
+                claim = self.item.session.asyncio_backend(self.item)
+            loop_scope = self._asyncio_loop_scope(fixture)
+            if fixture is not None and SCOPES.index(loop_scope) > SCOPES.index(fixture.scope):
+                # pytest-asyncio's loop is a fixture of that scope: a wider fixture cannot request it
+                async_plugins.fail(
+                    f"ScopeMismatch: You tried to access the {loop_scope} scoped fixture"
+                    f" _{loop_scope}_scoped_runner with a {fixture.scope} scoped request object."
+                )
+            owner = scope_key(loop_scope, self.item)
+        elif claim is not None:  # pytest-trio: a trio.run per test, its fixtures inside
+            owner = scope_key("function", self.item)
+        if owner is not None and MAIN_LOOPS.get() is not None:
+            return (claim, owner)
         await use_backend(claim)
+        return None
+
+    def _asyncio_loop_scope(self, fixture: FixtureDef | None) -> str:
+        """pytest-asyncio's loop scope: a fixture's ``loop_scope`` (``@pytest_asyncio.fixture(loop_scope=)``),
+        else ``asyncio_default_fixture_loop_scope``, else the fixture's own scope; a test's from its
+        ``asyncio`` mark (``loop_scope``, or the older ``scope``), else ``asyncio_default_test_loop_scope``
+        (``function``)."""
+        config = self.item.session.config
+        if fixture is not None:
+            scope = getattr(fixture.func, "_loop_scope", None) or _ini(
+                config, "asyncio_default_fixture_loop_scope"
+            )
+            return scope if scope in SCOPES else fixture.scope
+        node = self.item.node
+        mark = node.get_closest_marker("asyncio") if node is not None else None
+        kwargs = getattr(mark, "kwargs", None) or {}
+        scope = (
+            kwargs.get("loop_scope") or kwargs.get("scope") or _ini(config, "asyncio_default_test_loop_scope")
+        )
+        return scope if scope in SCOPES else "function"
 
     async def anyio_backend(self) -> BackendKey:
         value = await self.get("anyio_backend")
@@ -622,11 +680,13 @@ class Setup:
             return value
         if inspect.isasyncgen(result) or inspect.iscoroutine(result):
             try:
-                await self.enter_loop(fixture)
+                main_loop = await self.enter_loop(fixture)
             except BaseException:
                 if inspect.iscoroutine(result):
                     result.close()
                 raise
+            if main_loop is not None:
+                return self._create_in_main_loop(main_loop, fixture, result, finalizers)
         if inspect.isasyncgen(result):
             value = await result.__anext__()
             finalizers.append(_GeneratorFinalizer(result, fixture.name))
@@ -635,10 +695,60 @@ class Setup:
             return await result
         return result
 
+    def _create_in_main_loop(
+        self, key: LoopKey, fixture: FixtureDef, result: Any, finalizers: list[Callable[[], Any]]
+    ) -> Any:
+        """An async fixture's value, set up in a main-thread loop (main_loops.py); a generator's teardown
+        goes back to the same loop. Under anyio's plugin the fixture holds its loop until its teardown."""
+        loops = MAIN_LOOPS.get()
+        assert loops is not None
+        if key[1] == ANYIO_OWNER:
+            loops.lease(key)
+            finalizers.append(lease_finalizer(loops, key))
+        if inspect.isasyncgen(result):
+            value = loops.run(key, result.__anext__)
+            finalizers.append(_GeneratorFinalizer(result, fixture.name, key))
+            return value
+        return loops.run(key, lambda: result)
+
+    async def run_test(self, awaitable: Any) -> None:
+        """Await the test's own coroutine where its plugin runs it: a main-thread loop (main_loops.py) or,
+        inside the run's loop already (rt's own concurrent groups), right there."""
+        try:
+            main_loop = await self.enter_loop()
+        except BaseException:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            raise
+        if main_loop is None:
+            await awaitable
+            return
+        loops = MAIN_LOOPS.get()
+        assert loops is not None
+        if main_loop[1] == ANYIO_OWNER and main_loop not in self.loop_leases:
+            loops.lease(main_loop)
+            self.loop_leases.append(main_loop)
+        loops.run(main_loop, lambda: awaitable)
+
     def teardown(self) -> Any:
-        """The test's function-scope finalizers, last first (a coroutine when one is async)."""
+        """The test's function-scope finalizers, last first (a coroutine when one is async); then the loops
+        of the test's own scope close and its leases on anyio's loop are dropped."""
         finalizers, self.finalizers = list(reversed(self.finalizers)), []
+        loops = MAIN_LOOPS.get()
+        if loops is not None:
+            owner = scope_key("function", self.item)
+            leases, self.loop_leases = self.loop_leases, []
+            finalizers.append(lambda: loops.close_owned(owner))
+            finalizers.extend(lease_finalizer(loops, key) for key in leases)
         return run_finalizers(finalizers)
+
+
+def _ini(config: Any, name: str) -> Any:
+    """An ini value a plugin declares, or None where it cannot be read."""
+    try:
+        return config.getini(name)
+    except (ValueError, KeyError, AttributeError):
+        return None
 
 
 def iter_names(values: Iterator[str]) -> list[str]:

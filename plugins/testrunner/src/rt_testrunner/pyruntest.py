@@ -232,13 +232,7 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
     async def call_function() -> bool:
         result = function(**kwargs)
         if inspect.isawaitable(result):
-            try:
-                await setup.enter_loop()
-            except BaseException:
-                if inspect.iscoroutine(result):
-                    result.close()
-                raise
-            await result
+            await setup.run_test(result)
         return True
 
     pyfunc_hooks = item.session.hooks_for("pytest_pyfunc_call", item.file) if item.is_function else []

@@ -66,3 +66,20 @@ def alarm(seconds: float, enabled: bool) -> Iterator[None]:
     finally:
         _state["armed"] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def is_armed() -> bool:
+    """An :func:`alarm` is running on this (the main) thread."""
+    return _state["armed"] and threading.current_thread() is threading.main_thread()
+
+
+def disarm() -> None:
+    """Stop the running alarm for a while (an event loop run on the main thread: main_loops.py)."""
+    _state["armed"] = False
+    signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def rearm(seconds: float) -> None:
+    """Arm the alarm :func:`disarm` stopped again, for what is left of its time."""
+    _state["armed"] = True
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-4))
