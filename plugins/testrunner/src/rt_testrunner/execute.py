@@ -141,6 +141,36 @@ LOOP: contextvars.ContextVar[Any] = contextvars.ContextVar("rt_loop", default=No
 BackendKey = tuple[str, tuple[tuple[str, Any], ...]] | None
 
 
+#: a loop on the main thread (main_loops.py): the backend and its owner, a scope instance
+#: (``fixtures.scope_key``: ``("module", file)``) or :data:`ANYIO_OWNER`
+LoopKey = tuple[Any, Any]
+
+#: the owner of anyio's plugin's loop: kept while a test or an async fixture holds a lease on it
+ANYIO_OWNER = ("anyio",)
+
+#: The main-thread loops of the running session (main_loops.MainThreadLoops, made on first need so a run
+#: without async pytest code never imports it), in a one-item list; None outside ``Executor.run_sync``
+_MAIN_LOOPS: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("rt_main_loops", default=None)
+
+
+def main_loops(create: bool = True) -> Any:
+    """The run's ``main_loops.MainThreadLoops`` (None outside a run, or when none was made and ``create`` is
+    false)."""
+    holder = _MAIN_LOOPS.get()
+    if holder is None:
+        return None
+    if holder[0] is None and create:
+        from rt_testrunner.main_loops import MainThreadLoops
+
+        holder[0] = MainThreadLoops()
+    return holder[0]
+
+
+def in_run() -> bool:
+    """Running under ``Executor.run_sync`` (where pytest items' async steps go to main-thread loops)."""
+    return _MAIN_LOOPS.get() is not None
+
+
 def backend_key(name: str, options: dict[str, Any] | None = None) -> BackendKey:
     return (name, tuple(sorted((options or {}).items())))
 
@@ -217,20 +247,18 @@ class Executor:
     def run_sync(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
         """Drive one of the runner's coroutines on the main thread; the event loop, if one was needed, is
         closed before returning."""
-        from rt_testrunner.main_loops import MAIN_LOOPS, MainThreadLoops
-
-        main_loops = MainThreadLoops()
-        token = MAIN_LOOPS.set(main_loops)
+        holder: list[Any] = [None]
+        token = _MAIN_LOOPS.set(holder)
         try:
             with self.loop_stack:
-                self.loop_stack.callback(main_loops.close_all)
+                self.loop_stack.callback(lambda: holder[0] is not None and holder[0].close_all())
                 try:
                     coroutine.send(None)
                 except StopIteration as stop:
                     return stop.value
                 coroutine.close()
         finally:
-            MAIN_LOOPS.reset(token)
+            _MAIN_LOOPS.reset(token)
         raise RuntimeError("internal error: rt test's runner suspended outside its event loop")
 
     def portal(self, backend: BackendKey = None) -> Any:

@@ -15,8 +15,17 @@ from typing import Any
 
 import attrs
 
-from rt_testrunner.execute import LOOP, BackendKey, backend_key, in_home_loop, use_backend
-from rt_testrunner.main_loops import ANYIO_OWNER, MAIN_LOOPS, LoopKey, lease_finalizer
+from rt_testrunner.execute import (
+    ANYIO_OWNER,
+    LOOP,
+    BackendKey,
+    LoopKey,
+    backend_key,
+    in_home_loop,
+    in_run,
+    main_loops,
+    use_backend,
+)
 
 SCOPES = ("session", "package", "module", "class", "function")
 NOTSET: Any = object()
@@ -232,7 +241,7 @@ class ScopeState:
             cached = self.cache.pop(key, None)
             if cached is not None:
                 finalizers.extend(reversed(cached.finalizers))
-        loops = MAIN_LOOPS.get()
+        loops = main_loops(create=False)
         if loops is not None:
             # pytest-asyncio closes the loop of a scope when the scope ends, after the scope's fixtures
             finalizers.append(lambda: loops.close_owned(scope_key))
@@ -281,9 +290,7 @@ class _GeneratorFinalizer:
 
     def __call__(self) -> Any:
         if self.main_loop is not None:
-            loops = MAIN_LOOPS.get()
-            assert loops is not None
-            return loops.run(self.main_loop, self._finish)
+            return main_loops().run(self.main_loop, self._finish)
         if self.is_async:
             return self._async()
         try:
@@ -602,7 +609,7 @@ class Setup:
             owner = scope_key(loop_scope, self.item)
         elif claim is not None:  # pytest-trio: a trio.run per test, its fixtures inside
             owner = scope_key("function", self.item)
-        if owner is not None and MAIN_LOOPS.get() is not None:
+        if owner is not None and in_run():
             return (claim, owner)
         await use_backend(claim)
         return None
@@ -700,11 +707,10 @@ class Setup:
     ) -> Any:
         """An async fixture's value, set up in a main-thread loop (main_loops.py); a generator's teardown
         goes back to the same loop. Under anyio's plugin the fixture holds its loop until its teardown."""
-        loops = MAIN_LOOPS.get()
-        assert loops is not None
+        loops = main_loops()
         if key[1] == ANYIO_OWNER:
             loops.lease(key)
-            finalizers.append(lease_finalizer(loops, key))
+            finalizers.append(_releaser(loops, key))
         if inspect.isasyncgen(result):
             value = loops.run(key, result.__anext__)
             finalizers.append(_GeneratorFinalizer(result, fixture.name, key))
@@ -723,8 +729,7 @@ class Setup:
         if main_loop is None:
             await awaitable
             return
-        loops = MAIN_LOOPS.get()
-        assert loops is not None
+        loops = main_loops()
         if main_loop[1] == ANYIO_OWNER and main_loop not in self.loop_leases:
             loops.lease(main_loop)
             self.loop_leases.append(main_loop)
@@ -734,13 +739,18 @@ class Setup:
         """The test's function-scope finalizers, last first (a coroutine when one is async); then the loops
         of the test's own scope close and its leases on anyio's loop are dropped."""
         finalizers, self.finalizers = list(reversed(self.finalizers)), []
-        loops = MAIN_LOOPS.get()
+        loops = main_loops(create=False)
         if loops is not None:
             owner = scope_key("function", self.item)
             leases, self.loop_leases = self.loop_leases, []
             finalizers.append(lambda: loops.close_owned(owner))
-            finalizers.extend(lease_finalizer(loops, key) for key in leases)
+            finalizers.extend(_releaser(loops, key) for key in leases)
         return run_finalizers(finalizers)
+
+
+def _releaser(loops: Any, key: LoopKey) -> Callable[[], None]:
+    """A finalizer dropping a lease on anyio's loop (main_loops.py) that a test or an async fixture held."""
+    return lambda: loops.release(key)
 
 
 def _ini(config: Any, name: str) -> Any:

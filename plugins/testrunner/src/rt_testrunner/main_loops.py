@@ -38,20 +38,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from rt_testrunner import clock, timeouts
-
-#: a loop on the main thread: the backend (``execute.backend_key``) and its owner, a scope instance
-#: (``fixtures.scope_key``: ``("module", file)``) or :data:`ANYIO_OWNER`
-LoopKey = tuple[Any, Any]
-
-#: the owner of anyio's plugin's loop: kept while a test or an async fixture holds a lease on it
-ANYIO_OWNER = ("anyio",)
-
-#: The main-thread loops of the running session (None outside ``Executor.run_sync``: async steps then go to
-#: the run's loop thread, as rt's own test files do)
-MAIN_LOOPS: contextvars.ContextVar[MainThreadLoops | None] = contextvars.ContextVar(
-    "rt_main_loops", default=None
-)
-
+from rt_testrunner.execute import ANYIO_OWNER, LoopKey
 
 _UNSET = object()
 
@@ -196,9 +183,4 @@ def _alarm_paused() -> Iterator[None]:
         timeouts.rearm(left)
 
 
-def lease_finalizer(loops: MainThreadLoops, key: LoopKey) -> Callable[[], None]:
-    """A finalizer releasing an anyio lease an async fixture holds until its teardown."""
-    return lambda: loops.release(key)
-
-
-__all__ = ["ANYIO_OWNER", "MAIN_LOOPS", "LoopKey", "MainThreadLoops", "lease_finalizer"]
+__all__ = ["MainThreadLoops"]
