@@ -591,3 +591,60 @@ def test_pycollect_makeitem_hooks_make_the_items_of_a_modules_names(tmp_path: Pa
         tmp_path, {}, "sub/test_cases.py::by_case::case3", "sub/test_cases.py::check_alone"
     )
     assert found == {"pass": 2}, output
+
+
+_STRICT_MARKERS = {
+    "pyproject.toml": """
+    [tool.pytest.ini_options]
+    addopts = "--strict-markers"
+    markers = ["slow: a slow test"]
+    """,
+    "conftest.py": """
+    def pytest_configure(config):
+        config.addinivalue_line("markers", "network: registered by a conftest.py")
+    """,
+    "test_known.py": """
+    import pytest
+
+    @pytest.mark.slow
+    @pytest.mark.network
+    @pytest.mark.parametrize("x", [1, 2])
+    @pytest.mark.filterwarnings("ignore")
+    def test_registered(x):
+        pass
+
+    @pytest.mark.skipif(False, reason="no")
+    @pytest.mark.xfail(reason="known")
+    def test_builtin():
+        assert False
+    """,
+    "test_unknown.py": """
+    import pytest
+
+    @pytest.mark.nobody_registered_this
+    def test_unknown():
+        pass
+    """,
+    "test_unknown_module_mark.py": """
+    import pytest
+
+    pytestmark = pytest.mark.trio
+
+    def test_in_module():
+        pass
+    """,
+}
+
+
+def test_strict_markers_makes_an_unregistered_mark_a_collection_error(tmp_path: Path) -> None:
+    """``--strict-markers`` in addopts (pytest 9: the ini value ``strict_markers``, or ``strict``): a test
+    module using a mark neither pytest, the configuration's ``markers``, a plugin nor a conftest.py registered
+    fails to collect, as pytest's ``pytest.mark`` fails it at import (httpcore 1.0.9 uses pytest-trio's
+    ``trio`` mark with pytest-trio missing). rt ignored the option and ran those tests."""
+    counts, output = rt_test(tmp_path, _STRICT_MARKERS, "--continue-on-collection-errors")
+    expected, pytest_output = pytest_counts(tmp_path, "--continue-on-collection-errors")
+    assert counts == expected == {"pass": 2, "xfail": 1, "error": 2}, (output, pytest_output)
+    assert "'nobody_registered_this' not found in `markers` configuration option" in output
+    lenient = {name: text for name, text in _STRICT_MARKERS.items() if name != "pyproject.toml"}
+    counts, output = rt_test(tmp_path / "lenient", {**lenient, "pytest.ini": "[pytest]\n"})
+    assert counts == {"pass": 4, "xfail": 1}, output

@@ -3,6 +3,7 @@
 Projects put options there that change what a run selects or how it reports: ``-m "not slow"``, ``-x``,
 ``-p no:cacheprovider``, ``-ra``, ``--strict-markers``, ``--doctest-modules``, ``--cov=pkg``. rt applies
 those that shape the outcome and that it has (``-m``, ``-k``, ``-x``/``--maxfail``, ``-s``/``--capture=no``,
+``--strict-markers``,
 ``-W``, ``-o name=value``, ``--log-level``, the ``--doctest-*`` options), ignores those that only change pytest's own display (``-v``, ``-ra``,
 ``--tb``, ``--color`` ...), and names the rest, each with the reason, in one line on stderr: an option that
 would change the counts must not be dropped without a word, or the user compares counts that differ for
@@ -24,9 +25,7 @@ _DISPLAY_FLAGS = frozenset(
         "--quiet",
         "-l",
         "--showlocals",
-        "--strict-markers",
         "--strict-config",
-        "--strict",
         "--no-header",
         "--no-summary",
         "--disable-warnings",
@@ -234,6 +233,8 @@ def read(config: PytestConfig) -> AddOpts:
             "--anyio-mode",
         ):  # pytest-asyncio's and anyio's modes win over the ini's
             overrides.append((name[2:].replace("-", "_"), value))
+        elif name in ("--strict-markers", "--strict"):  # pytest 9: the ini values strict_markers, strict
+            overrides.append((name[2:].replace("-", "_"), "true"))
         elif name in ("-o", "--override-ini") and "=" in value:
             key, _, setting = value.partition("=")
             overrides.append((key.strip(), setting))

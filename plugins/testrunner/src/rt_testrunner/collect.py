@@ -18,6 +18,7 @@ from rt_testrunner import api, importing
 from rt_testrunner.discovery import TestFile
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import SkipTest
+from rt_testrunner.pymarks import strict_marks
 from rt_testrunner.pysession import PytestSession
 from rt_testrunner.pywarnings import apply_filter
 from rt_testrunner.rewrite import load_test_module
@@ -49,7 +50,7 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
         root.hooks["after_all"].append(lambda: session.scopes.finish(("module", file)))
         return root
     api.REGISTERED_FUNCTIONS.clear()
-    with api.collecting_into(root):
+    with api.collecting_into(root), strict_marks(session.config):
         module = _import(test_file, session, reload)
     if test_file.doctest_only:
         if test_file.path.name != "conftest.py":  # a conftest.py's fixtures are registered already

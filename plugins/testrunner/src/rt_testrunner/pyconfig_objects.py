@@ -8,13 +8,17 @@ answer from those and from the project's pytest configuration.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from rt_testrunner.pyconfig import PytestConfig
 
 _LINE_LISTS = ("markers", "filterwarnings", "usefixtures")
+#: pytest's strictness ini values and their defaults (None: as ``strict``)
+_STRICTNESS: dict[str, Any] = {"strict_markers": None, "strict": False}
+#: the marks pytest itself registers (python.py, skipping.py, warnings.py)
+_BUILTIN_MARKERS = ("parametrize", "usefixtures", "skip", "skipif", "xfail", "filterwarnings")
 _NOTSET: Any = object()
 
 #: pytest's own command-line options with their defaults (``vars(config.option)`` of a pytest 9 run without
@@ -235,6 +239,8 @@ class Config:
     getvalue = getoption
 
     def getini(self, name: str) -> Any:
+        if name in _STRICTNESS:  # pytest's own bool values (``--strict-markers`` in addopts sets one)
+            return self._pyconfig.flag(name) if name in self._pyconfig.values else _STRICTNESS[name]
         added = self._added_lines.get(name, [])
         if name in _LINE_LISTS:
             return [*self._pyconfig.lines(name), *added]
@@ -249,6 +255,15 @@ class Config:
         if name in self._ini_defaults:
             return self._ini_defaults[name]
         return [*added] if added else ""
+
+    def _iter_registered_markers(self) -> Iterator[Any]:
+        """The marks pytest knows: its own and the ``markers`` lines of the configuration and of the plugins
+        and conftest.py files (``config.addinivalue_line("markers", ...)``); ``pytest.mark`` checks a mark's
+        name against them under ``--strict-markers`` (pymarks.strict_marks)."""
+        import types
+
+        for line in (*_BUILTIN_MARKERS, *self.getini("markers")):
+            yield types.SimpleNamespace(name=line.split(":", 1)[0].split("(")[0].strip())
 
     def addinivalue_line(self, name: str, line: str) -> None:
         self._added_lines.setdefault(name, []).append(line)

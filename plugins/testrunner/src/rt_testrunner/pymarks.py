@@ -32,6 +32,31 @@ class Mark:
     kwargs: dict[str, Any] = attrs.field(factory=dict)
 
 
+@contextlib.contextmanager
+def strict_marks(config: Config) -> Iterator[None]:
+    """While a test module is imported under ``--strict-markers`` (``strict_markers``, ``strict``): pytest's
+    ``pytest.mark`` checks each mark it makes against the registered ones and fails the module's collection
+    for an unknown one ("'slow' not found in `markers` configuration option"), from the configuration pytest
+    gives it at start-up. rt gives it its own configuration for that time (conftest.py files, imported
+    before, are not checked, as pytest imports its first ones before it configures the marks)."""
+    import sys
+
+    structures = sys.modules.get("_pytest.mark.structures")
+    generator = getattr(structures, "MARK_GEN", None)
+    strict = config.getini("strict_markers")
+    if strict is None:
+        strict = config.getini("strict")
+    if generator is None or not strict or getattr(generator, "_config", None) is not None:
+        yield
+        return
+    generator._config = config  # noqa: SLF001 - pytest's own hook for this check
+    try:
+        yield
+    finally:
+        generator._config = None  # noqa: SLF001
+        generator._markers.clear()  # noqa: SLF001 - its cache of known names, filled from this configuration
+
+
 def unpack_mark(mark: Any) -> Any:
     return getattr(mark, "mark", mark)
 
