@@ -193,6 +193,13 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # pure Python (no libyaml): legacy tests whose conftest.py wraps pytest_pycollect_makeitem to make an item
     # per data file, and pytest_ignore_collect; the libyaml test module is the 1 error under both
     "pyyaml": ("6.0.4", (), {"PYTHONPATH": "lib"}),
+    # session 8, sweep C (async): pytest-asyncio's strict mode with a function loop scope, pytest-cov in addopts
+    "async-timeout": ("5.0.1", ("pytest-asyncio", "pytest-cov"), {}),
+    # its tests read its installed metadata (the same 1 failed: the version from git, which the sdist lacks)
+    "aiolimiter": ("1.3.0", ("aiolimiter==1.3.0", "pytest-asyncio", "pytest-cov", "dunamai", "typing-extensions"),
+                   {"PYTHONPATH": "src"}),
+    # asyncio_mode = auto with asyncio_default_fixture_loop_scope = function, pythonpath = ["src"]
+    "aiohappyeyeballs": ("2.7.1", ("pytest-asyncio", "pytest-cov"), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
