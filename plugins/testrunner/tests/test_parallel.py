@@ -337,6 +337,36 @@ PYTEST_OUTCOMES = {
     """,
 }
 BROKEN_IMPORT = {"test_broken.py": "import a_module_that_does_not_exist\n"}
+#: async tests under anyio's pytest plugin, each on asyncio and on trio, with an async fixture; a file big enough
+#: to be cut into pieces
+ASYNC_TESTS = {
+    "test_async.py": """
+        import anyio
+        import pytest
+
+        pytestmark = pytest.mark.anyio
+
+        @pytest.fixture(params=["asyncio", "trio"])
+        def anyio_backend(request):
+            return request.param
+
+        @pytest.fixture
+        async def resource():
+            await anyio.sleep(0)
+            yield 3
+
+        async def test_ok(resource):
+            assert resource == 3
+
+        async def test_fail():
+            assert 1 == 2
+
+        @pytest.mark.parametrize("n", range(12))
+        async def test_many(n):
+            await anyio.sleep(0)
+            assert n != 5
+    """,
+}
 PYTEST_PROJECTS = {
     "outcomes": (PYTEST_OUTCOMES, ()),
     "collection-error": ({**PYTEST_OUTCOMES, **BROKEN_IMPORT}, ()),
@@ -344,6 +374,7 @@ PYTEST_PROJECTS = {
         {**PYTEST_OUTCOMES, **BROKEN_IMPORT},
         ("--continue-on-collection-errors",),
     ),
+    "async": (ASYNC_TESTS, ()),
 }
 
 
@@ -385,6 +416,8 @@ def test_pytest_outcomes_summary_and_exit_status_as_in_one_process(
         assert "Interrupted: 2 errors during collection" in summary_lines(single.stderr)
         assert "Interrupted: 2 errors during collection" in reference.stdout
         assert set(file_blocks(parallel.stderr)) == {"test_broken.py", "test_module_skip.py"}
+    elif project == "async":
+        assert summary_counts(single.stderr) == {"pass": 24, "fail": 4}
     else:
         assert "Interrupted" not in parallel.stderr
         assert summary_counts(parallel.stderr)["error"] == 3
