@@ -684,3 +684,41 @@ def test_a_time_out_stops_an_async_test_on_the_main_thread_loop_and_the_run_goes
     for name in ("test_awaits_forever", "test_blocks_in_sync_code"):
         for backend in ("asyncio", "trio"):
             assert f"(fail) {name}[{backend}]" in result.output
+
+
+def test_pytest_asyncio_runs_each_step_as_a_task_of_its_own(tmp_path: Path) -> None:
+    """pytest-asyncio runs an async fixture and the test each in a task of its own (``Runner.run``), where
+    anyio's plugin serves them from one task: python-engineio 4.15.1's SIGINT handler schedules a task that
+    cancels every other task, which under rt reached the task serving the test and failed it."""
+    write_files(
+        tmp_path,
+        {
+            **FAKE_PLUGINS,
+            "test_tasks.py": """
+            import asyncio
+
+            import pytest
+            import pytest_asyncio
+
+            @pytest_asyncio.fixture
+            async def fixture_task():
+                return asyncio.current_task()
+
+            @pytest.mark.asyncio
+            async def test_own_task(fixture_task):
+                assert asyncio.current_task() is not fixture_task
+
+            @pytest.mark.asyncio
+            async def test_cancels_every_other_task():
+                async def cancel_others():
+                    for task in asyncio.all_tasks():
+                        if task is not asyncio.current_task():
+                            task.cancel()
+
+                asyncio.ensure_future(cancel_others())
+            """,
+        },
+    )
+    result = run_cli("test", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "plugins")}, timeout=180)
+    # pytest 9.2 with pytest-asyncio 1.5.0: 2 passed
+    assert summary_counts(result.stderr) == {"pass": 2}, result.output
