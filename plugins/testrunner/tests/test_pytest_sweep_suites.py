@@ -81,3 +81,145 @@ def test_a_captured_stream_has_a_file_descriptor_as_under_pytest(tmp_path: Path)
     found, output = rt_test(tmp_path)
     assert found == expected, output
     assert "printed first\nwritten to the descriptor\nprinted last" in output
+
+
+def test_ignore_ignore_glob_and_deselect_from_addopts_and_the_command_line(tmp_path: Path) -> None:
+    """asttokens 3.0.2 and traitlets 5.16.1: their addopts leave a folder of test data out with pytest's
+    ``--ignore=tests/testdata`` (files named ``*_test.py`` there fail to import); ``--ignore-glob`` leaves out
+    the paths its pattern matches and ``--deselect`` the tests whose node id starts with a prefix (counted as
+    deselected, not as outcomes). pytest takes them from the command line too, relative to where it runs.
+    pytest 9.2: 2 passed (2 deselected), then 1 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": """
+            [tool.pytest.ini_options]
+            addopts = ["--ignore=tests/testdata", "--ignore-glob=*_broken.py", "--deselect", "tests/test_a.py::test_two"]
+            """,
+            "tests/testdata/sample_test.py": "raise ImportError('test data, not a test')\n",
+            "tests/test_x_broken.py": "raise ImportError('left out by the glob')\n",
+            "tests/test_a.py": """
+            import pytest
+
+
+            def test_one():
+                pass
+
+
+            def test_two():
+                raise AssertionError("deselected")
+
+
+            @pytest.mark.parametrize("n", [1, 2])
+            def test_param(n):
+                assert n == 1
+            """,
+        },
+    )
+    args = ("--deselect", "tests/test_a.py::test_param[2]")
+    expected, pytest_output = pytest_counts(tmp_path, *args)
+    assert expected == {"pass": 2}, pytest_output
+    found, output = rt_test(tmp_path, *args)
+    assert found == expected, output
+    assert "ignoring addopts" not in output
+    args = ("--ignore", "tests/test_a.py", "--ignore=tests/testdata", "--deselect", "tests/test_a.py")
+    (tmp_path / "tests" / "test_b.py").write_text("def test_b():\n    pass\n")
+    expected, pytest_output = pytest_counts(tmp_path, *args)
+    assert expected == {"pass": 1}, pytest_output
+    found, output = rt_test(tmp_path, *args)
+    assert found == expected, output
+
+
+def test_rewritten_asserts_use_pytests_prefix_for_their_temporaries(tmp_path: Path) -> None:
+    """executing 2.3.0: ``is_rewritten_by_pytest(code)`` tells a function whose asserts were rewritten by the
+    names of its temporaries, which start with ``@py`` under pytest (no source can spell them); executing, and
+    icecream and stack_data through it, then map the bytecode back to the source differently. rt's rewritten
+    asserts use that prefix too. pytest 9.2: 2 passed."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": "",
+            "test_rewrite.py": """
+            import dis
+            import inspect
+
+
+            def is_rewritten(code):
+                return any(
+                    op.opname != "LOAD_CONST" and isinstance(op.argval, str) and op.argval.startswith("@py")
+                    for op in dis.get_instructions(code)
+                )
+
+
+            def test_an_assert_is_rewritten():
+                assert is_rewritten(inspect.currentframe().f_code)
+
+
+            def test_no_assert_no_rewrite():
+                if is_rewritten(inspect.currentframe().f_code):
+                    raise AssertionError("rewritten without an assert")
+            """,
+        },
+    )
+    expected, pytest_output = pytest_counts(tmp_path)
+    assert expected == {"pass": 2}, pytest_output
+    found, output = rt_test(tmp_path)
+    assert found == expected, output
+
+
+def test_getini_answers_pytests_own_options_with_their_types(tmp_path: Path) -> None:
+    """traitlets 5.16.1 with pytest-mypy-testing installed: the plugin's ``pytest_collect_file`` adds to
+    ``config.getini("python_files")`` (pytest's "args" option: a list, also when the configuration does not set
+    it) and asks ``parent.session.isinitpath(file_path)``. pytest 9.2: 3 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": """
+            [tool.pytest.ini_options]
+            python_classes = ["Check", "Test"]
+            """,
+            "conftest.py": """
+            import fnmatch
+
+            import pytest
+
+
+            class MarkerItem(pytest.Item):
+                def runtest(self):
+                    config = self.config
+                    assert config.getini("python_files") == ["test_*.py", "*_test.py"]
+                    assert config.getini("python_classes") == ["Check", "Test"]
+                    assert config.getini("python_functions") == ["test"]
+                    assert config.getini("consider_namespace_packages") is False
+
+
+            class MarkerFile(pytest.File):
+                def collect(self):
+                    yield MarkerItem.from_parent(self, name="marked")
+
+
+            def pytest_collect_file(file_path, parent):
+                patterns = parent.config.getini("python_files") + ["__init__.py"]
+                if file_path.suffix == ".py" and (
+                    parent.session.isinitpath(file_path)
+                    or any(fnmatch.fnmatch(file_path.name, pattern) for pattern in patterns)
+                ):
+                    if "MARKED" in file_path.read_text():
+                        return MarkerFile.from_parent(parent, path=file_path)
+            """,
+            "test_marked.py": """
+            # MARKED
+            def test_plain():
+                pass
+
+
+            class CheckThis:
+                def test_method(self):
+                    pass
+            """,
+        },
+    )
+    expected, pytest_output = pytest_counts(tmp_path)
+    assert expected == {"pass": 3}, pytest_output
+    found, output = rt_test(tmp_path)
+    assert found == expected, output

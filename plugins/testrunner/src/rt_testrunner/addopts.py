@@ -4,7 +4,8 @@ Projects put options there that change what a run selects or how it reports: ``-
 ``-p no:cacheprovider``, ``-ra``, ``--strict-markers``, ``--doctest-modules``, ``--cov=pkg``. rt applies
 those that shape the outcome and that it has (``-m``, ``-k``, ``-x``/``--maxfail``, ``-s``/``--capture=no``,
 ``--strict-markers``,
-``-W``, ``-o name=value``, ``--log-level``, the ``--doctest-*`` options), ignores those that only change pytest's own display (``-v``, ``-ra``,
+``-W``, ``-o name=value``, ``--log-level``, the ``--doctest-*`` options, ``--ignore``, ``--ignore-glob``,
+``--deselect``), ignores those that only change pytest's own display (``-v``, ``-ra``,
 ``--tb``, ``--color`` ...), and names the rest, each with the reason, in one line on stderr: an option that
 would change the counts must not be dropped without a word, or the user compares counts that differ for
 no visible reason.
@@ -110,6 +111,9 @@ _TAKE_VALUE = _DISPLAY_OPTIONS | {
     "--cov-fail-under",
     "--asyncio-mode",
     "--anyio-mode",
+    "--ignore",
+    "--ignore-glob",
+    "--deselect",
 }
 #: options whose value is optional (``--cov`` alone or ``--cov=pkg``): only the ``=`` form takes one
 _OPTIONAL_VALUE = frozenset({"--cov"})
@@ -139,6 +143,10 @@ class AddOpts:
     overrides: tuple[tuple[str, str], ...] = ()
     #: (option as written, reason) of each option rt does not honour
     unsupported: tuple[tuple[str, str], ...] = ()
+    #: ``--ignore`` paths, ``--ignore-glob`` patterns and ``--deselect`` node id prefixes (pytest's)
+    ignore: tuple[str, ...] = ()
+    ignore_globs: tuple[str, ...] = ()
+    deselect: tuple[str, ...] = ()
 
     def notice(self, config: PytestConfig) -> str | None:
         """The one line telling the user which options of their configuration rt does not honour."""
@@ -171,6 +179,7 @@ def read(config: PytestConfig) -> AddOpts:
     warnings: list[str] = []
     overrides: list[tuple[str, str]] = []
     unsupported: list[tuple[str, str]] = []
+    collection: dict[str, list[str]] = {"--ignore": [], "--ignore-glob": [], "--deselect": []}
     index = 0
     while index < len(words):
         word = words[index]
@@ -205,6 +214,8 @@ def read(config: PytestConfig) -> AddOpts:
             bail = 1
         elif name == "--maxfail" and value.isdigit() and int(value) > 0:
             bail = int(value)
+        elif name in collection:
+            collection[name].append(value)
         elif name == "--doctest-modules":
             doctest_modules = True
         elif name == "--doctest-glob":
@@ -258,6 +269,9 @@ def read(config: PytestConfig) -> AddOpts:
         tuple(warnings),
         tuple(overrides),
         tuple(unsupported),
+        ignore=tuple(collection["--ignore"]),
+        ignore_globs=tuple(collection["--ignore-glob"]),
+        deselect=tuple(collection["--deselect"]),
     )
 
 
@@ -274,6 +288,9 @@ def configured(config: PytestConfig, options: AddOpts) -> PytestConfig:
         or options.doctest_ignore_import_errors,
         continue_on_collection_errors=config.continue_on_collection_errors
         or options.continue_on_collection_errors,
+        ignore=(*config.ignore, *options.ignore),
+        ignore_globs=(*config.ignore_globs, *options.ignore_globs),
+        deselect=(*config.deselect, *options.deselect),
     )
     if not options.overrides and not options.warnings:
         return config

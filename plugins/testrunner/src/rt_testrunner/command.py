@@ -153,6 +153,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="pytest's: a module that fails to import for its doctests is skipped",
     )
     add(
+        "--ignore",
+        action="append",
+        metavar="PATH",
+        help="pytest's: leave PATH out of the collection (repeatable)",
+    )
+    add(
+        "--ignore-glob",
+        action="append",
+        metavar="PATTERN",
+        help="pytest's: leave the paths matching PATTERN out of the collection (repeatable)",
+    )
+    add(
+        "--deselect",
+        action="append",
+        metavar="NODEID_PREFIX",
+        help="pytest's: leave out the tests whose node id starts with NODEID_PREFIX (repeatable)",
+    )
+    add(
         "--continue-on-collection-errors",
         action="store_true",
         help="pytest's: run the tests even when a test module fails to import (pytest, and rt for"
@@ -430,7 +448,13 @@ def _command_line_settings(args: argparse.Namespace) -> Any:
         if not equals or not name.strip():
             raise UsageError(f"-o/--override-ini expects option=value style (got: {setting!r})")
         overrides.append((name.strip(), value))
-    return AddOpts(warnings=tuple(getattr(args, "pythonwarnings", None) or ()), overrides=tuple(overrides))
+    return AddOpts(
+        warnings=tuple(getattr(args, "pythonwarnings", None) or ()),
+        overrides=tuple(overrides),
+        ignore=tuple(getattr(args, "ignore", None) or ()),
+        ignore_globs=tuple(getattr(args, "ignore_glob", None) or ()),
+        deselect=tuple(getattr(args, "deselect", None) or ()),
+    )
 
 
 def _doctest_options(args: argparse.Namespace, project: Any) -> Any:

@@ -49,6 +49,12 @@ class _SessionView:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)
 
+    def isinitpath(self, path: Any, *, with_parents: bool = False) -> bool:
+        """Whether ``path`` was named on the command line (pytest's initial paths; a plugin's
+        ``pytest_collect_file`` collects such a file whatever its name)."""
+        known = self._initialpaths_with_parents if with_parents else self._initialpaths
+        return Path(path) in known
+
     def gethookproxy(self, path: Any) -> Any:
         return self._session.config.hook
 

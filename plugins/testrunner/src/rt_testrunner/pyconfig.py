@@ -41,6 +41,11 @@ class PytestConfig:
     doctest_ignore_import_errors: bool = False
     #: ``--continue-on-collection-errors``: a test module that fails to import does not stop the run
     continue_on_collection_errors: bool = False
+    #: ``--ignore`` paths and ``--ignore-glob`` patterns (relative to the folder rt runs in, as pytest takes
+    #: them): files and folders left out of the collection; ``--deselect`` node id prefixes: tests left out
+    ignore: tuple[str, ...] = ()
+    ignore_globs: tuple[str, ...] = ()
+    deselect: tuple[str, ...] = ()
 
     def lines(self, name: str) -> list[str]:
         """A "linelist" option (markers, filterwarnings): one entry per line, or a TOML list."""

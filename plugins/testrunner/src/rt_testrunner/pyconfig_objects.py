@@ -12,13 +12,26 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rt_testrunner.pyconfig import PytestConfig
+from rt_testrunner.pyconfig import DEFAULT_NORECURSE, DEFAULT_PYTHON_FILES, PytestConfig
 
 _LINE_LISTS = ("markers", "filterwarnings", "usefixtures")
 #: pytest's strictness ini values and their defaults (None: as ``strict``)
 _STRICTNESS: dict[str, Any] = {"strict_markers": None, "strict": False}
 #: the marks pytest itself registers (python.py, skipping.py, warnings.py)
 _BUILTIN_MARKERS = ("parametrize", "usefixtures", "skip", "skipif", "xfail", "filterwarnings")
+#: pytest's own ini options of type "args" and "bool", with pytest's defaults: ``config.getini`` answers a
+#: list (a plugin's ``getini("python_files") + ["__init__.py"]``) or a bool, set in the configuration or not
+_PYTEST_ARGS_INI = {
+    "python_files": DEFAULT_PYTHON_FILES,
+    "python_classes": ("Test",),
+    "python_functions": ("test",),
+    "testpaths": (),
+    "norecursedirs": DEFAULT_NORECURSE,
+    "required_plugins": (),
+    "addopts": (),
+    "doctest_optionflags": ("ELLIPSIS",),
+}
+_PYTEST_BOOL_INI = frozenset({"consider_namespace_packages"})
 _NOTSET: Any = object()
 
 #: pytest's own command-line options with their defaults (``vars(config.option)`` of a pytest 9 run without
@@ -244,6 +257,10 @@ class Config:
         added = self._added_lines.get(name, [])
         if name in _LINE_LISTS:
             return [*self._pyconfig.lines(name), *added]
+        if name in _PYTEST_ARGS_INI:
+            return self._pyconfig.args(name, _PYTEST_ARGS_INI[name])
+        if name in _PYTEST_BOOL_INI:
+            return self._pyconfig.flag(name)
         if name in self._pyconfig.values:
             value = self._pyconfig.values[name]
             kind = self._ini_defaults.get(f"{name}:type")

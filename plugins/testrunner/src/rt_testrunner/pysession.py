@@ -106,8 +106,10 @@ class PytestSession(ModuleCollection):
         self.named_hooks: dict[str, list[tuple[str, Callable[..., Any]]]] = {}
         #: pytest-asyncio's ``pytest_asyncio_loop_factories(config, item)``: the loops its tests run on
         self.loop_factory_hooks: list[tuple[str, Callable[..., Any]]] = []
-        self.ignored: set[str] = set()
-        self.ignore_globs: list[str] = []
+        #: what ``collect_ignore`` and ``--ignore`` leave out (resolved paths), ``collect_ignore_glob`` and
+        #: ``--ignore-glob`` patterns (absolute)
+        self.ignored: set[str] = {str((root / entry).resolve()) for entry in pyconfig.ignore}
+        self.ignore_globs: list[str] = [os.path.join(root, pattern) for pattern in pyconfig.ignore_globs]
         self.finder = importing.install(
             pyconfig.python_files,
             pyconfig.flag("consider_namespace_packages"),

@@ -3,7 +3,9 @@
 A small AST rewrite written here instead of pytest's ``_pytest.assertion.rewrite``: importing that module pulls
 in most of pytest (about 100 ms measured with ``-X importtime``), which alone would blow the start-up target of
 ``rt test``. This one captures the operands of a comparison, a boolean operation, ``not`` or a call into
-temporaries (named ``@rt_N``, which no Python source can spell) and, only when the assert fails, builds a
+temporaries (named ``@py_rt_N``, which no Python source can spell; the ``@py`` prefix of pytest's own
+temporaries, by which libraries tell rewritten code from the source, e.g. ``executing``'s
+``is_rewritten_by_pytest``, which icecream and stack_data rely on to map bytecode back to the source) and, only when the assert fails, builds a
 message with the source text, each operand's value and, for ``==``, a diff.
 """
 
@@ -23,8 +25,8 @@ from typing import Any
 
 from rt_testrunner.explain import compare
 
-_HELPER = "@rt_assert_failed"
-_UNSET = "@rt_unset"
+_HELPER = "@py_rt_assert_failed"
+_UNSET = "@py_rt_unset"
 
 
 class _Unset:
@@ -135,7 +137,7 @@ class _AssertRewriter(ast.NodeTransformer):
     def _temp(self, node: ast.expr, labels: list[str], names: list[str], constants: bool = False) -> ast.expr:
         if isinstance(node, ast.Constant) and not constants:
             return node
-        name = f"@rt_{self.counter}"
+        name = f"@py_rt_{self.counter}"
         self.counter += 1
         names.append(name)
         labels.append(self.segment(node))
@@ -157,7 +159,7 @@ class _AssertRewriter(ast.NodeTransformer):
     def _hold(self, node: ast.expr, hidden: list[str]) -> ast.expr:
         if not isinstance(node, ast.Call):
             return node
-        name = f"@rt_{self.counter}"
+        name = f"@py_rt_{self.counter}"
         self.counter += 1
         hidden.append(name)
         return ast.NamedExpr(target=ast.Name(name, ast.Store()), value=node)
@@ -190,7 +192,7 @@ class _AssertRewriter(ast.NodeTransformer):
                     # that failed is explained as a comparison alone would be
                     left = self._temp(self._keep_alive(value.left, hidden), labels, names, True)
                     right = self._temp(self._keep_alive(value.comparators[0], hidden), labels, names, True)
-                    result = f"@rt_{self.counter}"
+                    result = f"@py_rt_{self.counter}"
                     self.counter += 1
                     # the comparison's result: not shown (no label), only read to explain the failed one
                     parts.append((_OPS.get(type(value.ops[0])), names[-2], names[-1], result))
@@ -261,7 +263,7 @@ class _AssertRewriter(ast.NodeTransformer):
         return statements
 
 
-REWRITE_VERSION = 6
+REWRITE_VERSION = 7
 _CACHE_TAG = f"{sys.implementation.cache_tag}-rt-test-{REWRITE_VERSION}"
 
 

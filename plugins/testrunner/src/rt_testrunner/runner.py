@@ -65,6 +65,7 @@ class Runner:
             options.concurrent,
             options.keyword,
             options.markexpr,
+            options.pyconfig.deselect if options.pyconfig is not None else (),
         )
         self.session = PytestSession(options.pyconfig or pyconfig.load(options.root), options.root, backend)
         self.preload_root = Suite(None)

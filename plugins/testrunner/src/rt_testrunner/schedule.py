@@ -23,6 +23,8 @@ class Schedule:
     concurrent: bool = False
     keyword: str | None = None
     markexpr: str | None = None
+    #: ``--deselect`` node id prefixes (pytest's): a pytest item whose node id starts with one is left out
+    deselect: tuple[str, ...] = ()
     _keyword_match: Any = attrs.field(init=False, default=None)
     _mark_match: Any = attrs.field(init=False, default=None)
 
@@ -38,6 +40,8 @@ class Schedule:
 
     def selected(self, case: TestCase, only_mode: bool) -> bool:
         if only_mode and not case.has("only"):
+            return False
+        if self.deselect and case.item is not None and str(case.item.nodeid).startswith(self.deselect):
             return False
         pattern = self.name_pattern
         if pattern is not None and pattern.search(" ".join(case.path)) is None:
