@@ -163,6 +163,10 @@ class RunFinished:
     xpassed: int = 0
     interrupted: bool = False  # a test raised KeyboardInterrupt (or pytest.exit): the run stopped there
     reruns: int = 0  # attempts of failed pytest-style tests run again (pytest-rerunfailures' "N rerun")
+    exit_code: int | None = None  # pytest.exit(msg, returncode=N)'s N: the status the run exits with
+    subtests_passed: int = (
+        0  # subtests that passed (not results of their own): pytest 9's "N subtests passed"
+    )
 
     @property
     def tests(self) -> int:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rt.testing import counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
 
 
@@ -88,6 +90,38 @@ def test_a_spec_pattern_file_that_fails_to_load_keeps_the_reference_behaviour(tm
     found, output = rt_test(tmp_path, files)
     assert found == {"pass": 1, "error": 1}, output
     assert "Interrupted" not in output, output
+
+
+@pytest.mark.parametrize("constructor", ["__init__", "__new__"])
+def test_a_test_class_with_a_constructor_warns_as_pytest(tmp_path: Path, constructor: str) -> None:
+    """pytest leaves out a ``Test*`` class with a constructor of its own and says so with a
+    ``PytestCollectionWarning``: kept from the output, but an error once a module imported earlier made
+    warnings errors (markdown's ``tests/test_legacy.py`` calls ``warnings.simplefilter('error')``), so the
+    later file is a collection error under pytest, and under rt too."""
+    method = (
+        "def __init__(self):\n        pass"
+        if constructor == "__init__"
+        else ("def __new__(cls):\n        return object.__new__(cls)")
+    )
+    files = {
+        "test_a.py": "def test_a():\n    pass\n",
+        "test_b.py": f"class TestSuite:\n    {method}\n\n    def test_never(self):\n        pass\n\n"
+        "def test_b():\n    pass\n",
+    }
+    found, output = rt_test(tmp_path, files)
+    expected, pytest_output = pytest_counts(tmp_path)
+    assert expected == {"pass": 2}, pytest_output
+    assert found == expected, output
+    assert "cannot collect" not in output, output
+    errors = {"test_a.py": "import warnings\n\nwarnings.simplefilter('error')\n\ndef test_a():\n    pass\n"}
+    found, output = rt_test(tmp_path, errors)
+    expected, pytest_output = pytest_counts(tmp_path)
+    assert expected == {"error": 1}, pytest_output
+    assert found == expected, output
+    assert (
+        f"cannot collect test class 'TestSuite' because it has a {constructor} constructor (from: test_b.py)"
+        in output
+    ), output
 
 
 def test_a_collection_error_stops_a_parallel_run_too(tmp_path: Path) -> None:

@@ -187,18 +187,35 @@ def _broken_plugin(site: Path, hook: str) -> dict[str, str]:
     return {"PYTHONPATH": str(site)}
 
 
-@pytest.mark.parametrize("hook", ["pytest_configure", "pytest_generate_tests"])
+@pytest.mark.parametrize(
+    "hook",
+    [
+        "pytest_configure",
+        "pytest_generate_tests",
+        "pytest_collection_modifyitems",
+        "pytest_itemcollected",
+        "pytest_collection_finish",
+        "pytest_make_parametrize_id",
+        "pytest_ignore_collect",
+    ],
+)
 def test_a_failing_plugin_hook_is_one_line_naming_the_plugin(tmp_path: Path, hook: str) -> None:
-    """A plugin whose ``pytest_configure`` raises, or whose ``pytest_generate_tests`` fails on rt's collection
-    objects (pytest-asyncio's in auto mode), is named in one line and left out; the tests still run (the file
-    is no collection error)."""
+    """A plugin whose ``pytest_configure`` raises, or whose collection hook fails on rt's collection objects
+    (pytest-asyncio's ``pytest_generate_tests`` in auto mode), is named in one line and left out; the tests
+    still run (the file is no collection error)."""
     env = _broken_plugin(tmp_path / "site", hook)
     suite = project(
         tmp_path / "suite",
-        {"pyproject.toml": "[tool.pytest.ini_options]\n", "test_x.py": "def test_ok():\n    pass\n"},
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\n",
+            "test_x.py": "import pytest\n\n"
+            "def test_ok():\n    pass\n\n"
+            "@pytest.mark.parametrize('n', [object(), object()])\n"
+            "def test_params(n):\n    pass\n",
+        },
     )
     result = run_rt_test(suite, env=env)
-    assert counts(result) == {"pass": 1}, result.stderr
+    assert counts(result) == {"pass": 3}, result.stderr
     lines = [line for line in result.stderr.splitlines() if "broken-plugin" in line]
     assert lines == [
         f"rt test: pytest plugin 'broken-plugin': {hook} raised RuntimeError: the plugin's own bug"

@@ -599,7 +599,16 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any) -> int:
                 sys.stderr.write(
                     f'note: To treat the "{fragment}" filter as a path, run "rt test ./{fragment}"\n'
                 )
-        return EXIT_OK if invocation.pass_with_no_tests else EXIT_FAILED
+        from rt_testrunner.exit_status import exit_status, is_pytest_suite
+
+        return exit_status(
+            failed=False,
+            tests=0,
+            interrupted=False,
+            exit_code=None,
+            pytest_suite=is_pytest_suite(invocation.run.pyconfig, files),
+            pass_with_no_tests=invocation.pass_with_no_tests,
+        )
     if invocation.run.seed is not None:
         import random
 
@@ -700,14 +709,18 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any) -> int:
             session.close()
         for reporter in reporters:
             reporter.close()
-    if (
-        finished.failed
-        or finished.errors
-        or finished.interrupted
-        or (coverage is not None and coverage.failures)
-    ):
-        return EXIT_FAILED
-    if finished.tests == 0 and not invocation.pass_with_no_tests:
+    from rt_testrunner.exit_status import exit_status, is_pytest_suite
+
+    failed = bool(finished.failed or finished.errors or (coverage is not None and coverage.failures))
+    status = exit_status(
+        failed=failed,
+        tests=finished.tests,
+        interrupted=finished.interrupted,
+        exit_code=finished.exit_code,
+        pytest_suite=is_pytest_suite(invocation.run.pyconfig, files),
+        pass_with_no_tests=invocation.pass_with_no_tests,
+    )
+    if finished.tests == 0 and not (invocation.pass_with_no_tests or failed or finished.interrupted):
         pattern = invocation.run.name_pattern
         if pattern is not None:
             # the reference's wording, so scripts and people read the same thing from both
@@ -718,7 +731,8 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any) -> int:
                 f"{plural(len(files), 'file')} (skipping {plural(finished.filtered_out, 'test')}) "
                 f"{format_ms(finished.duration)}\n"
             )
-        else:
+        elif finished.filtered_out:
             sys.stderr.write("No tests matched the filters (-t / -k / -m / --only) in the selected files.\n")
-        return EXIT_FAILED
-    return EXIT_OK
+        else:
+            sys.stderr.write("No tests collected: the selected files define none.\n")
+    return status

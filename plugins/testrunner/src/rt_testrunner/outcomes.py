@@ -72,6 +72,14 @@ def classify(exc: BaseException) -> Kind:
     return Kind.OTHER
 
 
+def exit_code(exc: BaseException | None) -> int | None:
+    """``pytest.exit(msg, returncode=N)``'s N when ``exc`` is that exit with a code, else None."""
+    if exc is None or classify(exc) is not Kind.EXIT:
+        return None
+    code = getattr(exc, "returncode", None)
+    return code if isinstance(code, int) else None
+
+
 def reason(exc: BaseException) -> str:
     """The message a skip/xfail/fail carries (pytest keeps it in ``.msg``)."""
     message = getattr(exc, "msg", None)

@@ -406,9 +406,10 @@ class Pool:
             self._replay(block, finished)
         self.filtered_out += done.filtered_out
         self.recorder.reruns += done.reruns
+        self.recorder.subtests_passed += done.subtests_passed
         self._add_snapshots(done)
         if done.interrupted:
-            self.recorder.interrupt()
+            self.recorder.interrupt(done.exit_code)
         if self.recorder.bailed:
             self._stop_dispatch()
         elif worker.current is None:

@@ -13,10 +13,12 @@ reads; the session's other half loads conftest.py files and plugins and keeps th
 from __future__ import annotations
 
 import fnmatch
+import functools
 import inspect
 import sys
 import types
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from rt_testrunner import pyplugins
@@ -59,6 +61,8 @@ class ModuleCollection:
 
         def reruns(self, item: PyItem) -> int | None: ...
 
+        def relative(self, file: str) -> str: ...
+
     def collect(
         self,
         module: types.ModuleType,
@@ -82,7 +86,7 @@ class ModuleCollection:
 
             makeitem = ItemMaker.for_file(cast("PytestSession", self), module, file)
         for name, value in list(module.__dict__.items()):
-            kind = self._member_kind(name, value, registered)
+            kind = self._member_kind(name, value, registered, file)
             if makeitem is not None:
                 made = makeitem.made(makeitem.module_node, name, value, kind is not None)
                 if made is not None:  # a conftest.py's pytest_pycollect_makeitem answered for the name
@@ -107,14 +111,18 @@ class ModuleCollection:
                 )
         self._modify_items(root, file, reorder=True)
 
-    def _member_kind(self, name: str, value: Any, registered: set[int]) -> str | None:
+    def _member_kind(self, name: str, value: Any, registered: set[int], file: str) -> str | None:
         """What rt's collection makes of a test module's ``name``: ``"function"``, ``"class"``,
         ``"unittest"`` (a ``unittest.TestCase``) or None (not a test)."""
         if isinstance(value, type):
             is_unittest = is_testcase(value)
             if not is_unittest and not _matches(name, self.pyconfig.python_classes):
                 return None
-            if not getattr(value, "__test__", True) or (not is_unittest and _has_init(value)):
+            if not getattr(value, "__test__", True):
+                return None
+            constructor = None if is_unittest else _constructor(value)
+            if constructor is not None:
+                _cannot_collect(value, constructor, self.relative(file), file)
                 return None
             return "unittest" if is_unittest else "class"
         if (
@@ -142,12 +150,13 @@ class ModuleCollection:
             return
         hooks = [hook for base, hook in self.modify_hooks if file.startswith(base)]
         if hooks:
-            nodes = [case.item.node for case in root.tests() if case.item is not None]
-            pyplugins.call(
-                "pytest_collection_modifyitems",
-                hooks,
-                {"session": self, "config": self.config, "items": nodes},
-            )
+            nodes: list[Any] = []
+
+            def arguments() -> dict[str, Any]:
+                nodes[:] = [case.item.node for case in root.tests() if case.item is not None]
+                return {"session": self, "config": self.config, "items": nodes}
+
+            self._collection_hook("pytest_collection_modifyitems", hooks, arguments)
             _keep(root, {id(node): position for position, node in enumerate(nodes)})
         if reorder:
             reorder_file(root)
@@ -159,7 +168,9 @@ class ModuleCollection:
         if not hooks:
             return None
         available = {"config": self.config, "val": value, "argname": argname}
-        answer = pyplugins.call("pytest_make_parametrize_id", hooks, available, firstresult=True)
+        answer = self._collection_hook(
+            "pytest_make_parametrize_id", hooks, lambda: available, firstresult=True
+        )
         return None if answer is None else str(answer)
 
     def start_collection(self) -> None:
@@ -173,16 +184,19 @@ class ModuleCollection:
         applies inside each file), then ``pytest_collection_finish(session)`` with ``session.items``."""
         pending, self.deferred = self.deferred or [], None
         nodes = [case.item.node for root, _ in pending for case in root.tests() if case.item is not None]
-        collected_hooks = [hook for _, hook in self.named_hooks.get("pytest_itemcollected", ())]
-        for node in nodes if collected_hooks else ():
-            pyplugins.call("pytest_itemcollected", collected_hooks, {"item": node})
+        for node in nodes if self.named_hooks.get("pytest_itemcollected") else ():
+            # read again for each item: a plugin whose hook failed is left out of the next calls
+            collected_hooks = [hook for _, hook in self.named_hooks.get("pytest_itemcollected", ())]
+            self._collection_hook("pytest_itemcollected", collected_hooks, functools.partial(dict, item=node))
         hooks = [hook for _, hook in self.modify_hooks]
         if hooks:
-            pyplugins.call(
-                "pytest_collection_modifyitems",
-                hooks,
-                {"session": self, "config": self.config, "items": nodes},
-            )
+            collected = list(nodes)
+
+            def arguments() -> dict[str, Any]:
+                nodes[:] = collected
+                return {"session": self, "config": self.config, "items": nodes}
+
+            self._collection_hook("pytest_collection_modifyitems", hooks, arguments)
             kept = {id(node): position for position, node in enumerate(nodes)}
             for root, _ in pending:
                 _keep(root, kept)
@@ -192,7 +206,29 @@ class ModuleCollection:
         self.items = nodes
         finish_hooks = [hook for _, hook in self.named_hooks.get("pytest_collection_finish", ())]
         if finish_hooks:
-            pyplugins.call("pytest_collection_finish", finish_hooks, {"session": self})
+            self._collection_hook("pytest_collection_finish", finish_hooks, lambda: {"session": self})
+
+    def _collection_hook(
+        self,
+        name: str,
+        hooks: list[Callable[..., Any]],
+        arguments: Callable[[], Mapping[str, Any]],
+        firstresult: bool = False,
+    ) -> Any:
+        """Call collection hook ``name`` with ``arguments()``. An installed plugin's hook that fails on rt's
+        collection objects (they are not pytest's) is one line and the plugin is left out, as at start-up,
+        and the hooks are called again without it, with fresh ``arguments()`` (what the failed call changed
+        is not seen twice): the files are not made collection errors for a plugin. A conftest.py's failure is
+        the suite's own: it propagates (a collection error, as pytest's)."""
+        while True:
+            try:
+                return pyplugins.call(name, hooks, arguments(), firstresult=firstresult)
+            except pyplugins.PluginHookError as exc:
+                if exc.plugin is None:
+                    raise
+                self.warn(f"rt test: {exc} (the plugin is left out of this run)")
+                self._drop_plugin(exc.plugin)
+                hooks = [hook for hook in hooks if pyplugins.owner(hook) != exc.plugin]
 
     def _anyio_claims(self, function: Any, marks: list[Any]) -> bool:
         """anyio's pytest plugin takes a coroutine test marked ``anyio`` (on itself, its class or its module),
@@ -420,19 +456,16 @@ class ModuleCollection:
             before = self.registry.closure(initial, key, direct_names(calls))
             names = [*initial, *(f.name for f in before), *(a for f in before for a in f.argnames)]
             metafunc = Metafunc(function, cls, module, list(dict.fromkeys(names)), self.config)
-            while True:
-                try:
-                    pyplugins.call("pytest_generate_tests", generate, {"metafunc": metafunc})
-                    break
-                except pyplugins.PluginHookError as exc:
-                    # an installed plugin's hook failing on rt's collection objects is one line, and the plugin
-                    # is left out (as at start-up): the file is not made a collection error for it
-                    if exc.plugin is None:
-                        raise
-                    self.warn(f"rt test: {exc} (the plugin is left out of this run)")
-                    self._drop_plugin(exc.plugin)
-                    generate = [hook for hook in generate if pyplugins.owner(hook) != exc.plugin]
+            attempts = 0
+
+            def arguments() -> dict[str, Any]:
+                nonlocal metafunc, attempts
+                if attempts:  # a plugin failed and is left out: the others start again on a new one
                     metafunc = Metafunc(function, cls, module, list(dict.fromkeys(names)), self.config)
+                attempts += 1
+                return {"metafunc": metafunc}
+
+            self._collection_hook("pytest_generate_tests", generate, arguments)
             # pytest applies the hooks' parametrization before the marks' (the ids show it first)
             calls = [*metafunc.calls, *calls]
         parametrized = {n for names, *_ in calls for n in argnames_of(names)}
@@ -500,9 +533,42 @@ def _matches(name: str, patterns: list[str]) -> bool:
     return False
 
 
-def _has_init(cls: type) -> bool:
-    """pytest does not collect a test class with its own constructor (it could not make the instances)."""
-    return vars_of(cls, "__init__") is not object.__init__ or vars_of(cls, "__new__") is not object.__new__
+def _constructor(cls: type) -> str | None:
+    """``"__init__"`` or ``"__new__"`` when ``cls`` has a constructor of its own: pytest does not collect such
+    a test class (it could not make the instances)."""
+    if vars_of(cls, "__init__") is not object.__init__:
+        return "__init__"
+    if vars_of(cls, "__new__") is not object.__new__:
+        return "__new__"
+    return None
+
+
+def _cannot_collect(cls: type, constructor: str, module_nodeid: str, file: str) -> None:
+    """pytest's ``PytestCollectionWarning`` for a test class it leaves out, at the class's line: kept from
+    the output as pytest keeps it for its summary, but an error where the suite made warnings errors
+    (``warnings.simplefilter("error")`` at an earlier module's import makes it a collection error, as under
+    pytest). Its category is pytest's once the suite imported pytest, else a ``UserWarning`` of that name."""
+    try:
+        line = inspect.getsourcelines(cls)[1]
+    except (OSError, TypeError):
+        line = 0
+    message = (
+        f"cannot collect test class {cls.__name__!r} because it has a {constructor} constructor"
+        f" (from: {module_nodeid})"
+    )
+    warnings.warn_explicit(message, _collection_warning(), file, line)
+
+
+def _collection_warning() -> type[Warning]:
+    pytest = sys.modules.get("pytest")
+    found = getattr(pytest, "PytestCollectionWarning", None)
+    if isinstance(found, type) and issubclass(found, Warning):
+        return found
+    return PytestCollectionWarning
+
+
+class PytestCollectionWarning(UserWarning):
+    """pytest's collection warning, for a suite that never imported pytest (pytest's own is used otherwise)."""
 
 
 def vars_of(cls: type, name: str) -> Any:

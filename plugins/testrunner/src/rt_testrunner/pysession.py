@@ -327,7 +327,12 @@ class PytestSession(ModuleCollection):
             return True
         for baseid, hook in reversed(self.ignore_hooks):
             if text.startswith(baseid) or not baseid:
-                answer = call_hook(hook, collection_path=path, config=self.config)
+                answer = self._collection_hook(
+                    "pytest_ignore_collect",
+                    [hook],
+                    lambda: {"collection_path": path, "config": self.config},
+                    firstresult=True,
+                )
                 if answer is not None:
                     return bool(answer)
         return False

@@ -125,12 +125,7 @@ class Runner:
                     emit(FileFinished(preload_error[0], 0.0, preload_error[1]))
                 else:
                     self.preload_root.hooks["after_all"].append(
-                        lambda: finish_session(
-                            self.session,
-                            2
-                            if self.collection_stopped
-                            else int(bool(self.counts[TestStatus.FAIL] or self.counts[TestStatus.ERROR])),
-                        )
+                        lambda: finish_session(self.session, self._session_status())
                     )
                     await self._run_files(files, files if order is None else order)
         finally:
@@ -284,6 +279,20 @@ class Runner:
             del self._collected[test_file.path]
             return True
         return False
+
+    def _session_status(self) -> int:
+        """The ``exitstatus`` the conftests' ``pytest_sessionfinish`` hooks get: pytest's status of the run so
+        far (exit_status.py; only a pytest suite has such hooks)."""
+        from rt_testrunner.exit_status import exit_status
+
+        counts = self.counts
+        return exit_status(
+            failed=bool(counts[TestStatus.FAIL] or counts[TestStatus.ERROR]),
+            tests=sum(counts.values()) - counts[TestStatus.ERROR],
+            interrupted=self.recorder.interrupted or self.collection_stopped,
+            exit_code=self.recorder.exit_code,
+            pytest_suite=True,
+        )
 
     def _collection_failed(self, files: Sequence[TestFile]) -> bool:
         """A pytest-style file failed to import (or to be collected): pytest then runs no test at all
@@ -553,6 +562,7 @@ class Runner:
             attempt += 1
             if case.item is not None:
                 recorder.reruns += 1
+        recorder.subtests_passed += outcome.subtests_passed
         recorder.record(
             TestFinished(
                 test_file.relative,
@@ -606,4 +616,4 @@ class Runner:
         if isinstance(outcome.error, KeyboardInterrupt) or (
             outcome.error is not None and outcomes.classify(outcome.error) is outcomes.Kind.EXIT
         ):
-            recorder.interrupt()
+            recorder.interrupt(outcomes.exit_code(outcome.error))

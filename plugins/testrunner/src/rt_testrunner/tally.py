@@ -28,11 +28,17 @@ class Tally:
         self.reruns = 0
         self.bailed = False
         self.interrupted = False
+        #: ``pytest.exit(msg, returncode=N)``'s N, the status the run then exits with (exit_status.py)
+        self.exit_code: int | None = None
+        #: subtests that passed, which pytest 9 counts apart from the tests ("5 subtests passed")
+        self.subtests_passed = 0
 
-    def interrupt(self) -> None:
+    def interrupt(self, exit_code: int | None = None) -> None:
         """A test raised KeyboardInterrupt: it failed, and no further test starts (the summary and the
         reports are still written, as pytest does on Ctrl-C)."""
         self.interrupted = True
+        if exit_code is not None and self.exit_code is None:
+            self.exit_code = exit_code
         self.bailed = True
 
     def emit(self, event: TestEvent) -> None:
@@ -59,6 +65,8 @@ class Tally:
             xpassed=counts[TestStatus.XPASS],
             errors=counts[TestStatus.ERROR],
             interrupted=self.interrupted,
+            exit_code=self.exit_code,
+            subtests_passed=self.subtests_passed,
             snapshots=snapshots,
             reruns=self.reruns,
         )

@@ -220,6 +220,8 @@ class FileDone:
     #: a pytest-style file failed to collect, so the worker ran no test (only the collection errors are
     #: reported): the run ends as pytest's does, "Interrupted: N errors during collection"
     collection_stopped: bool = False
+    exit_code: int | None = None  # pytest.exit(msg, returncode=N)'s N
+    subtests_passed: int = 0  # this file's subtests that passed (pytest 9's ` N subtests passed`)
 
 
 # message kinds, worker to main

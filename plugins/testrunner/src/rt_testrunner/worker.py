@@ -47,6 +47,7 @@ class _Forwarder:
         self._sent_snapshots = SnapshotCounts()
         self._sent_obsolete = 0
         self._sent_reruns = 0
+        self._sent_subtests = 0
 
     def handle(self, event: TestEvent) -> None:
         if isinstance(event, RunStarted | RunFinished):
@@ -65,9 +66,12 @@ class _Forwarder:
             interrupted=runner.recorder.interrupted,
             reruns=runner.recorder.reruns - self._sent_reruns,
             collection_stopped=runner.collection_stopped,
+            exit_code=runner.recorder.exit_code,
+            subtests_passed=runner.recorder.subtests_passed - self._sent_subtests,
         )
         self._sent_filtered = runner.filtered_out
         self._sent_reruns = runner.recorder.reruns
+        self._sent_subtests = runner.recorder.subtests_passed
         self._sent_snapshots = counts
         self._sent_obsolete = len(names)
         self.channel.send((wire.FILE, event, done))
