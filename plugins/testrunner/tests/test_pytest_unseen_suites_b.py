@@ -136,3 +136,64 @@ def test_tempfile_tempdir_is_set_when_tests_run_with_capture(tmp_path: Path) -> 
     assert found == pytest_counts(tmp_path) == {"pass": 1}, output
     found, output = rt_test(tmp_path, "-s")
     assert found == pytest_counts(tmp_path, "-s") == {"fail": 1}, output
+
+
+def test_fixtures_are_set_up_widest_scope_first(tmp_path: Path) -> None:
+    """cachelib 0.17.0: a class's ``usefixtures("memcached_server")`` (class scope) skips with
+    ``importorskip`` before the function-scoped autouse fixture that connects to the server runs, as pytest
+    sets up a test's fixtures in its ``fixturenames`` order: depth first from the autouse, usefixtures and
+    requested names, then the widest scope first. pytest 9.2: 2 passed, 1 skipped."""
+    write_files(
+        tmp_path,
+        {
+            "test_order.py": """
+            import pytest
+
+            ORDER = []
+
+            @pytest.fixture(scope="class")
+            def server():
+                pytest.skip("no server here")
+
+            @pytest.fixture(scope="class")
+            def klass():
+                ORDER.append("class")
+
+            @pytest.fixture(scope="module")
+            def mod():
+                ORDER.append("module")
+
+            @pytest.fixture(scope="module")
+            def inner():
+                ORDER.append("inner")
+
+            @pytest.fixture
+            def func(inner):
+                ORDER.append("func")
+
+            @pytest.fixture(autouse=True)
+            def connect(request):
+                if request.cls is TestNeedsServer:
+                    raise ConnectionError("the server fixture should have skipped first")
+                ORDER.append("auto")
+
+            @pytest.mark.usefixtures("server")
+            class TestNeedsServer:
+                def test_skipped(self):
+                    pass
+
+            @pytest.mark.usefixtures("klass")
+            class TestOrder:
+                def test_order(self, func, mod, request):
+                    assert ORDER == ["inner", "module", "class", "auto", "func"], ORDER
+                    # fixturenames has the installed plugins' autouse fixtures too (and `request` they ask for)
+                    mine = ["inner", "mod", "klass", "connect", "func"]
+                    assert [name for name in request.fixturenames if name in mine] == mine
+
+            def test_plain():
+                pass
+            """,
+        },
+    )
+    found, output = rt_test(tmp_path)
+    assert found == pytest_counts(tmp_path) == {"pass": 2, "skip": 1}, output

@@ -102,7 +102,7 @@ def _add(
     key = f"{file}::{name}"
     initial = [*session.ini_usefixtures, *session.registry.autouse_for(key)]
     closure = session.registry.closure(initial, key, set())
-    fixturenames = list(dict.fromkeys([*initial, *(f.name for f in closure)]))
+    fixturenames = session.registry.names_closure(initial, key, set())
     holder: list[PyItem] = []
     function = _doctest_function(test, holder, session, flags)
     item = PyItem(session, file, module, None, function, name, name, [], CallSpec(), fixturenames, closure)

@@ -214,6 +214,40 @@ class Registry:
             visit(name, None)
         return order
 
+    def names_closure(self, initial: list[str], key: str, direct: set[str]) -> list[str]:
+        """pytest's ``fixturenames``, the order a test's fixtures are set up in: every name the test needs,
+        depth first from ``initial`` with each name before the names it requests, then the widest scope first
+        (a stable sort by the scope of each name's closest definition; a name without one, or parametrized
+        directly, is function-scoped). So a class-scoped fixture of ``usefixtures`` is set up before a
+        function-scoped autouse one, and skips the test before it runs (cachelib's ``memcached_server``)."""
+        names: dict[str, None] = {}
+        seen: set[int] = set()
+
+        def visit(name: str, requester: FixtureDef | None) -> None:
+            names.setdefault(name)
+            if name in direct or name == "request":
+                return
+            try:
+                fixture = self.resolve(name, key, requester)
+            except FixtureLookupError:
+                return
+            if id(fixture) in seen:
+                return
+            seen.add(id(fixture))
+            for arg in fixture.argnames:
+                visit(arg, fixture)
+
+        for name in initial:
+            visit(name, None)
+
+        def scope(name: str) -> int:
+            if name in direct or name == "request":
+                return SCOPES.index("function")
+            candidates = self.visible(name, key)
+            return SCOPES.index(candidates[-1].scope) if candidates else SCOPES.index("function")
+
+        return sorted(names, key=scope)
+
 
 # eq=False: never compared, so no __eq__/__hash__ to compile (0.7 M instructions less at import)
 @attrs.define(eq=False)

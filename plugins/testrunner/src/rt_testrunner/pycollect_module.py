@@ -479,7 +479,7 @@ class ModuleCollection:
                 )
         for names, values, ids, indirect in calls:
             callspecs = expand(callspecs, names, values, ids, indirect, self._make_id)
-        fixturenames = list(dict.fromkeys([*initial, *(f.name for f in closure)]))
+        fixturenames = self.registry.names_closure(initial, key, direct_names(calls))
         param_scopes = {
             f.name: f.scope
             for f in closure
