@@ -197,3 +197,68 @@ def test_fixtures_are_set_up_widest_scope_first(tmp_path: Path) -> None:
     )
     found, output = rt_test(tmp_path)
     assert found == pytest_counts(tmp_path) == {"pass": 2, "skip": 1}, output
+
+
+def test_parametrize_ids_follow_pytests_rules(tmp_path: Path) -> None:
+    """portalocker 4.4.2: ``parametrize("source", EXAMPLES)`` over README snippets longer than 100 characters
+    is ``test_readme_python_example[source0]`` under pytest 9 (``parametrize_long_str_id_strategy``, default
+    ``short``), not the escaped text. Also pytest's escaping (a backslash doubled, control characters as
+    ``\\x..``), any object with a ``__name__`` (a builtin, a module), ``ids=`` entries and an ``ids``
+    callable's answers escaped or named by the same rules, ``pytest.HIDDEN_PARAM``, and duplicate ids
+    numbered around ids already taken. Each test records its name; the lists must be pytest's."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+
+            @pytest.fixture(autouse=True)
+            def record(request):
+                with open("names.txt", "a", encoding="utf-8") as names:
+                    names.write(request.node.name + "\\n")
+            """,
+            "test_ids.py": """
+            import os
+
+            import pytest
+
+            LONG = "x" * 101
+
+            @pytest.mark.parametrize("s", [LONG, "y" * 100, "a\\\\b", "\\x00\\x7f", "é", b"\\xff\\\\", len, os])
+            def test_values(s):
+                pass
+
+            @pytest.mark.parametrize("n", [1, 2, 3], ids=["é", 3, None])
+            def test_given(n):
+                pass
+
+            @pytest.mark.parametrize("n", [1, 2], ids=lambda value: 7 if value == 1 else object())
+            def test_callable(n):
+                pass
+
+            @pytest.mark.parametrize("v", [pytest.param("x", id="ü"), pytest.param(1, id=pytest.HIDDEN_PARAM)])
+            def test_params(v):
+                pass
+
+            @pytest.mark.parametrize("v", ["a", "a", "a0", "b1", "b1"])
+            def test_duplicates(v):
+                pass
+            """,
+        },
+    )
+
+    def names(*args: str, runner: str) -> list[str]:
+        (tmp_path / "names.txt").unlink(missing_ok=True)
+        if runner == "pytest":
+            run_pytest(*args, cwd=tmp_path)
+        else:
+            rt_test(tmp_path, *args)
+        return sorted((tmp_path / "names.txt").read_text(encoding="utf-8").splitlines())
+
+    expected = names(runner="pytest")
+    assert "test_values[s0]" in expected and "test_values[a\\\\b]" in expected, expected
+    assert names(runner="rt") == expected
+    sha = ("-o", "parametrize_long_str_id_strategy=sha256")
+    expected = names(*sha, runner="pytest")
+    assert any(len(name) == len("test_values[]") + 64 for name in expected), expected
+    assert names(*sha, runner="rt") == expected

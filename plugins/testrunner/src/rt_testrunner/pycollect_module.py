@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from rt_testrunner import pymakeitem
     from rt_testrunner.pyconfig import PytestConfig
     from rt_testrunner.pyconfig_objects import Config
+    from rt_testrunner.pyids import IdRules
     from rt_testrunner.pysession import PytestSession
 
 
@@ -160,6 +161,13 @@ class ModuleCollection:
             _keep(root, {id(node): position for position, node in enumerate(nodes)})
         if reorder:
             reorder_file(root)
+
+    @functools.cached_property
+    def id_rules(self) -> IdRules:
+        """The configuration's ini values about parametrize ids (read once per session)."""
+        from rt_testrunner.pyids import IdRules  # only for parametrized tests
+
+        return IdRules.from_values(self.pyconfig.flag, self.pyconfig.values)
 
     def _make_id(self, value: Any, argname: str) -> str | None:
         """``pytest_make_parametrize_id(config, val, argname)`` of the conftest.py files: the first answer
@@ -475,10 +483,17 @@ class ModuleCollection:
         for fixture in sorted(closure, key=lambda f: SCOPES.index(f.scope)):
             if fixture.params is not None and fixture.name not in parametrized:
                 callspecs = expand(
-                    callspecs, fixture.name, list(fixture.params), fixture.ids, True, self._make_id
+                    callspecs,
+                    fixture.name,
+                    list(fixture.params),
+                    fixture.ids,
+                    True,
+                    self._make_id,
+                    self.id_rules,
+                    key,
                 )
         for names, values, ids, indirect in calls:
-            callspecs = expand(callspecs, names, values, ids, indirect, self._make_id)
+            callspecs = expand(callspecs, names, values, ids, indirect, self._make_id, self.id_rules, key)
         fixturenames = self.registry.names_closure(initial, key, direct_names(calls))
         param_scopes = {
             f.name: f.scope

@@ -11,16 +11,17 @@ decorators has imported it.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import os
-import re
 import types
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from rt_testrunner.pyconfig_objects import Config
+
+if TYPE_CHECKING:
+    from rt_testrunner.pyids import IdRules
 
 
 @attrs.frozen
@@ -91,64 +92,22 @@ class CallSpec:
         names: list[str],
         values: tuple[Any, ...],
         index: int,
-        id_: str,
+        id_: str | None,
         marks: list[Any],
         indirect: set[str],
     ) -> CallSpec:
         return CallSpec(
             {**self.params, **dict(zip(names, values, strict=False))},
             {**self.indices, **{n: index for n in names}},
-            [*self.ids, id_],
+            [*self.ids, id_] if id_ is not None else list(self.ids),
             [*self.marks, *marks],
             self.indirect | (indirect & set(names)),
         )
 
 
-_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
-
-def _ascii(text: str) -> str:
-    return "".join(
-        _ESCAPES.get(ch, ch) if ch.isascii() else ch.encode("unicode_escape").decode() for ch in text
-    )
-
-
-def value_id(value: Any, argname: str, index: int) -> str:
-    """pytest's automatic id of one parameter value."""
-    if isinstance(value, str):
-        return _ascii(value)
-    if isinstance(value, bytes):
-        return _ascii(value.decode("latin-1"))
-    if value is None or isinstance(value, int | float | complex | bool):
-        return str(value)
-    if isinstance(value, re.Pattern):
-        return _ascii(value.pattern)
-    import enum
-
-    if isinstance(value, enum.Enum):
-        return str(value)
-    if isinstance(getattr(value, "__name__", None), str) and (
-        inspect.isclass(value) or inspect.isfunction(value)
-    ):
-        return str(value.__name__)
-    return f"{argname}{index}"
-
-
-def _dedupe(ids: list[str]) -> list[str]:
-    counts: dict[str, int] = {}
-    for id_ in ids:
-        counts[id_] = counts.get(id_, 0) + 1
-    seen: dict[str, int] = {}
-    result = []
-    for id_ in ids:
-        if counts[id_] > 1:
-            number = seen.get(id_, 0)
-            seen[id_] = number + 1
-            suffix = "_" if id_ and id_[-1].isdigit() else ""
-            result.append(f"{id_}{suffix}{number}")
-        else:
-            result.append(id_)
-    return result
+def _hidden(id_: Any) -> bool:
+    """pytest's ``HIDDEN_PARAM`` (``pytest.param(..., id=pytest.HIDDEN_PARAM)``)."""
+    return type(id_).__name__ == "_HiddenParam"
 
 
 def expand(
@@ -158,13 +117,25 @@ def expand(
     ids: Any = None,
     indirect: Any = False,
     make_id: Callable[[Any, str], str | None] | None = None,
+    rules: IdRules | None = None,
+    nodeid: str = "",
 ) -> list[CallSpec]:
     """The product of ``callspecs`` with one ``parametrize(argnames, argvalues)``. ``make_id(value, argname)``:
     the conftest.py files' ``pytest_make_parametrize_id``, asked for a value's id before pytest's default."""
 
+    # only for parametrized tests: one module less in a plain run
+    from rt_testrunner.pyids import IdError, IdRules
+
+    rules = rules or IdRules()
+
     def auto_id(value: Any, name: str, index: int) -> str:
-        custom = make_id(value, name) if make_id is not None else None
-        return str(custom) if custom is not None else value_id(value, name, index)
+        if callable(ids):
+            custom = ids(value)
+            named = rules.from_value(custom) if custom is not None else None
+            if named is not None:
+                return named
+        hooked = make_id(value, name) if make_id is not None else None
+        return str(hooked) if hooked is not None else rules.auto(value, name, index, nodeid)
 
     if isinstance(argnames_, str):
         names = [n.strip() for n in argnames_.split(",") if n.strip()]
@@ -191,22 +162,28 @@ def expand(
         return [cs.extend([], (), 0, "NOTSET", [skip], set()) for cs in callspecs]
     given_ids = list(ids) if ids is not None and not callable(ids) else None
     made: list[str] = []
+    hidden: set[int] = set()  # pytest.HIDDEN_PARAM: no id in the test's name
     for index, (values, _, explicit) in enumerate(rows):
-        id_: str | None = explicit
-        if id_ is None and given_ids is not None and index < len(given_ids) and given_ids[index] is not None:
-            id_ = str(given_ids[index])
-        if id_ is None and callable(ids):
-            parts = []
-            for name, value in zip(names, values, strict=False):
-                custom = ids(value)
-                parts.append(str(custom) if custom is not None else auto_id(value, name, index))
-            id_ = "-".join(parts)
-        if id_ is None:
-            id_ = "-".join(auto_id(v, n, index) for n, v in zip(names, values, strict=False))
-        made.append(id_)
-    made = _dedupe(made)
+        given = given_ids[index] if given_ids is not None and index < len(given_ids) else None
+        if _hidden(explicit) or (explicit is None and _hidden(given)):
+            hidden.add(index)
+            made.append("")
+        elif explicit is not None:
+            made.append(rules.text(explicit))
+        elif given is not None:
+            made.append(rules.given(given, index, nodeid))
+        else:
+            made.append("-".join(auto_id(v, n, index) for n, v in zip(names, values, strict=False)))
+    if len(hidden) > 1:
+        raise IdError(
+            f"In {nodeid}: multiple instances of HIDDEN_PARAM cannot be used in the same parametrize call, "
+            "because the tests names need to be unique."
+        )
+    shown = [index for index in range(len(made)) if index not in hidden]
+    for index, id_ in zip(shown, rules.unique([made[i] for i in shown], nodeid, names), strict=True):
+        made[index] = id_
     return [
-        cs.extend(names, values, index, made[index], marks, indirect_names)
+        cs.extend(names, values, index, None if index in hidden else made[index], marks, indirect_names)
         for cs in callspecs
         for index, (values, marks, _) in enumerate(rows)
     ]
