@@ -262,3 +262,47 @@ def test_parametrize_ids_follow_pytests_rules(tmp_path: Path) -> None:
     expected = names(*sha, runner="pytest")
     assert any(len(name) == len("test_values[]") + 64 for name in expected), expected
     assert names(*sha, runner="rt") == expected
+
+
+def test_blocking_pytests_warnings_plugin_leaves_the_filters_alone(tmp_path: Path) -> None:
+    """dogpile.cache 1.5.0: ``addopts = ... -p no:warnings`` with ``filterwarnings = error``: without its
+    warnings plugin pytest applies neither the ini's filters nor the marks' (a warning at import or in a test
+    is no error), and does not restore the filters after a test, so one a test sets stays for the next.
+    pytest 9.2: 4 passed, 1 failed; with the plugin, the import's warning is a collection error."""
+    files = {
+        "pytest.ini": """
+        [pytest]
+        addopts = -p no:warnings
+        filterwarnings = error
+        """,
+        "test_warnings.py": """
+        import warnings
+
+        import pytest
+
+        warnings.warn("at import", UserWarning)
+
+        def test_ini_filter_not_applied():
+            warnings.warn("x", UserWarning)
+
+        @pytest.mark.filterwarnings("error")
+        def test_mark_not_applied():
+            warnings.warn("y", UserWarning)
+
+        def test_recwarn_still_records(recwarn):
+            warnings.warn("z", DeprecationWarning)
+            assert len(recwarn) == 1
+
+        def test_sets_a_filter():
+            warnings.simplefilter("error", RuntimeWarning)
+
+        def test_the_filter_stayed():
+            warnings.warn("w", RuntimeWarning)
+        """,
+    }
+    write_files(tmp_path, files)
+    found, output = rt_test(tmp_path)
+    assert found == pytest_counts(tmp_path) == {"pass": 4, "fail": 1}, output
+    write_files(tmp_path, {"pytest.ini": "[pytest]\nfilterwarnings = error\n"})
+    found, output = rt_test(tmp_path, "--continue-on-collection-errors")
+    assert found == pytest_counts(tmp_path, "--continue-on-collection-errors") == {"error": 1}, output

@@ -91,7 +91,11 @@ def warnings_while_collecting(session: PytestSession) -> Iterator[None]:
     that records what an import warns (``with warnings.catch_warnings(record=True)``) sees the
     deprecation warnings it expects, ``filterwarnings = error`` makes a warning at import a collection error,
     and the filters a module sets at import apply to the modules imported after it and are gone when
-    the tests run. The warnings themselves are kept from the output, as pytest keeps them for its summary."""
+    the tests run. The warnings themselves are kept from the output, as pytest keeps them for its summary.
+    Nothing of this with pytest's warnings plugin blocked (``-p no:warnings``)."""
+    if not session.warnings_plugin:
+        yield
+        return
     with warnings.catch_warnings(record=True):
         if not sys.warnoptions:
             warnings.filterwarnings("always", category=DeprecationWarning)

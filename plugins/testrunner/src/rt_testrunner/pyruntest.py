@@ -80,8 +80,12 @@ async def run_item(item: PyItem) -> None:
     xfail = check_skips(item)
     if state is not None:
         state.xfail = xfail
-    with warnings.catch_warnings(record=True), _root_log_level(item.session.log_level):
-        apply_warning_filters(item)
+    caught = (
+        warnings.catch_warnings(record=True) if item.session.warnings_plugin else contextlib.nullcontext()
+    )
+    with caught, _root_log_level(item.session.log_level):
+        if item.session.warnings_plugin:
+            apply_warning_filters(item)
         setup = Setup(item, item.session.registry, item.session.scopes)
         item.setup = setup
         # a unittest.TestCase's instance is made before the fixtures, as pytest makes it: its setup_method and

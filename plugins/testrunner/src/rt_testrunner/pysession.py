@@ -119,6 +119,9 @@ class PytestSession(ModuleCollection):
         self.ini_timeout_ms = _ini_timeout_ms(pyconfig)
         self.ini_usefixtures = pyconfig.lines("usefixtures")
         self.warning_filters = pyconfig.lines("filterwarnings")
+        #: pytest's warnings plugin (``-p no:warnings`` blocks it): without it pytest neither applies the
+        #: ``filterwarnings`` ini and marks nor catches the warnings of a test, so neither does rt
+        self.warnings_plugin = "warnings" not in self.blocked_plugins()
         self.log_level = pyconfig.log_level
         self.async_modes = AsyncModes(pyconfig.values)
         self.loaded_plugins: set[str] = set()
@@ -225,6 +228,19 @@ class PytestSession(ModuleCollection):
             if callable(hook) and not (name in _RT_CALLS and pyplugins.owner(hook) is not None):
                 self.named_hooks.setdefault(name, []).append((baseid, hook))
 
+    def blocked_plugins(self) -> set[str]:
+        """The plugins ``-p no:NAME`` blocks, in ``addopts`` or ``PYTEST_ADDOPTS`` (each under its name and
+        ``pytest_NAME``)."""
+        from rt_testrunner import addopts
+
+        words = addopts._words(self.pyconfig)  # noqa: SLF001 - the same reading of addopts
+        environ = os.environ.get("PYTEST_ADDOPTS", "")
+        if environ:
+            import shlex
+
+            words = [*words, *shlex.split(environ)]
+        return pyplugins.blocked_names(words)
+
     def load_plugins(self) -> None:
         """Load the pytest plugins installed in the environment (entry points ``pytest11``) that are not
         blocked (``-p no:NAME`` in ``addopts`` or ``PYTEST_ADDOPTS``, ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``), as
@@ -237,13 +253,7 @@ class PytestSession(ModuleCollection):
         if self.plugins_loaded:
             return
         self.plugins_loaded = True
-        import shlex
-
-        from rt_testrunner import addopts
-
-        configured = addopts._words(self.pyconfig)  # noqa: SLF001 - the same reading of addopts
-        words = [*configured, *shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))]
-        found, problems = pyplugins.load_installed(pyplugins.blocked_names(words))
+        found, problems = pyplugins.load_installed(self.blocked_plugins())
         for line in problems:
             self.warn(f"rt test: {line}")
         manager = self.config.pluginmanager
