@@ -306,3 +306,32 @@ def test_blocking_pytests_warnings_plugin_leaves_the_filters_alone(tmp_path: Pat
     write_files(tmp_path, {"pytest.ini": "[pytest]\nfilterwarnings = error\n"})
     found, output = rt_test(tmp_path, "--continue-on-collection-errors")
     assert found == pytest_counts(tmp_path, "--continue-on-collection-errors") == {"error": 1}, output
+
+
+def test_strict_turns_on_strict_xfail(tmp_path: Path) -> None:
+    """stamina 26.1.0: ``[tool.pytest] strict = true``, pytest 9's switch for every strictness, makes an
+    xfail mark without ``strict=`` strict (an unexpected pass fails), as ``strict_xfail`` (pytest 9's name of
+    ``xfail_strict``) does; an explicit ``strict_xfail = false`` wins. pytest 9.2: 1 failed, 1 xfailed; then
+    1 xpassed, 1 xfailed."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pytest]\nstrict = true\n",
+            "test_xfail.py": """
+            import pytest
+
+            @pytest.mark.xfail(reason="passes after all")
+            def test_passes():
+                pass
+
+            @pytest.mark.xfail(reason="fails")
+            def test_fails():
+                raise ValueError
+            """,
+        },
+    )
+    found, output = rt_test(tmp_path)
+    assert found == pytest_counts(tmp_path) == {"fail": 1, "xfail": 1}, output
+    write_files(tmp_path, {"pyproject.toml": "[tool.pytest]\nstrict = true\nstrict_xfail = false\n"})
+    found, output = rt_test(tmp_path)
+    assert found == pytest_counts(tmp_path) == {"xpass": 1, "xfail": 1}, output

@@ -115,7 +115,7 @@ class PytestSession(ModuleCollection):
             pyconfig.flag("consider_namespace_packages"),
             rewrite_helpers=not pyconfig.doctest_modules,
         )
-        self.xfail_strict = pyconfig.flag("xfail_strict")
+        self.xfail_strict = _strict_xfail(pyconfig)
         self.ini_timeout_ms = _ini_timeout_ms(pyconfig)
         self.ini_usefixtures = pyconfig.lines("usefixtures")
         self.warning_filters = pyconfig.lines("filterwarnings")
@@ -392,6 +392,16 @@ def _warn(line: str) -> None:
 def call_hook(hook: Callable[..., Any], **available: Any) -> Any:
     wanted = argnames(hook)
     return hook(**{name: available[name] for name in wanted if name in available})
+
+
+def _strict_xfail(pyconfig: PytestConfig) -> bool:
+    """pytest 9's ``strict_xfail`` (``xfail_strict``, its older name), else its ``strict`` ini value, which
+    turns on every strictness at once (stamina's ``strict = true``): the default of an xfail mark's
+    ``strict``."""
+    for name in ("strict_xfail", "xfail_strict"):
+        if name in pyconfig.values:
+            return pyconfig.flag(name)
+    return pyconfig.flag("strict")
 
 
 def _ini_timeout_ms(pyconfig: PytestConfig) -> int | None:
