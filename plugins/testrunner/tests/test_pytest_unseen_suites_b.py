@@ -335,3 +335,40 @@ def test_strict_turns_on_strict_xfail(tmp_path: Path) -> None:
     write_files(tmp_path, {"pyproject.toml": "[tool.pytest]\nstrict = true\nstrict_xfail = false\n"})
     found, output = rt_test(tmp_path)
     assert found == pytest_counts(tmp_path) == {"xpass": 1, "xfail": 1}, output
+
+
+def test_captured_streams_are_not_picklable(tmp_path: Path) -> None:
+    """dill 0.4.1: its test_registered.py copies a ``PrettyPrinter`` and a ``StreamHandler`` (both holding
+    ``sys.stdout``/``sys.stderr``) and expects dill to fail on them, as it fails on pytest's capture files;
+    dill pickles the process's own ``sys.__stdout__`` by name, so rt's stand-ins must refuse to be pickled as
+    every stream does. pytest 9.2: 2 passed."""
+    write_files(
+        tmp_path,
+        {
+            "test_pickle.py": """
+            import copyreg
+            import pickle
+            import sys
+
+            import pytest
+
+            def test_streams_refuse_to_reduce():
+                for stream in (sys.stdout, sys.stderr, sys.stdout.buffer, sys.stderr.buffer):
+                    with pytest.raises(TypeError):
+                        stream.__reduce_ex__(2)
+
+            def test_a_pickler_that_names_the_real_streams_still_fails():
+                class Named(pickle.Pickler):  # dill's way with the process's own streams
+                    def reducer_override(self, obj):
+                        if obj is sys.__stdout__ or obj is sys.__stderr__:
+                            return getattr, (sys, "__stdout__" if obj is sys.__stdout__ else "__stderr__")
+                        return NotImplemented
+
+                import io
+                with pytest.raises(TypeError):
+                    Named(io.BytesIO()).dump({"stream": sys.stdout})
+            """,
+        },
+    )
+    found, output = rt_test(tmp_path)
+    assert found == pytest_counts(tmp_path) == {"pass": 2}, output

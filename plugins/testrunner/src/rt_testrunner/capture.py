@@ -105,7 +105,17 @@ def end(capture: Capture | None) -> None:
             capture.drain()
 
 
-class _Router(io.TextIOBase):
+class _Unpicklable:
+    """Streams are not picklable, as the real ones and pytest's capture files are not (``cannot pickle
+    '_io.TextIOWrapper' object``): dill, which pickles the process's own ``sys.__stdout__`` by name, would
+    otherwise copy a ``PrettyPrinter`` or a ``StreamHandler`` holding rt's stand-in, where under pytest it
+    cannot (dill's test_registered.py counts the types it can copy)."""
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(f"cannot pickle {type(self).__name__!r} object")
+
+
+class _Router(_Unpicklable, io.TextIOBase):
     """Stands in for ``sys.stdout`` or ``sys.stderr``."""
 
     def __init__(self, real: TextIO, which: str) -> None:
@@ -166,7 +176,7 @@ class _Router(io.TextIOBase):
         return self._buffer
 
 
-class _BytesRouter(io.RawIOBase):
+class _BytesRouter(_Unpicklable, io.RawIOBase):
     def __init__(self, text: _Router) -> None:
         self._text = text
 
