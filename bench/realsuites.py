@@ -185,6 +185,9 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "xmltodict": ("1.0.4", (), {}),  # a tests package next to a single-module library
     # tests inside the package, parametrized over the referencing-suite's JSON files, pytest.xfail() in a test
     "referencing": ("0.37.0", ("rpds-py", "jsonschema"), {}),
+    # a single test module at the sdist's root, tests driving a mocked datetime (session 8, sweep B)
+    "schedule": ("1.2.2", ("pytz",), {}),
+    "tinydb": ("4.9.0", ("pyyaml",), {}),  # parametrized fixtures of a conftest.py over storages
     # session 8, sweep A
     "parsimonious": ("0.11.0", (), {}),  # a tests package inside the library, unittest classes
     # [tool.pytest] (pytest 9's TOML table) with pythonpath = ["src"] and --doctest-modules in addopts
