@@ -484,7 +484,7 @@ def test_logging_a_suite_imports_is_captured_though_rt_does_not_import_it(tmp_pa
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 1, "fail": 1}, result.output
     assert (
-        "----- Captured log -----\nWARNING  mine:test_logs.py:7 the record of the failing test"
+        "----- Captured log call -----\nWARNING  mine:test_logs.py:7 the record of the failing test"
         in result.output
     )
     assert "the record of the passing test" not in result.output, result.output
@@ -564,7 +564,7 @@ def test_concurrent_tests_keep_their_own_output(tmp_path: Path) -> None:
     lines = [line for line in result.stdout.splitlines() if line in ("alpha", "beta")]
     assert lines in (["alpha"] * 3 + ["beta"] * 3, ["beta"] * 3 + ["alpha"] * 3), result.output
     # pytest-style tests: captured, each failure shows its own test's output only
-    sections = re.findall(r"----- Captured stdout -----\n((?:\w+\n)+)", result.stderr)
+    sections = re.findall(r"----- Captured stdout call -----\n((?:\w+\n)+)", result.stderr)
     assert sorted(sections) == ["one\none\none\n", "two\ntwo\ntwo\n"], result.output
 
 

@@ -5,6 +5,7 @@ failure text) must agree.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
@@ -313,3 +314,69 @@ def test_imperative_outcomes_outside_tests_count_as_pytest_counts_them(tmp_path:
     pytest_run = run_pytest(cwd=tmp_path)
     rt_run = rt_test(tmp_path)
     assert summary_counts(rt_run.stderr) == counts_from_pytest(pytest_run.stdout) == {"skip": 3, "error": 2}
+
+
+def test_output_and_caplog_records_are_per_phase_as_pytest_keeps_them(tmp_path: Path) -> None:
+    """A failure shows what each phase wrote under its own title (``Captured stdout setup``, ``... call``,
+    ``... teardown``); ``caplog.records`` are the running phase's (a fixture's set-up records are not the
+    test's, whatever the order of the arguments) and ``caplog.get_records(when)`` any phase's."""
+    write_files(
+        tmp_path,
+        {
+            "test_phases.py": """
+            import logging, sys, pytest
+
+            log = logging.getLogger("phases")
+
+            @pytest.fixture
+            def noisy():
+                print("setup out"); print("setup err", file=sys.stderr); log.warning("setup log")
+                yield
+                print("teardown out"); log.warning("teardown log")
+
+            def test_fails(noisy):
+                print("call out"); log.warning("call log")
+                assert 0
+
+            def test_records_fixture_first(noisy, caplog):
+                log.warning("in call")
+                assert [r.getMessage() for r in caplog.get_records("setup")] == ["setup log"]
+                assert caplog.messages == ["in call"]
+
+            def test_records_caplog_first(caplog, noisy):
+                log.warning("in call")
+                assert caplog.messages == ["in call"]
+                assert caplog.record_tuples == [("phases", logging.WARNING, "in call")]
+                assert caplog.get_records("setup")[0].getMessage() == "setup log"
+
+            @pytest.fixture
+            def reads_call_records(caplog):
+                yield
+                assert [r.getMessage() for r in caplog.get_records("call")] == ["call record"]
+                assert caplog.records == []
+
+            def test_teardown_reads_the_call_records(reads_call_records):
+                logging.getLogger("t").warning("call record")
+
+            def test_level_put_back(caplog):
+                caplog.set_level(logging.CRITICAL, logger="phases")
+
+            def test_after():
+                assert logging.getLogger("phases").level == logging.NOTSET
+            """
+        },
+    )
+    pytest_run, rt_run = same_counts(tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 5, "fail": 1}
+    sections = (
+        "----- Captured stdout setup -----\nsetup out\n"
+        "----- Captured stderr setup -----\nsetup err\n"
+        "----- Captured log setup -----\nWARNING  phases:test_phases.py:N setup log\n"
+        "----- Captured stdout call -----\ncall out\n"
+        "----- Captured log call -----\nWARNING  phases:test_phases.py:N call log\n"
+        "----- Captured stdout teardown -----\nteardown out\n"
+        "----- Captured log teardown -----\nWARNING  phases:test_phases.py:N teardown log\n"
+    )
+    assert sections in re.sub(r"test_phases\.py:\d+ ", "test_phases.py:N ", rt_run.stderr), rt_run.stderr
+    for title in ("Captured stdout setup", "Captured log call", "Captured log teardown"):
+        assert title in pytest_run.stdout

@@ -387,7 +387,7 @@ def test_output_of_threads_a_test_starts_is_its_own(tmp_path: Path) -> None:
     }
     found, output = rt_test(tmp_path, files)
     assert found == {"pass": 3, "fail": 1}, output
-    assert "----- Captured log -----\nWARNING  w:" in output and "logged in a thread" in output, output
+    assert "----- Captured log call -----\nWARNING  w:" in output and "logged in a thread" in output, output
 
 
 def test_a_modifyitems_order_places_classes_by_their_tests(tmp_path: Path) -> None:

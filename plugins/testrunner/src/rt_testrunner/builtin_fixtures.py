@@ -370,15 +370,20 @@ def record_xml_attribute(request: Any) -> Any:
     return record
 
 
-def caplog() -> Iterator[LogCaptureFixture]:
-    import logging
-
+def caplog(request: Any) -> Iterator[LogCaptureFixture]:
+    """The test's caplog object, made when its setup began (pyruntest), or here for a caller that is not a
+    pytest test's run."""
     from rt_testrunner.caplog import LogCaptureFixture
 
+    fixture = getattr(request._item, "caplog", None)
+    if fixture is not None:
+        yield fixture
+        fixture.restore_levels()  # its handler stays until the test's teardown is over
+        return
     fixture = LogCaptureFixture()
-    logging.getLogger().addHandler(fixture.handler)
+    fixture.enter("call")
     yield fixture
-    fixture._finish()
+    fixture.finish()
 
 
 def monkeypatch() -> Iterator[Any]:

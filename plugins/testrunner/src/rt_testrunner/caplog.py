@@ -24,12 +24,21 @@ class _CaplogHandler(logging.Handler):
 
 
 class LogCaptureFixture:
-    """``caplog``: the log records of the test, and levels set for its duration."""
+    """``caplog``: the log records of the test, and levels set for its duration. As pytest's, its handler is
+    on the root logger from the start of the test's setup to the end of its teardown, and ``records`` are
+    those of the phase running now (``get_records(when)``: of any phase)."""
 
     def __init__(self) -> None:
         self.handler = _CaplogHandler()
         self._levels: list[tuple[logging.Logger, int]] = []
         self._handler_level = self.handler.level
+        self._phases: dict[str, list[logging.LogRecord]] = {}
+        logging.getLogger().addHandler(self.handler)
+
+    def enter(self, when: str) -> None:
+        """The test enters phase ``when``: new records go to a list of its own."""
+        self.handler.records = []
+        self._phases[when] = self.handler.records
 
     @property
     def records(self) -> list[logging.LogRecord]:
@@ -48,7 +57,7 @@ class LogCaptureFixture:
         return [(r.name, r.levelno, r.getMessage()) for r in self.records]
 
     def get_records(self, when: str) -> list[logging.LogRecord]:
-        return self.records if when == "call" else []
+        return self._phases.get(when, [])
 
     def clear(self) -> None:
         self.handler.records.clear()
@@ -71,7 +80,13 @@ class LogCaptureFixture:
             target.setLevel(previous)
             self.handler.setLevel(handler_level)
 
-    def _finish(self) -> None:
+    def restore_levels(self) -> None:
+        """Put back the levels ``set_level`` changed (once): when the fixture is torn down, as pytest's."""
         for target, level in reversed(self._levels):
             target.setLevel(level)
+        self._levels.clear()
+
+    def finish(self) -> None:
+        """The levels put back and the handler off the root logger: the test's teardown is over."""
+        self.restore_levels()
         logging.getLogger().removeHandler(self.handler)

@@ -59,14 +59,37 @@ class Capture:
             if data:
                 (self.out if which == "out" else self.err).append(data.decode("utf-8", "replace"))
 
+    #: where each phase of a pytest test (setup, call, teardown) starts in ``out``, ``err`` and ``log``
+    phases: list[tuple[str, int, int, int]] = attrs.Factory(list)
+
+    def enter(self, when: str) -> None:
+        """A pytest test enters phase ``when``: what it writes from now on is shown under that phase's
+        title (``Captured stdout setup``), as pytest's report sections are."""
+        self.phases.append((when, len(self.out), len(self.err), len(self.log)))
+
     def report(self) -> str:
-        """The sections shown under a failure, as pytest titles them."""
-        sections = []
-        for title, parts in (("stdout", self.out), ("stderr", self.err), ("log", self.log)):
-            text = "".join(parts) if title != "log" else "\n".join(parts)
-            if text.strip():
-                sections.append(f"----- Captured {title} -----\n{text.rstrip()}")
+        """The sections shown under a failure, as pytest titles them: per phase for a pytest test, a phase's
+        stdout, stderr and log, then the next phase's."""
+        if not self.phases:
+            return "\n".join(_sections("", self.out, self.err, self.log))
+        sections: list[str] = []
+        bounds = [*self.phases, ("", len(self.out), len(self.err), len(self.log))]
+        for index, ((when, out, err, log), (_, out_end, err_end, log_end)) in enumerate(
+            zip(bounds, bounds[1:], strict=False)
+        ):
+            if index == 0:
+                out = err = log = 0  # anything written before the first phase belongs to it
+            title = f" {when}"
+            sections += _sections(title, self.out[out:out_end], self.err[err:err_end], self.log[log:log_end])
         return "\n".join(sections)
+
+
+def _sections(when: str, out: list[str], err: list[str], log: list[str]) -> list[str]:
+    sections = []
+    for title, text in (("stdout", "".join(out)), ("stderr", "".join(err)), ("log", "\n".join(log))):
+        if text.strip():
+            sections.append(f"----- Captured {title}{when} -----\n{text.rstrip()}")
+    return sections
 
 
 CURRENT: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("rt_capture", default=None)

@@ -372,6 +372,8 @@ class PyItem:
     claim: Any = None
     #: in an rt test file or a project without pytest: async code runs on rt's backend (async_plugins.py)
     native_async: bool = False
+    #: the ``caplog`` fixture's object while a test that uses it runs (made when its setup starts)
+    caplog: Any = None
 
     #: a test function (pytest's ``Function``), which ``pytest_pyfunc_call`` calls; not a conftest's own item
     is_function = True

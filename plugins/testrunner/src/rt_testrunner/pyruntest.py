@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from rt_testrunner import clock, pyplugins
+from rt_testrunner import capture, clock, pyplugins
 from rt_testrunner.fixtures import NOTSET, FixtureDef, Setup
 from rt_testrunner.pynodes import Node
 from rt_testrunner.pyskipping import check_skips, xfail_spec
@@ -155,15 +155,30 @@ async def run_item(item: PyItem) -> None:
                 state.teardown_error = teardown_error
             item.setup = None
             item.instance = None
+            if item.caplog is not None:
+                item.caplog.finish()
+                item.caplog = None
             if report_hooks:
                 _make_report(item, "teardown", teardown_error, started, report_hooks)
             os.environ.pop("PYTEST_CURRENT_TEST", None)
 
 
 def _current_test(item: PyItem, when: str) -> None:
-    """pytest's ``PYTEST_CURRENT_TEST`` variable: the running test's node id and phase, which suites read (a
-    name for what the test creates) and subprocesses inherit; removed after the test's teardown."""
+    """The test enters phase ``when``: pytest's ``PYTEST_CURRENT_TEST`` variable (the running test's node id
+    and phase, which suites read and subprocesses inherit; removed after the test's teardown), the captured
+    output's section, and ``caplog``'s records, which are the phase's own, as pytest's."""
     os.environ["PYTEST_CURRENT_TEST"] = f"{item.nodeid} ({when})".replace("\x00", "(null)")
+    output = capture.CURRENT.get()
+    if output is not None:
+        output.enter(when)
+    if when == "setup" and "caplog" in item.fixturenames:
+        # made now, not when the caplog fixture is set up: the records of the fixtures set up before it are
+        # the setup phase's too (``caplog.get_records("setup")``)
+        from rt_testrunner.caplog import LogCaptureFixture
+
+        item.caplog = LogCaptureFixture()
+    if item.caplog is not None:
+        item.caplog.enter(when)
 
 
 def _direct_params_through(hooks: list[Callable[..., Any]], item: PyItem, setup: Setup) -> None:
