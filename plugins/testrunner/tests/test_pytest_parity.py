@@ -380,3 +380,49 @@ def test_output_and_caplog_records_are_per_phase_as_pytest_keeps_them(tmp_path: 
     assert sections in re.sub(r"test_phases\.py:\d+ ", "test_phases.py:N ", rt_run.stderr), rt_run.stderr
     for title in ("Captured stdout setup", "Captured log call", "Captured log teardown"):
         assert title in pytest_run.stdout
+
+
+def test_a_package_fixture_is_one_for_the_package_that_defines_it(tmp_path: Path) -> None:
+    """pytest 8+ scopes a package fixture to the package whose conftest.py defines it, sub-packages
+    included (set up once for ``b/`` and ``b/c/``); one defined outside any package lives for the session."""
+    test_file = """
+        def test_root(root_package):
+            assert root_package == 1
+
+        def test_b(b_package):
+            assert b_package == 1
+        """
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+            CALLS = []
+
+            @pytest.fixture(scope="package")
+            def root_package():
+                CALLS.append("root")
+                return CALLS.count("root")
+            """,
+            "a/__init__.py": "",
+            "a/test_a.py": """
+            def test_root(root_package):
+                assert root_package == 1
+            """,
+            "b/__init__.py": "",
+            "b/conftest.py": """
+            import pytest
+            from conftest import CALLS
+
+            @pytest.fixture(scope="package")
+            def b_package():
+                CALLS.append("b")
+                return CALLS.count("b")
+            """,
+            "b/test_b.py": test_file,
+            "b/c/__init__.py": "",
+            "b/c/test_c.py": test_file,
+        },
+    )
+    _, rt_run = same_counts(tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 5}

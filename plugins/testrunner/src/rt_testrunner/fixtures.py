@@ -8,6 +8,7 @@ tests (driven on the main thread, where they never suspend) and async ones (awai
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -366,7 +367,7 @@ class _Dependent:
         return run_finalizers(finalizers)
 
 
-def scope_key(scope: str, item: Any) -> Any:
+def scope_key(scope: str, item: Any, baseid: str = "") -> Any:
     if scope == "function":
         return ("function", id(item))
     if scope == "class":
@@ -374,8 +375,21 @@ def scope_key(scope: str, item: Any) -> Any:
     if scope == "module":
         return ("module", item.file)
     if scope == "package":
-        return ("package", item.package)
+        return ("package", _defining_package(baseid, item))
     return ("session",)
+
+
+def _defining_package(baseid: str, item: Any) -> str | None:
+    """The package a package-scoped fixture lives in, as pytest 8+ scopes it: the package whose conftest.py
+    defines it, its sub-packages included (one value for ``pkg/`` and ``pkg/sub/``); a fixture defined outside
+    any package (a root conftest.py, a plugin) lives for the session. A test module's own one: the module's
+    package, where its tests are."""
+    if baseid.endswith("/"):
+        folder = baseid[:-1]
+        return folder if os.path.exists(os.path.join(folder, "__init__.py")) else None
+    if not baseid:
+        return None
+    return str(item.package) if item.package is not None else None
 
 
 def param_key(value: Any) -> Any:
@@ -509,7 +523,7 @@ class Setup:
         self.loop_leases: list[LoopKey] = []
 
     def scoped_finalizer(self, fixture: FixtureDef, finalizer: Callable[[], Any]) -> None:
-        key = (id(fixture), scope_key(fixture.scope, self.item))
+        key = (id(fixture), scope_key(fixture.scope, self.item, fixture.baseid))
         cached = self._active.get(key) or self.scopes.cache.get(key)
         if cached is None:
             self.finalizers.append(finalizer)
@@ -546,7 +560,7 @@ class Setup:
         # as pytest: its own fixtures first, so that one whose parameter changed since tears this one down
         # (below) before its cached value is read
         kwargs, dependencies = await self._arguments(fixture)
-        key = (id(fixture), scope_key(fixture.scope, self.item))
+        key = (id(fixture), scope_key(fixture.scope, self.item, fixture.baseid))
         cached = self.scopes.cache.get(key)
         pkey = (param_key(param), self._upstream_params(fixture))
         if cached is not None and cached.param_key == pkey:
@@ -690,7 +704,9 @@ class Setup:
                 continue
             dependency = self.registry.resolve(arg, self.item.key, fixture)
             if dependency.scope != "function":
-                cached = self.scopes.cache.get((id(dependency), scope_key(dependency.scope, self.item)))
+                cached = self.scopes.cache.get(
+                    (id(dependency), scope_key(dependency.scope, self.item, dependency.baseid))
+                )
                 if cached is not None:
                     dependencies.append(cached)
         return kwargs, dependencies
