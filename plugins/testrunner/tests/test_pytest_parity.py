@@ -426,3 +426,37 @@ def test_a_package_fixture_is_one_for_the_package_that_defines_it(tmp_path: Path
     )
     _, rt_run = same_counts(tmp_path)
     assert summary_counts(rt_run.stderr) == {"pass": 5}
+
+
+def test_a_helper_modules_assert_with_a_message_keeps_pytests_text(tmp_path: Path) -> None:
+    """pytest rewrites test files and conftest.py files only: an ``assert x, "message"`` of another module of
+    the suite (a helper, or the library next to its tests) raises ``AssertionError("message")``, which tests
+    compare. rt keeps those plain; a helper's assert without a message still shows the values."""
+    write_files(
+        tmp_path,
+        {
+            "tests/__init__.py": "",
+            "tests/helpers.py": """
+            def check_positive(n):
+                assert n > 0, "n must be positive"
+
+            def check_equal(a, b):
+                assert a == b
+            """,
+            "tests/test_helpers.py": """
+            import pytest
+            from tests.helpers import check_equal, check_positive
+
+            def test_message_text():
+                with pytest.raises(AssertionError) as info:
+                    check_positive(0)
+                assert str(info.value) == "n must be positive"
+
+            def test_values_shown():
+                check_equal([1, 2], [1, 3])
+            """,
+        },
+    )
+    _, rt_run = same_counts(tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 1, "fail": 1}
+    assert "At index 1 diff: 2 != 3" in rt_run.stderr

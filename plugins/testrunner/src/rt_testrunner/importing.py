@@ -39,8 +39,11 @@ class _RewritingLoader(importlib.machinery.SourceFileLoader):
         module.__dict__[_UNSET] = UNSET
         return module
 
+    #: a helper module of the suite (not a test file nor a conftest.py): see ``compile_test_file``
+    helper = False
+
     def get_code(self, fullname: str) -> types.CodeType:
-        return compile_test_file(Path(self.path))
+        return compile_test_file(Path(self.path), helper=self.helper)
 
 
 class RewritingFinder:
@@ -67,13 +70,16 @@ class RewritingFinder:
     def add_test_dir(self, directory: Path) -> None:
         self.test_dirs.add(str(directory))
 
+    def is_test_module(self, origin: str) -> bool:
+        """A test file or a conftest.py, whose asserts pytest rewrites (others are the suite's helpers)."""
+        return os.path.basename(origin) == "conftest.py" or any(
+            python_file_matches(origin, pattern) for pattern in self.python_files
+        )
+
     def wants(self, origin: str) -> bool:
         if _installed(origin):
             return False
-        name = os.path.basename(origin)
-        if name == "conftest.py" or any(
-            python_file_matches(origin, pattern) for pattern in self.python_files
-        ):
+        if self.is_test_module(origin):
             return True
         if not self.rewrite_helpers:
             return False
@@ -100,7 +106,9 @@ class RewritingFinder:
             return None
         if not isinstance(spec.loader, importlib.machinery.SourceFileLoader) or not self.wants(spec.origin):
             return None
-        spec.loader = _RewritingLoader(fullname, spec.origin)
+        loader = _RewritingLoader(fullname, spec.origin)
+        loader.helper = not self.is_test_module(spec.origin)
+        spec.loader = loader
         return spec
 
 

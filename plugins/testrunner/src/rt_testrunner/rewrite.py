@@ -112,9 +112,11 @@ def _locate(new: ast.AST, origin: ast.AST) -> None:
 
 
 class _AssertRewriter(ast.NodeTransformer):
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, keep_messages: bool = False) -> None:
         self.lines = source.splitlines(keepends=True)
         self.counter = 0
+        #: a helper module's ``assert x, "message"`` stays plain (see :func:`compile_test_file`)
+        self.keep_messages = keep_messages
 
     def segment(self, node: ast.expr) -> str:
         """The source text of ``node``. ``ast.get_source_segment`` re-splits the whole file on every call,
@@ -165,6 +167,8 @@ class _AssertRewriter(ast.NodeTransformer):
         return ast.NamedExpr(target=ast.Name(name, ast.Store()), value=node)
 
     def visit_Assert(self, node: ast.Assert) -> Any:
+        if self.keep_messages and node.msg is not None:
+            return node
         test = node.test
         labels: list[str] = []
         names: list[str] = []
@@ -267,13 +271,14 @@ REWRITE_VERSION = 7
 _CACHE_TAG = f"{sys.implementation.cache_tag}-rt-test-{REWRITE_VERSION}"
 
 
-def _cache_path(path: Path) -> Path:
-    return path.parent / "__pycache__" / f"{path.name[:-3]}.{_CACHE_TAG}.pyc"
+def _cache_path(path: Path, helper: bool = False) -> Path:
+    tag = f"{_CACHE_TAG}-helper" if helper else _CACHE_TAG
+    return path.parent / "__pycache__" / f"{path.name[:-3]}.{tag}.pyc"
 
 
-def _read_cache(path: Path, stat: os.stat_result) -> types.CodeType | None:
+def _read_cache(path: Path, stat: os.stat_result, helper: bool = False) -> types.CodeType | None:
     try:
-        data = _cache_path(path).read_bytes()
+        data = _cache_path(path, helper).read_bytes()
     except OSError:
         return None
     header = struct.pack("<qq", stat.st_mtime_ns, stat.st_size)
@@ -288,11 +293,11 @@ def _read_cache(path: Path, stat: os.stat_result) -> types.CodeType | None:
     return code if isinstance(code, types.CodeType) and code.co_filename == str(path) else None
 
 
-def _write_cache(path: Path, stat: os.stat_result, code: types.CodeType) -> None:
+def _write_cache(path: Path, stat: os.stat_result, code: types.CodeType, helper: bool = False) -> None:
     """Best effort, like Python's own .pyc files: a read-only tree just means no cache."""
     if sys.dont_write_bytecode:
         return
-    target = _cache_path(path)
+    target = _cache_path(path, helper)
     temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
         target.parent.mkdir(exist_ok=True)
@@ -303,11 +308,16 @@ def _write_cache(path: Path, stat: os.stat_result, code: types.CodeType) -> None
             temporary.unlink(missing_ok=True)
 
 
-def compile_test_file(path: Path) -> types.CodeType:
+def compile_test_file(path: Path, helper: bool = False) -> types.CodeType:
     """Compile ``path`` with rewritten asserts, through a cache in ``__pycache__`` (as pytest does) keyed on
-    the file's mtime and size, the Python version and the rewriter's version."""
+    the file's mtime and size, the Python version and the rewriter's version.
+
+    ``helper``: a module of the suite that is neither a test file nor a conftest.py, which pytest does not
+    rewrite. Its asserts without a message are rewritten (a failure in a helper shows the values), but one
+    with a message keeps it alone, as pytest leaves it: a test may compare that text
+    (``str(excinfo.value) == "message"``), and code next to the tests may be the library's own."""
     stat = path.stat()
-    cached = _read_cache(path, stat)
+    cached = _read_cache(path, stat, helper)
     if cached is not None:
         return cached
     # decode as Python does: a PEP 263 coding line or a BOM is honoured, universal newlines
@@ -315,9 +325,9 @@ def compile_test_file(path: Path) -> types.CodeType:
     filename = str(path)
     tree = ast.parse(source, filename)
     if "assert" in source:
-        tree = _AssertRewriter(source).visit(tree)
+        tree = _AssertRewriter(source, keep_messages=helper).visit(tree)
     code = compile(tree, filename, "exec", dont_inherit=True)
-    _write_cache(path, stat, code)
+    _write_cache(path, stat, code, helper)
     return code
 
 
