@@ -65,6 +65,8 @@ class Capture:
     def enter(self, when: str) -> None:
         """A pytest test enters phase ``when``: what it writes from now on is shown under that phase's
         title (``Captured stdout setup``), as pytest's report sections are."""
+        if self.files:
+            return  # what goes to the descriptors' files joins the output at the end: one section, in order
         self.phases.append((when, len(self.out), len(self.err), len(self.log)))
 
     def report(self) -> str:
