@@ -55,8 +55,9 @@ def file_blocks(stderr: str) -> dict[str, str]:
     """The console's per-file blocks (a ``name:`` line after a blank one, up to the next such line or the
     summary), timings removed, by file name."""
     text = re.split(r"\n\n(?: --seed=\d+\n)? \d+ pass\n", stderr)[0]  # the summary (its seed line first)
-    # the newline ending a header is left to be the next header's blank line when the file's block is empty
-    headers = list(re.finditer(r"(?:^|\n)\n([\w./-]+\.py):(?=\n)", text))
+    # the newline ending a header is left to be the next header's blank line when the file's block is empty;
+    # an empty block can also be the last one, its header then ending the text (workers finish in any order)
+    headers = list(re.finditer(r"(?:^|\n)\n([\w./-]+\.py):(?=\n|$)", text))
     blocks: dict[str, str] = {}
     for index, header in enumerate(headers):
         end = headers[index + 1].start() if index + 1 < len(headers) else len(text)
