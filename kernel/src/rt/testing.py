@@ -31,7 +31,7 @@ import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -105,8 +105,16 @@ def run_cli(*argv: str, cwd: Path, env: Mapping[str, str] | None = None, timeout
     """``python -m rt *argv`` in a fresh interpreter, in ``cwd``, with :func:`cli_environ` plus ``env``, no
     stdin: a command tested as a user runs it (its exit status, its output, its files). ``timeout`` only bounds
     a hang (``subprocess.TimeoutExpired``)."""
+    return _run_module("rt", argv, cwd=cwd, env=env, timeout=timeout)
+
+
+def _run_module(
+    module: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None, timeout: float
+) -> CliResult:
+    """``python -m module *argv`` as :func:`run_cli` and :func:`run_pytest` run it: fresh interpreter, no
+    stdin, :func:`cli_environ` plus ``env``, output captured."""
     completed = subprocess.run(
-        [sys.executable, "-m", "rt", *argv],
+        [sys.executable, "-m", module, *argv],
         cwd=cwd,
         env=cli_environ(env),
         capture_output=True,
@@ -153,17 +161,7 @@ def run_pytest(
 ) -> CliResult:
     """``python -m pytest -p no:cacheprovider *args`` in ``cwd`` with :func:`cli_environ` plus ``env``: the
     reference a test compares ``rt test``'s counts with (no cache folder left in the project)."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=cwd,
-        env=cli_environ(env),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    return CliResult(completed.returncode, completed.stdout, completed.stderr)
+    return _run_module("pytest", ("-p", "no:cacheprovider", *args), cwd=cwd, env=env, timeout=timeout)
 
 
 def counts_from_pytest(stdout: str) -> dict[str, int]:

@@ -297,6 +297,14 @@ def _fork_zygote(ours: socket.socket, theirs: socket.socket) -> ForkedZygote:
     raise SystemExit(code)
 
 
+def _kill(pid: int) -> None:
+    """SIGKILL a process of ours that may have exited already (a forked zygote or worker)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 class ForkedZygote:
     """The zygote forked from this process, as :class:`Zygote` uses a :class:`subprocess.Popen` for a fresh
     one (it is this process's child: ``waitpid`` gives its status)."""
@@ -341,10 +349,7 @@ class ForkedZygote:
 
     def kill(self) -> None:
         if self.returncode is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            _kill(self.pid)
 
 
 class ForkedProcess:
@@ -366,10 +371,7 @@ class ForkedProcess:
 
     def kill(self) -> None:
         if self.returncode is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            _kill(self.pid)
 
     def exited(self, code: int) -> None:
         self.returncode = code
