@@ -54,7 +54,8 @@ def counts(stderr: str) -> dict[str, int]:
 def file_blocks(stderr: str) -> dict[str, str]:
     """The console's per-file blocks (a ``name:`` line after a blank one, up to the next such line or the
     summary), timings removed, by file name."""
-    text = re.split(r"\n\n(?: --seed=\d+\n)? \d+ pass\n", stderr)[0]  # the summary (its seed line first)
+    # the summary: its seed line or its ``Interrupted: N errors during collection`` line first, then the counts
+    text = re.split(r"\n\n(?: --seed=\d+\n)?(?:Interrupted: [^\n]*\n)? \d+ pass\n", stderr)[0]
     # the newline ending a header is left to be the next header's blank line when the file's block is empty;
     # an empty block can also be the last one, its header then ending the text (workers finish in any order)
     headers = list(re.finditer(r"(?:^|\n)\n([\w./-]+\.py):(?=\n|$)", text))
