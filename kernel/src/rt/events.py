@@ -164,6 +164,9 @@ class RunFinished:
     interrupted: bool = False  # a test raised KeyboardInterrupt (or pytest.exit): the run stopped there
     reruns: int = 0  # attempts of failed pytest-style tests run again (pytest-rerunfailures' "N rerun")
     exit_code: int | None = None  # pytest.exit(msg, returncode=N)'s N: the status the run exits with
+    #: what stopped the run when ``interrupted``, as pytest names it ("_pytest.outcomes.Exit: msg" for
+    #: ``pytest.exit(msg)``); None for a KeyboardInterrupt or collection errors
+    interrupt_reason: str | None = None
     subtests_passed: int = (
         0  # subtests that passed (not results of their own): pytest 9's "N subtests passed"
     )

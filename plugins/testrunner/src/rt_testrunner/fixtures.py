@@ -36,6 +36,40 @@ class FixtureLookupError(LookupError):
     """A requested fixture that no visible definition provides (pytest's "fixture 'x' not found")."""
 
 
+#: rt's FixtureLookupError joined with pytest's, made once per pytest module (see :func:`lookup_error`)
+_JOINED: dict[int, type[FixtureLookupError]] = {}
+
+
+def lookup_error(message: str, argname: str | None = None) -> FixtureLookupError:
+    """The error for a fixture that cannot be given, of pytest's own ``FixtureLookupError`` class too when the
+    suite imported pytest: a test asserting ``pytest.raises(pytest.FixtureLookupError)`` around
+    ``request.getfixturevalue("missing")`` then sees the class it names. rt's own code catches rt's class,
+    which the joined one derives from, and rt never imports pytest for it."""
+    module = sys.modules.get("_pytest.fixtures")
+    theirs = getattr(module, "FixtureLookupError", None)
+    if not (isinstance(theirs, type) and issubclass(theirs, BaseException)):
+        return FixtureLookupError(message)
+    joined = _JOINED.get(id(theirs))
+    if joined is None:
+
+        class Joined(FixtureLookupError, theirs):  # type: ignore[misc,valid-type]
+            def __init__(self, message: str, argname: str | None = None) -> None:
+                LookupError.__init__(self, message)
+                # the attributes pytest's carries, which a suite may read from ``excinfo.value``
+                self.argname = argname
+                self.request = None
+                self.fixturestack: list[Any] = []
+                self.msg = message
+
+            def __str__(self) -> str:
+                return self.msg
+
+        Joined.__name__ = Joined.__qualname__ = "FixtureLookupError"
+        joined = _JOINED[id(theirs)] = Joined
+    error = joined(message, argname)
+    return error
+
+
 @attrs.define(eq=False)
 class FixtureDef:
     name: str
@@ -180,8 +214,8 @@ class Registry:
             available = sorted(
                 n for n, defs in self.defs.items() if any(key.startswith(d.baseid) for d in defs)
             )
-            raise FixtureLookupError(
-                f"fixture {name!r} not found\n  available fixtures: {', '.join(available)}"
+            raise lookup_error(
+                f"fixture {name!r} not found\n  available fixtures: {', '.join(available)}", name
             )
         return candidates[-1]
 
@@ -476,7 +510,7 @@ class FixtureRequest:
         for fixture in self._item.closure:
             if fixture.name == name:
                 return fixture
-        raise FixtureLookupError(f"fixture {name!r} is not used by this test")
+        raise lookup_error(f"fixture {name!r} is not used by this test", name)
 
     @property
     def session(self) -> Any:
@@ -501,7 +535,7 @@ class FixtureRequest:
         raise RuntimeError(f"getfixturevalue({name!r}): an async fixture cannot be set up from sync code")
 
     def raiseerror(self, msg: str | None) -> None:
-        raise FixtureLookupError(msg or "fixture error")
+        raise lookup_error(msg or "fixture error")
 
     def __repr__(self) -> str:
         return f"<FixtureRequest for {self._item.node.nodeid!r}>"

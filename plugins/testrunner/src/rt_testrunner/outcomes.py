@@ -80,6 +80,16 @@ def exit_code(exc: BaseException | None) -> int | None:
     return code if isinstance(code, int) else None
 
 
+def interrupt_reason(exc: BaseException | None) -> str | None:
+    """What ``pytest.exit(msg)`` stopped the run with, in pytest's words ("_pytest.outcomes.Exit: msg", the
+    line pytest prints between ``!`` rules); None for anything else (a KeyboardInterrupt says so itself)."""
+    if exc is None or classify(exc) is not Kind.EXIT:
+        return None
+    cls = type(exc)
+    name = cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    return f"{name}: {reason(exc)}"
+
+
 def reason(exc: BaseException) -> str:
     """The message a skip/xfail/fail carries (pytest keeps it in ``.msg``)."""
     message = getattr(exc, "msg", None)

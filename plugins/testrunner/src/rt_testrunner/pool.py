@@ -409,7 +409,7 @@ class Pool:
         self.recorder.subtests_passed += done.subtests_passed
         self._add_snapshots(done)
         if done.interrupted:
-            self.recorder.interrupt(done.exit_code)
+            self.recorder.interrupt(done.exit_code, done.interrupt_reason)
         if self.recorder.bailed:
             self._stop_dispatch()
         elif worker.current is None:

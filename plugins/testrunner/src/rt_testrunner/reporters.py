@@ -103,6 +103,8 @@ def summary_lines(event: RunFinished) -> list[str]:
     if event.interrupted and event.errors and not (event.passed or event.failed or event.xfailed):
         # pytest-style files that failed to collect: no test ran, as pytest's run stops there
         lines.insert(0, f"Interrupted: {plural(event.errors, 'error')} during collection")
+    elif event.interrupted and event.interrupt_reason is not None:
+        lines.insert(0, f"!!! {event.interrupt_reason} !!!")  # pytest.exit(msg): pytest's line, its reason
     elif event.interrupted:
         lines.insert(0, "Interrupted (KeyboardInterrupt in a test)")
     lines.append(

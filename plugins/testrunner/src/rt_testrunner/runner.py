@@ -409,7 +409,7 @@ class Runner:
                 # a file that failed to load is not a test: an error, as pytest counts a collection error
                 self.counts[TestStatus.ERROR] += 1
                 if isinstance(exc, KeyboardInterrupt) or kind is outcomes.Kind.EXIT:
-                    self.recorder.interrupt()
+                    self.recorder.interrupt(reason=outcomes.interrupt_reason(exc))  # status 2, as pytest
                 break
             only_mode = self.options.only or any(t.has("only") for t in root.tests())
             if run == 1 and (span is None or span[0] == 0):  # a file's left-out tests count once
@@ -563,6 +563,11 @@ class Runner:
             if case.item is not None:
                 recorder.reruns += 1
         recorder.subtests_passed += outcome.subtests_passed
+        if case.item is not None and outcomes.interrupt_reason(outcome.error) is not None:
+            # pytest.exit() in a pytest-style test: pytest reports no result for that test, only the reason
+            # the run stopped (in the summary) and its returncode
+            recorder.interrupt(outcomes.exit_code(outcome.error), outcomes.interrupt_reason(outcome.error))
+            return
         recorder.record(
             TestFinished(
                 test_file.relative,

@@ -30,15 +30,19 @@ class Tally:
         self.interrupted = False
         #: ``pytest.exit(msg, returncode=N)``'s N, the status the run then exits with (exit_status.py)
         self.exit_code: int | None = None
+        #: ``pytest.exit(msg)``'s "_pytest.outcomes.Exit: msg", shown in the summary as pytest shows it
+        self.interrupt_reason: str | None = None
         #: subtests that passed, which pytest 9 counts apart from the tests ("5 subtests passed")
         self.subtests_passed = 0
 
-    def interrupt(self, exit_code: int | None = None) -> None:
+    def interrupt(self, exit_code: int | None = None, reason: str | None = None) -> None:
         """A test raised KeyboardInterrupt: it failed, and no further test starts (the summary and the
         reports are still written, as pytest does on Ctrl-C)."""
         self.interrupted = True
         if exit_code is not None and self.exit_code is None:
             self.exit_code = exit_code
+        if reason is not None and self.interrupt_reason is None:
+            self.interrupt_reason = reason
         self.bailed = True
 
     def emit(self, event: TestEvent) -> None:
@@ -66,6 +70,7 @@ class Tally:
             errors=counts[TestStatus.ERROR],
             interrupted=self.interrupted,
             exit_code=self.exit_code,
+            interrupt_reason=self.interrupt_reason,
             subtests_passed=self.subtests_passed,
             snapshots=snapshots,
             reruns=self.reruns,

@@ -221,6 +221,7 @@ class FileDone:
     #: reported): the run ends as pytest's does, "Interrupted: N errors during collection"
     collection_stopped: bool = False
     exit_code: int | None = None  # pytest.exit(msg, returncode=N)'s N
+    interrupt_reason: str | None = None  # pytest.exit(msg)'s "_pytest.outcomes.Exit: msg"
     subtests_passed: int = 0  # this file's subtests that passed (pytest 9's ` N subtests passed`)
 
 

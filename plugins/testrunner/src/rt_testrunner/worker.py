@@ -67,6 +67,7 @@ class _Forwarder:
             reruns=runner.recorder.reruns - self._sent_reruns,
             collection_stopped=runner.collection_stopped,
             exit_code=runner.recorder.exit_code,
+            interrupt_reason=runner.recorder.interrupt_reason,
             subtests_passed=runner.recorder.subtests_passed - self._sent_subtests,
         )
         self._sent_filtered = runner.filtered_out
