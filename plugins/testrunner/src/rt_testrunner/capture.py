@@ -311,6 +311,37 @@ def _add_log_handler() -> None:
     _INSTALLED[2] = handler
 
 
+def report_handler() -> Any:
+    """The handler that gives log records to the running test's report sections, None when logging is not
+    captured (``-s``, or nothing imported ``logging`` yet)."""
+    return _INSTALLED[2] if _INSTALLED else None
+
+
+def attach_to_unpropagating(handlers: list[Any]) -> list[tuple[Any, Any]]:
+    """Add ``handlers`` to every logger that does not pass its records up to the root logger
+    (``propagate = False``: uvicorn's, a library's configured with ``dictConfig``), as pytest's logging plugin
+    does at the start of each phase of a test: without it, what such a logger emits (in any thread) would
+    never reach ``caplog`` or the test's "Captured log" section. Returns what was added, for
+    :func:`detach`."""
+    import logging
+
+    root = logging.getLogger()
+    attached = []
+    for logger in list(root.manager.loggerDict.values()):
+        if isinstance(logger, logging.Logger) and not logger.propagate and logger is not root:
+            for handler in handlers:
+                if handler not in logger.handlers:
+                    logger.addHandler(handler)
+                    attached.append((logger, handler))
+    return attached
+
+
+def detach(attached: list[tuple[Any, Any]]) -> None:
+    for logger, handler in attached:
+        logger.removeHandler(handler)
+    attached.clear()
+
+
 def install() -> None:
     """Route the streams and logging through the per-test buffers (once per process)."""
     if _INSTALLED:

@@ -374,6 +374,8 @@ class PyItem:
     native_async: bool = False
     #: the ``caplog`` fixture's object while a test that uses it runs (made when its setup starts)
     caplog: Any = None
+    #: the (logger, handler) pairs added to non-propagating loggers for the phase running now
+    log_attached: list[tuple[Any, Any]] = attrs.Factory(list)
 
     #: a test function (pytest's ``Function``), which ``pytest_pyfunc_call`` calls; not a conftest's own item
     is_function = True

@@ -155,6 +155,8 @@ async def run_item(item: PyItem) -> None:
                 state.teardown_error = teardown_error
             item.setup = None
             item.instance = None
+            if item.log_attached:
+                capture.detach(item.log_attached)
             if item.caplog is not None:
                 item.caplog.finish()
                 item.caplog = None
@@ -179,6 +181,19 @@ def _current_test(item: PyItem, when: str) -> None:
         item.caplog = LogCaptureFixture()
     if item.caplog is not None:
         item.caplog.enter(when)
+    _attach_log_handlers(item)
+
+
+def _attach_log_handlers(item: PyItem) -> None:
+    """The test's log handlers (its report section's, its caplog's) on the loggers that do not propagate to
+    the root logger, found again at each phase as pytest finds them."""
+    if item.log_attached:
+        capture.detach(item.log_attached)
+    if "logging" not in sys.modules:
+        return
+    handlers = [h for h in (capture.report_handler(), getattr(item.caplog, "handler", None)) if h is not None]
+    if handlers:
+        item.log_attached = capture.attach_to_unpropagating(handlers)
 
 
 def _direct_params_through(hooks: list[Callable[..., Any]], item: PyItem, setup: Setup) -> None:
