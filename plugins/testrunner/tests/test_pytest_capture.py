@@ -60,3 +60,54 @@ def test_records_of_a_logger_that_does_not_propagate_reach_caplog_and_the_report
     assert "server.access:test_quiet.py:9 served one request" in pytest_run.stdout
     assert "Captured log call" in rt_run.stderr
     assert "server.access:test_quiet.py:9 served one request" in rt_run.stderr, rt_run.output
+
+
+def test_pytest_assertrepr_compare_of_conftest_files_explains_failed_comparisons(tmp_path: Path) -> None:
+    """pytest calls ``pytest_assertrepr_compare(config, op, left, right)`` for each failed comparison of a
+    rewritten assert, the deeper conftest.py first; the first non-empty answer is the explanation, and with
+    none the built-in one is shown."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            def pytest_assertrepr_compare(config, op, left, right):
+                if op == "==" and type(left).__name__ == "Point" and type(right).__name__ == "Point":
+                    return ["Comparing Point instances:", f"   x: {left.x} != {right.x}", "two\\nlines"]
+            """,
+            "test_point.py": """
+            class Point:
+                def __init__(self, x):
+                    self.x = x
+
+                def __eq__(self, other):
+                    return self.x == other.x
+
+            def test_points():
+                assert Point(1) == Point(2)
+
+            def test_inside_and():
+                assert 1 == 1 and Point(3) == Point(4)
+
+            def test_others_keep_the_builtin_explanation():
+                assert [1, 2] == [1, 3]
+            """,
+            "deeper/conftest.py": """
+            def pytest_assertrepr_compare(op, left, right):
+                if op == "<":
+                    return ["deeper says: not less"]
+            """,
+            "deeper/test_deeper.py": """
+            def test_less():
+                assert 3 < 2
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts(tmp_path)
+    assert summary_counts(rt_run.stderr) == {"fail": 4}
+    for output in (pytest_run.stdout, rt_run.stderr):
+        assert "Comparing Point instances:" in output
+        assert "x: 1 != 2" in output
+        assert "x: 3 != 4" in output
+        assert "two\\nlines" in output
+        assert "At index 1 diff: 2 != 3" in output
+        assert "deeper says: not less" in output

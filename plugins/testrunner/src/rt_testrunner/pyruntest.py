@@ -10,6 +10,7 @@ rt's own runner (:mod:`rt_testrunner.execute`) schedules, times out and reports 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import inspect
 import os
 import sys
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from rt_testrunner.pynodes import PyItem
     from rt_testrunner.pysession import PytestSession
 
+
+#: the pytest item running in this context (its hooks explain a failed ``assert``: rewrite.py)
+RUNNING: contextvars.ContextVar[PyItem | None] = contextvars.ContextVar("rt_pytest_item", default=None)
 
 #: no time-out for pytest tests unless asked (pytest has none; rt's default 5 s would fail slow real tests)
 NO_TIMEOUT_MS = 10**9
@@ -74,6 +78,14 @@ def make_runner(item: PyItem) -> Callable[[], Any]:
 
 
 async def run_item(item: PyItem) -> None:
+    token = RUNNING.set(item)
+    try:
+        await _run_item(item)
+    finally:
+        RUNNING.reset(token)
+
+
+async def _run_item(item: PyItem) -> None:
     state = CURRENT.get()
     if item.node is None:
         item.node = Node(item)

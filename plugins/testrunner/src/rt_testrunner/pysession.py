@@ -36,6 +36,7 @@ NAMED_HOOKS = (
     "pytest_itemcollected",
     "pytest_make_parametrize_id",
     "pytest_pycollect_makeitem",
+    "pytest_assertrepr_compare",
 )
 
 #: hooks rt calls itself instead of an installed plugin's: the plugins implementing ``pytest_pyfunc_call``

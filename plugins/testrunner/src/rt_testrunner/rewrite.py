@@ -84,14 +84,14 @@ def assert_failed(
             text = text[:237] + "..."
         lines.append(f"{lead} {label} = {text}" if label != text else f"{lead} {text}")
     if len(values) == 2 and not any(v is UNSET for v in values) and not parts:
-        explanation = compare(op, *values)
+        explanation = _explain(op, *values)
         if explanation:
             lines.append("")
             lines.extend(explanation)
     for part_op, left, right, result in parts:
         if result is UNSET or result or left is UNSET or right is UNSET:
             continue  # not reached (short-circuited), or it held: another operand failed
-        explanation = compare(part_op, left, right)
+        explanation = _explain(part_op, left, right)
         if explanation:
             lines.append("")
             lines.extend(explanation)
@@ -99,6 +99,26 @@ def assert_failed(
     if message is not None:
         text = f"{message}\n{text}"
     return AssertionError(text)
+
+
+def _explain(op: str | None, left: Any, right: Any) -> list[str]:
+    """The lines explaining a failed comparison: the first non-empty answer of the suite's
+    ``pytest_assertrepr_compare(config, op, left, right)`` hooks (its conftest.py files' and plugins', called
+    in pluggy's order, as pytest calls them for each failed comparison of a rewritten assert), else rt's own
+    (:func:`rt_testrunner.explain.compare`, which is what pytest's own implementation of the hook answers)."""
+    pyruntest = sys.modules.get("rt_testrunner.pyruntest")
+    item = pyruntest.RUNNING.get() if pyruntest is not None else None
+    if item is not None and op is not None:
+        hooks = item.session.hooks_for("pytest_assertrepr_compare", item.file)
+        if hooks:
+            from rt_testrunner import pyplugins
+
+            available = {"config": item.session.config, "op": op, "left": left, "right": right}
+            for answer in pyplugins.call("pytest_assertrepr_compare", hooks, available):
+                if answer:
+                    # one line per item, as pytest shows them: a newline inside one is written as \n
+                    return [str(line).replace("\n", "\\n") for line in answer]
+    return compare(op, left, right)
 
 
 def _locate(new: ast.AST, origin: ast.AST) -> None:
