@@ -78,11 +78,12 @@ def make_runner(item: PyItem) -> Callable[[], Any]:
 
 
 async def run_item(item: PyItem) -> None:
-    token = RUNNING.set(item)
+    RUNNING.set(item)
     try:
         await _run_item(item)
     finally:
-        RUNNING.reset(token)
+        # set, not reset by token: an async test's coroutine may finish in another context than it began in
+        RUNNING.set(None)
 
 
 async def _run_item(item: PyItem) -> None:
