@@ -206,6 +206,10 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
                    {"PYTHONPATH": "src"}),
     # asyncio_mode = auto with asyncio_default_fixture_loop_scope = function, pythonpath = ["src"]
     "aiohappyeyeballs": ("2.7.1", ("pytest-asyncio", "pytest-cov"), {}),
+    # session 9, sweep D (newest versions)
+    "boltons": ("26.2.0", (), {}),  # a tests folder with a conftest.py, doctest_optionflags in [tool.pytest.ini_options]
+    "iniconfig": ("2.3.1", ("pytest-xdist",), {"PYTHONPATH": "src"}),  # a package pytest itself imports, shadowed by src
+    "cssselect": ("1.6.0", ("lxml", "pytest-cov", "sybil"), {}),  # testpaths, lxml
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
