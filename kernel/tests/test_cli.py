@@ -9,6 +9,7 @@ import sys
 import pytest
 
 import rt
+import rt.kernel
 from rt import cli
 from rt.config import Config
 from rt.hookspecs import hookimpl
@@ -48,7 +49,7 @@ class Greeter:
 def greeter(monkeypatch, tmp_path):
     plugin = Greeter()
     monkeypatch.setattr(
-        cli,
+        rt.kernel,  # rt.cli.main imports it when it runs
         "Kernel",
         lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False, plugins=[("greeter", plugin)]),
     )
@@ -100,13 +101,17 @@ def test_package_directory_routes_to_run(greeter, tmp_path):
 
 
 def test_script_without_run_command_names_rt_debug(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(cli, "Kernel", lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False))
+    monkeypatch.setattr(
+        rt.kernel, "Kernel", lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False)
+    )
     assert cli.main(["app.py"]) == 2
     assert "rt-debug" in capsys.readouterr().err
 
 
 def test_first_party_command_without_plugin_names_the_distribution(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(cli, "Kernel", lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False))
+    monkeypatch.setattr(
+        rt.kernel, "Kernel", lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False)
+    )
     assert cli.main(["secrets", "get"]) == 2
     assert "pip install rt-secrets" in capsys.readouterr().err
 
@@ -161,7 +166,7 @@ class Fragile:
 @pytest.fixture
 def fragile(monkeypatch, tmp_path):
     monkeypatch.setattr(
-        cli,
+        rt.kernel,  # rt.cli.main imports it when it runs
         "Kernel",
         lambda: Kernel(Config.load(tmp_path, {}), load_entry_points=False, plugins=[("fragile", Fragile())]),
     )

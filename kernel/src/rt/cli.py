@@ -12,14 +12,17 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import rt
+from rt import _attrs_codecache
 from rt._known import COMMAND_TO_DISTRIBUTION
 from rt.backend import BACKENDS
 from rt.errors import PluginLoadError, RtError
-from rt.interfaces import Command
-from rt.kernel import Kernel, use_kernel
+
+if TYPE_CHECKING:
+    from rt.interfaces import Command
+    from rt.kernel import Kernel
 
 BUILTIN_COMMANDS = ("plugins",)
 USAGE_ERROR = 2
@@ -253,7 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rt {rt.__version__}")
         return 0
     command_name: str | None = None
+    # rt's attrs classes are created by the imports below: their methods' code comes from the cache
+    _attrs_codecache.install()
     try:
+        from rt.kernel import Kernel, use_kernel
+
         kernel = Kernel()
         for warning in kernel.config.warnings:
             print(f"rt: warning: {warning}", file=sys.stderr)
@@ -280,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _print_plugins(kernel, args.json)
         registered = kernel.host.commands()[args.command]
         command_name = registered.value.name
+        # a command's own code (a script `rt run` runs) sees attrs as it is; `rt test` installs it again
+        _attrs_codecache.uninstall()
         with use_kernel(kernel):
             return _run_command(registered.value, registered.plugin, args, kernel)
     except RtError as exc:
@@ -288,6 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ERROR
     except KeyboardInterrupt:
         return 130
+    finally:
+        _attrs_codecache.uninstall()  # a no-op when it was done before the command ran
 
 
 def _run_command(command: Command, plugin: str, args: argparse.Namespace, kernel: Kernel) -> int:

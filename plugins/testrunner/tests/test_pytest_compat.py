@@ -423,8 +423,10 @@ NOT_AT_START_UP = (
 #: pywarnings and pyruntest (the same code: importing the runner costs the same 784 M instructions,
 #: callgrind, `import rt_testrunner.runner`, before and after); 68 with rt_testrunner.options (RunOptions) and
 #: rt_testrunner.tally (the counts), moved out of runner.py and report.py so that `rt test --parallel`'s main
-#: process, which runs no test, does not import the runner (the same classes; two module loads more here).
-MAX_OWN_MODULES_AT_START_UP = 68
+#: process, which runs no test, does not import the runner (the same classes; two module loads more here);
+#: 69 with rt._attrs_codecache, which gives rt's attrs classes their stored methods (an 85 M instructions
+#: saving for a 0.1 M module: docs/benchmarks.md, start-up).
+MAX_OWN_MODULES_AT_START_UP = 69
 
 
 def test_a_plain_run_imports_only_what_it_needs(tmp_path: Path) -> None:
@@ -458,6 +460,30 @@ def test_a_plain_run_imports_only_what_it_needs(tmp_path: Path) -> None:
     )
     result = run_rt_test(tmp_path)
     assert counts(result) == {"pass": 4}, result.output
+
+
+def test_the_suite_sees_attrs_as_it_is(tmp_path: Path) -> None:
+    """rt.cli hands rt's own attrs classes their stored methods (rt._attrs_codecache) while rt starts, and gives
+    attrs its own function back before a test file is imported: a suite's classes are made by attrs alone."""
+    project(
+        tmp_path,
+        {
+            "test_models.py": """
+        import attr._make
+        import attrs
+
+        @attrs.frozen
+        class Point:
+            x: int
+
+        def test_attrs_untouched():
+            assert attr._make._compile_and_eval.__module__ == "attr._make"
+            assert repr(Point(1)) == "Point(x=1)"
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 1}, result.output
 
 
 def test_logging_a_suite_imports_is_captured_though_rt_does_not_import_it(tmp_path: Path) -> None:

@@ -550,7 +550,11 @@ def prepare_sys_path(project: Any, root: Path) -> None:
 
 
 def run(args: argparse.Namespace, kernel: Any) -> int:
+    from rt import _attrs_codecache
     from rt_testrunner.exiting import freeze_at_exit
+
+    # the runner's attrs classes get their stored methods; given back to attrs before the first test file
+    _attrs_codecache.install()
 
     freeze_at_exit()
     root = Path.cwd()
@@ -564,6 +568,7 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
     try:
         return _run(args, kernel, root, zygote)
     finally:
+        _attrs_codecache.uninstall()  # when the run ended before its tests (a usage error, no files)
         if zygote is not None:
             zygote.close()  # the run has ended it already, unless it never reached the workers
 
@@ -676,11 +681,14 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any) -> int:
         earlier = {} if invocation.shard is not None else timing_files.load(invocation.timings, root)
         reporters.append(timing_files.TimingsWriter(invocation.timings[0], root, earlier))
     backend = resolve_backend(config=kernel.config)
+    from rt import _attrs_codecache
+
     try:
         if invocation.parallel is not None:
             # the workers check and write snapshots; here the session only sums their counts
             from rt_testrunner.pool import Pool
 
+            _attrs_codecache.uninstall()  # rt's classes are created: the suite sees attrs as it is
             finished = Pool(
                 invocation,
                 files,
@@ -696,6 +704,7 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any) -> int:
             # only here: --parallel's main process runs no test, and the runner's modules cost it 20 ms
             from rt_testrunner.runner import Runner
 
+            _attrs_codecache.uninstall()  # rt's classes are created: the suite sees attrs as it is
             reporters = [session, *reporters]
             runner = Runner(invocation.run, reporters, backend=backend)
             if coverage is not None:

@@ -1,0 +1,135 @@
+"""rt._attrs_codecache: the ``rt`` command's cache of the methods attrs compiles for rt's own classes. It may
+only ever hand attrs the code ``compile()`` would give for the source attrs wrote, and it leaves every other
+class, and attrs itself once uninstalled, as they are."""
+
+from __future__ import annotations
+
+import linecache
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from attr import _make
+
+from rt import _attrs_codecache
+
+
+def _next_process() -> None:
+    """Store what was compiled and forget attrs' source of the test classes, as a new process starts with
+    (attrs names a class's code ``...Point-1>`` when the line cache has other source under ``...Point>``)."""
+    _attrs_codecache.uninstall()
+    for name in [name for name in linecache.cache if "codecache_check" in name]:
+        del linecache.cache[name]
+
+
+@pytest.fixture
+def cache_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = tmp_path / "pycache" / "attrs-methods.marshal"
+    yield path
+    _next_process()
+
+
+def _installed(path: Path) -> Any:
+    assert _attrs_codecache.install(str(path))
+    cache = _attrs_codecache.installed()
+    assert cache is not None
+    return cache
+
+
+def _point(module: str, *fields: str) -> type:
+    """A frozen attrs class named Point in ``module`` with int ``fields``."""
+    namespace: dict[str, Any] = {"__module__": module, "__annotations__": dict.fromkeys(fields, "int")}
+    return attrs.frozen(type("Point", (), namespace))
+
+
+def test_a_class_made_again_takes_its_methods_from_the_stored_code(cache_path: Path) -> None:
+    first = _installed(cache_path)
+    _point("rt.codecache_check", "x", "y")
+    assert (first.new, first.hits) == (1, 0)
+    _next_process()
+    assert cache_path.is_file()
+
+    second = _installed(cache_path)
+    point = _point("rt.codecache_check", "x", "y")
+    assert (second.new, second.hits) == (0, 1)
+    assert point(1, 2) == point(1, 2) != point(1, 3)
+    assert repr(point(1, 2)) == "Point(x=1, y=2)"
+    assert hash(point(1, 2)) == hash(point(1, 2))
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        point(1, 2).x = 3  # type: ignore[attr-defined]
+
+
+def test_a_changed_class_is_compiled_from_its_new_source(cache_path: Path) -> None:
+    _installed(cache_path)
+    _point("rt_codecache_check", "x", "y")
+    _next_process()
+
+    cache = _installed(cache_path)
+    point = _point("rt_codecache_check", "x", "z")  # same name, other fields: other source
+    assert (cache.new, cache.hits) == (1, 0)
+    assert repr(point(1, 2)) == "Point(x=1, z=2)"
+    _next_process()
+
+    again = _installed(cache_path)
+    _point("rt_codecache_check", "x", "z")
+    assert (again.new, again.hits) == (0, 1)  # the new source replaced the old one
+
+
+@pytest.mark.parametrize("content", [b"", b"not a cache", b"\x00" * 64])
+def test_a_damaged_or_foreign_file_is_ignored_and_replaced(cache_path: Path, content: bytes) -> None:
+    cache_path.parent.mkdir()
+    cache_path.write_bytes(content)
+    cache = _installed(cache_path)
+    point = _point("rt.codecache_check", "x")
+    assert (cache.new, cache.hits) == (1, 0)
+    assert point(5).x == 5
+    _next_process()
+    assert _installed(cache_path).stored.keys() == {"<attrs generated methods rt.codecache_check.Point>"}
+
+
+def test_classes_of_other_packages_are_left_to_attrs(cache_path: Path) -> None:
+    cache = _installed(cache_path)
+    point = _point("mine.models", "x")
+    _point("rt_test_files.test_models", "x")  # a test file rt imported: the suite's, not rt's
+    assert (cache.new, cache.hits, cache.used) == (0, 0, {})
+    assert point(1) == point(1)
+    _attrs_codecache.uninstall()
+    assert not cache_path.exists()
+
+
+def test_nothing_is_written_when_python_writes_no_bytecode(
+    cache_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    _installed(cache_path)
+    _point("rt.codecache_check", "x")
+    _attrs_codecache.uninstall()
+    assert not cache_path.exists()
+
+
+def test_uninstall_gives_attrs_its_own_function_back(cache_path: Path) -> None:
+    original = _make._compile_and_eval
+    _installed(cache_path)
+    assert _make._compile_and_eval != original
+    assert _attrs_codecache.install(str(cache_path))  # a second install changes nothing
+    _attrs_codecache.uninstall()
+    assert _make._compile_and_eval is original
+    assert _attrs_codecache.installed() is None
+    _attrs_codecache.uninstall()  # and a second uninstall neither
+    assert _make._compile_and_eval is original
+
+
+def test_an_attrs_without_the_known_function_is_left_alone(
+    cache_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def _compile_and_eval(source: str, namespace: dict[str, Any]) -> None:  # other parameters
+        raise AssertionError("not called")
+
+    monkeypatch.setattr(_make, "_compile_and_eval", _compile_and_eval)
+    assert not _attrs_codecache.install(str(cache_path))
+    assert _attrs_codecache.installed() is None
+    assert _make._compile_and_eval is _compile_and_eval
