@@ -210,6 +210,8 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "boltons": ("26.2.0", (), {}),  # a tests folder with a conftest.py, doctest_optionflags in [tool.pytest.ini_options]
     "iniconfig": ("2.3.1", ("pytest-xdist",), {"PYTHONPATH": "src"}),  # a package pytest itself imports, shadowed by src
     "cssselect": ("1.6.0", ("lxml", "pytest-cov", "sybil"), {}),  # testpaths, lxml
+    # session 9, sweep E: *_test.py modules inside the package, `--ignore=` of two of them in addopts, hypothesis
+    "fire": ("0.7.1", ("hypothesis", "levenshtein", "termcolor"), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
