@@ -637,7 +637,7 @@ def test_assertion_messages_explain_the_difference(tmp_path: Path) -> None:
     err = run_rt_test(tmp_path).stderr
     assert "- hello wurld\n?        ^\n+ hello world\n?        ^" in err
     assert "  a\n- B\n+ b\n  c" in err
-    assert "Left contains 1 more item, first extra item: 1" in err
+    assert "Left contains one more item: 1" in err
     assert "Omitting 1 identical items" in err and "{'b': 2} != {'b': 3}" in err
     assert "Left contains 1 more item:\n{'c': 3}" in err and "Right contains 1 more item:\n{'d': 4}" in err
     assert "Extra items in the left set:\n1\nExtra items in the right set:\n3" in err

@@ -9,6 +9,7 @@ that differs. In the diffs ``-`` marks the right side (usually the expected valu
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -60,14 +61,20 @@ def _text(left: str, right: str) -> list[str]:
 
 
 def _full_diff(left: Any, right: Any) -> list[str]:
+    """What pytest adds after the explanation of two containers: at its default verbosity, off CI, a hint
+    (``Use -v to get more diff``: a suite may look for that line in a failure's text, as pytest-mock's does);
+    on CI (``CI`` or ``BUILD_NUMBER`` set, pytest's test) the whole diff of the two pretty-printed values."""
+    if not any(os.environ.get(name) for name in ("CI", "BUILD_NUMBER")):
+        return ["Use -v to get more diff"]
     import difflib
     import pprint
 
     left_lines = pprint.pformat(left, width=80).splitlines()
     right_lines = pprint.pformat(right, width=80).splitlines()
     return [
-        "Full diff:",
-        *(f"  {line}" for line in difflib.ndiff(right_lines, left_lines) if not line.startswith("?")),
+        "",
+        "Full diff: (-: missing in left side, +: extra in left side)",
+        *(line.rstrip() for line in difflib.ndiff(right_lines, left_lines)),
     ]
 
 
@@ -84,16 +91,13 @@ def _sequence(left: Sequence[Any], right: Sequence[Any]) -> list[str]:
                 explanation.append(f"At index {index} diff: {_repr(left[index])} != {_repr(right[index])}")
             break
     extra = len(left) - len(right)
-    if extra > 0:
-        explanation.append(
-            f"Left contains {extra} more item{'s' if extra > 1 else ''}, first extra item: "
-            f"{_repr(left[len(right)])}"
-        )
-    elif extra < 0:
-        explanation.append(
-            f"Right contains {-extra} more item{'s' if extra < -1 else ''}, first extra item: "
-            f"{_repr(right[len(left)])}"
-        )
+    if extra and not (isinstance(left, bytes) and isinstance(right, bytes)):  # pytest says nothing of bytes'
+        side, longer, shorter = ("Left", left, right) if extra > 0 else ("Right", right, left)
+        first = _repr(longer[len(shorter)])
+        if abs(extra) == 1:
+            explanation.append(f"{side} contains one more item: {first}")
+        else:
+            explanation.append(f"{side} contains {abs(extra)} more items, first extra item: {first}")
     return [*explanation, *_full_diff(left, right)]
 
 

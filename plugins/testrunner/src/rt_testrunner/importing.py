@@ -97,24 +97,46 @@ class RewritingFinder:
         path: Sequence[str] | None,
         target: types.ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
-        if path is not None and all(isinstance(entry, str) and _installed(entry) for entry in path):
+        marked = bool(_MARKED) and is_marked(fullname)
+        if marked:
+            pass
+        elif path is not None and all(isinstance(entry, str) and _installed(entry) for entry in path):
             # a submodule of an installed package (pytest's own, the suite's dependencies): never rewritten,
             # so not searched for twice (here, then by the path finder that follows)
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not isinstance(spec.origin, str) or not spec.origin.endswith(".py"):
             return None
-        if not isinstance(spec.loader, importlib.machinery.SourceFileLoader) or not self.wants(spec.origin):
+        if not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return None
+        if not marked and not self.wants(spec.origin):
             return None
         loader = _RewritingLoader(fullname, spec.origin)
-        loader.helper = not self.is_test_module(spec.origin)
+        loader.helper = not marked and not self.is_test_module(spec.origin)
         spec.loader = loader
         return spec
 
 
 def _installed(path: str) -> bool:
-    """Installed code, which is not the suite's: its modules keep their plain asserts, as under pytest."""
+    """Installed code, which is not the suite's: its modules keep their plain asserts, as under pytest
+    (but for those marked: :func:`mark_rewrite`)."""
     return "site-packages" in path or "dist-packages" in path
+
+
+#: the top-level modules and packages whose asserts are rewritten wherever they are installed: those of the
+#: installed pytest plugins, as pytest marks every package of a distribution with a ``pytest11`` entry point
+#: (pytest-mock's ``assert_called_with`` adds the rewritten assert's explanation to its own message)
+_MARKED: set[str] = set()
+
+
+def mark_rewrite(name: str) -> None:
+    """Rewrite the asserts of module or package ``name`` (and its submodules) when it is imported from now
+    on; a module imported already keeps its code, as under pytest."""
+    _MARKED.add(name)
+
+
+def is_marked(fullname: str) -> bool:
+    return any(fullname == name or fullname.startswith(f"{name}.") for name in _MARKED)
 
 
 _FINDER: RewritingFinder | None = None

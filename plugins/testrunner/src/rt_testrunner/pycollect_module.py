@@ -26,7 +26,7 @@ from rt_testrunner.async_plugins import AsyncModes, is_native
 from rt_testrunner.fixtures import SCOPES, FixtureDef, Registry, ScopeState, argnames, fixture_marker
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.pymarks import CallSpec, Metafunc, argnames_of, direct_names, expand, marks_of
-from rt_testrunner.pynodes import Node, PyItem, location_of
+from rt_testrunner.pynodes import Node, PyItem, class_path, location_of
 from rt_testrunner.pyruntest import make_runner
 from rt_testrunner.reorder import reorder_file
 
@@ -64,6 +64,8 @@ class ModuleCollection:
 
         def relative(self, file: str) -> str: ...
 
+        def load_listed_plugins(self, module: types.ModuleType) -> None: ...
+
     def collect(
         self,
         module: types.ModuleType,
@@ -74,6 +76,8 @@ class ModuleCollection:
     ) -> None:
         """Add the module's pytest-style tests to ``root`` (its rt declarations are already there)."""
         registry = self.registry
+        if "pytest_plugins" in module.__dict__:
+            self.load_listed_plugins(module)
         module_base = f"{file}::"
         registry.add_namespace(module.__dict__, module_base)
         hook = module.__dict__.get("pytest_generate_tests")
@@ -314,8 +318,10 @@ class ModuleCollection:
         is_unittest: bool,
         makeitem: pymakeitem.ItemMaker | None = None,
     ) -> None:
-        base = f"{file}::{cls.__qualname__}::"
+        base = f"{file}::{class_path(cls)}::"
         made: list[Any] = []  # the items a conftest.py's pytest_pycollect_makeitem made of the class's names
+        #: test classes defined inside this one (pytest collects them as the class's children)
+        nested: list[tuple[str, type, str]] = []
         suite = Suite(name, root)
         for owner in reversed(cls.__mro__):
             if owner is not object:
@@ -340,6 +346,11 @@ class ModuleCollection:
                     if attr in seen:
                         continue
                     seen.add(attr)
+                    if isinstance(value, type) and value.__qualname__ == f"{cls.__qualname__}.{attr}":
+                        kind = self._member_kind(attr, value, set(), file)
+                        if kind is not None:
+                            nested.append((attr, value, kind))
+                        continue
                     raw = value.__func__ if isinstance(value, staticmethod | classmethod) else value
                     collects = (
                         inspect.isfunction(raw)
@@ -372,6 +383,19 @@ class ModuleCollection:
             )
         if makeitem is not None and made:
             makeitem.add(made, suite, selectors)
+        for inner_name, inner, kind in nested:
+            self._collect_class(
+                inner,
+                inner_name,
+                module,
+                suite,
+                file,
+                [*class_marks, *module_marks],
+                module_hooks,
+                selectors,
+                kind == "unittest",
+                makeitem,
+            )
         if suite.children:
             suite.hooks["after_all"].append(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
             root.children.append(suite)
@@ -438,7 +462,7 @@ class ModuleCollection:
     ) -> None:
         own = marks_of(function)
         marks = [*own, *outer_marks]
-        key = f"{file}::{cls.__qualname__}::{name}" if cls is not None else f"{file}::{name}"
+        key = f"{file}::{class_path(cls)}::{name}" if cls is not None else f"{file}::{name}"
         usefixtures: list[str] = []
         for mark in marks:
             if mark.name == "usefixtures":
@@ -647,7 +671,7 @@ def _timeout_ms(marks: list[Any], default: int | None = None) -> int | None:
 
 
 def _selected(item: PyItem, selectors: tuple[str, ...]) -> bool:
-    parts = [*([item.cls.__qualname__.replace(".", "::")] if item.cls is not None else []), item.name]
+    parts = [*([class_path(item.cls)] if item.cls is not None else []), item.name]
     own = "::".join(parts)
     for selector in selectors:
         if (

@@ -159,6 +159,8 @@ class _PluginManager:
     def hasplugin(self, name: str) -> bool:
         return name in self._plugins
 
+    has_plugin = hasplugin
+
     def getplugin(self, name: str) -> Any:
         return self._plugins.get(name)
 

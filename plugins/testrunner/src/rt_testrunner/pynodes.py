@@ -127,6 +127,12 @@ class ParentNode(_OfItem):
         return f"<{self.kind.capitalize()} {self.name}>"
 
 
+def class_path(cls: type) -> str:
+    """A test class's part of its tests' node ids: ``TestOuter::TestInner`` for a class defined inside
+    another, which pytest collects as the outer one's child."""
+    return cls.__qualname__.replace(".", "::")
+
+
 def parent_of(item: Any) -> ParentNode:
     """The class node of a test in a class, else its module node."""
     relative = item.session.relative(item.file)
@@ -134,7 +140,7 @@ def parent_of(item: Any) -> ParentNode:
     module = ParentNode("module", item.module, path.name, relative, path, None, item)
     if item.cls is None:
         return module
-    nodeid = f"{relative}::{item.cls.__qualname__.replace('.', '::')}"
+    nodeid = f"{relative}::{class_path(item.cls)}"
     return ParentNode("class", item.cls, item.cls.__name__, nodeid, path, module, item)
 
 
@@ -383,7 +389,7 @@ class PyItem:
     @property
     def key(self) -> str:
         if self.cls is not None:
-            return f"{self.file}::{self.cls.__qualname__}::{self.name}"
+            return f"{self.file}::{class_path(self.cls)}::{self.name}"
         return f"{self.file}::{self.name}"
 
     @property
@@ -391,7 +397,7 @@ class PyItem:
         relative = self.session.relative(self.file)
         parts = [
             relative,
-            *([self.cls.__qualname__.replace(".", "::")] if self.cls is not None else []),
+            *([class_path(self.cls)] if self.cls is not None else []),
             self.name,
         ]
         return "::".join(parts)

@@ -243,10 +243,13 @@ def load_installed(
     blocked: set[str], environ: Mapping[str, str] = os.environ
 ) -> tuple[list[Plugin], list[str]]:
     """The installed plugins not blocked, loaded (each once, in ``sys.path`` order), and a line for each that
-    failed to import. Nothing at all when ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` is set."""
+    failed to import. Nothing at all when ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` is set. Each plugin's top-level
+    package is marked for assert rewriting first, as pytest marks the packages of every distribution with a
+    ``pytest11`` entry point."""
     if environ.get(AUTOLOAD_OFF):
         return [], []
     from rt._entrypoints import entry_points
+    from rt_testrunner.importing import mark_rewrite
 
     plugins: list[Plugin] = []
     problems: list[str] = []
@@ -256,7 +259,9 @@ def load_installed(
             continue
         seen.add(entry.name)
         distribution = entry.distribution or entry.name
-        _OWNERS.setdefault(entry.value.split(".")[0].split(":")[0], distribution)
+        top = entry.value.split(".")[0].split(":")[0].strip()
+        _OWNERS.setdefault(top, distribution)
+        mark_rewrite(top)
         try:
             loaded = entry.load()
         except Exception as exc:  # noqa: BLE001 - reported by name, the run goes on without it

@@ -198,6 +198,12 @@ class PytestSession(ModuleCollection):
         hook = getattr(module, "pytest_sessionstart", None)
         if callable(hook):
             call_hook(hook, session=self)
+        self.load_listed_plugins(module)
+
+    def load_listed_plugins(self, module: types.ModuleType) -> None:
+        """The plugins a module's ``pytest_plugins`` names (a conftest.py's, or a test module's: pytest's
+        collector hands every module it imports to its plugin manager, and what the module names then
+        serves the whole session), each loaded once."""
         plugins = getattr(module, "pytest_plugins", None) or ()
         for plugin in [plugins] if isinstance(plugins, str) else plugins:
             if plugin in self.loaded_plugins:
@@ -213,6 +219,23 @@ class PytestSession(ModuleCollection):
                 # the inner pytest's hooks use): import them now, as pytest's start-up does
                 self.registry.load_installed_plugins()
             self._register_plugin_module(plugin_module, "")
+            if plugin_module.__name__ == "_pytest.pytester":
+                self._pytester_registered(plugin_module)
+
+    def _pytester_registered(self, pytester: types.ModuleType) -> None:
+        """pytest's ``legacypath`` plugin (one it always loads, which rt stands in for) answers pytester's
+        registration by registering the plugin object that provides ``testdir``, pytester's older
+        ``py.path`` flavour (pytest-mock's suite asks for it): its own hook is called, with pytester
+        registered under the name it looks for."""
+        manager = self.config.pluginmanager
+        manager._plugins.setdefault("pytester", pytester)  # noqa: SLF001 - already loaded above
+        try:
+            from _pytest import legacypath
+        except ImportError:  # a pytest without it (older or newer): no ``testdir``, as under that pytest
+            return
+        hook = getattr(legacypath, "pytest_plugin_registered", None)
+        if callable(hook):
+            call_hook(hook, plugin=pytester, manager=manager)
 
     def _store_hooks(self, plugin: Any, baseid: str) -> None:
         """Keep the hooks of ``plugin`` (a conftest.py, an installed plugin or an object one registered) that
@@ -308,6 +331,13 @@ class PytestSession(ModuleCollection):
         """An object (or module) a plugin or conftest.py registered with ``config.pluginmanager.register``:
         its hooks take part from now on, and its ``pytest_configure`` runs at once when the others' ran."""
         self.plugins.append(plugin)
+        # its fixtures too, as pytest's fixture manager parses every registered plugin (pytest's legacypath
+        # registers the object whose ``testdir`` fixture wraps pytester's)
+        for fixture in _definitions(
+            {name: getattr(plugin, name, None) for name in dir(plugin)}, autouse=True
+        ):
+            if not any(known.func is fixture.func for known in self.registry.defs.get(fixture.name, ())):
+                self.registry.add(fixture)
         self._store_hooks(plugin, "")
         if self._plugins_configured:
             hook = getattr(plugin, "pytest_configure", None)
@@ -359,13 +389,14 @@ class PytestSession(ModuleCollection):
         return backend_key("asyncio")
 
 
-def _definitions(namespace: dict[str, Any]) -> list[FixtureDef]:
+def _definitions(namespace: dict[str, Any], autouse: bool = False) -> list[FixtureDef]:
+    """The fixtures of a plugin's namespace (``autouse`` ones only when asked for)."""
     from rt_testrunner.fixtures import make_def
 
     found = []
     for name, value in list(namespace.items()):
         fixture = make_def(name, value, "")
-        if fixture is not None and not fixture.autouse:
+        if fixture is not None and (autouse or not fixture.autouse):
             found.append(fixture)
     return found
 
