@@ -245,7 +245,9 @@ RT_WORDS = {"pass": "passed", "fail": "failed", "skip": "skipped", "xfail": "xfa
 def download(name: str, version: str, into: Path) -> Path:
     """The unpacked sdist folder of ``name==version``."""
     command = ([sys.executable, "-m", "pip"] if _has_pip() else ["uvx", "pip"])
-    subprocess.run([*command, "download", "--quiet", "--no-deps", "--no-binary", ":all:", f"{name}=={version}",
+    # the sdist of the project alone: its build dependencies (which pip installs to read the sdist's metadata)
+    # may come as wheels (pytest-randomly's build backend needs maturin, which would otherwise be compiled)
+    subprocess.run([*command, "download", "--quiet", "--no-deps", "--no-binary", name, f"{name}=={version}",
                     "-d", str(into)], check=True)
     archive = next(p for p in into.iterdir() if p.name.endswith((".tar.gz", ".zip"))
                    and _normalized(p.name).startswith(_normalized(name)))
