@@ -111,3 +111,104 @@ def test_pytest_assertrepr_compare_of_conftest_files_explains_failed_comparisons
         assert "two\\nlines" in output
         assert "At index 1 diff: 2 != 3" in output
         assert "deeper says: not less" in output
+
+
+UNRAISABLE = {
+    "test_unraisable.py": """
+    import threading
+
+    import pytest
+
+    class Broken:
+        def __del__(self):
+            raise ValueError("raised in __del__")
+
+    def test_in_del():
+        Broken()
+
+    def test_in_a_thread():
+        thread = threading.Thread(target=lambda: 1 / 0)
+        thread.start()
+        thread.join()
+
+    def test_plain():
+        pass
+
+    @pytest.fixture
+    def leaves_one():
+        yield
+        Broken()
+
+    def test_in_teardown(leaves_one):
+        pass
+
+    def test_failed_then_del():
+        Broken()
+        assert False
+    """
+}
+
+
+def test_unraisable_and_thread_exceptions_are_warnings_of_the_phase(tmp_path: Path) -> None:
+    """pytest 9 keeps what reaches ``sys.unraisablehook`` and ``threading.excepthook`` and tells it at the end
+    of the running phase as PytestUnraisableExceptionWarning / PytestUnhandledThreadExceptionWarning: with
+    ``-W error`` a failed call, or an error in teardown (a failed call leaves its warning to the teardown)."""
+    write_files(tmp_path, UNRAISABLE)
+    same_counts(tmp_path)
+    pytest_run, rt_run = same_counts(tmp_path, "-W", "error")
+    assert summary_counts(rt_run.stderr) == {"pass": 2, "fail": 3, "error": 2}, rt_run.output
+    for output in (pytest_run.stdout, rt_run.stderr):
+        assert "PytestUnraisableExceptionWarning: Exception ignored in" in output
+        assert "PytestUnhandledThreadExceptionWarning: Exception in thread" in output
+        assert "ValueError: raised in __del__" in output
+    only_thread = rt_test(tmp_path, "-W", "error::pytest.PytestUnhandledThreadExceptionWarning")
+    assert summary_counts(only_thread.stderr) == {"pass": 3, "fail": 2}, only_thread.output
+
+
+def test_p_no_blocks_pytests_own_plugins(tmp_path: Path) -> None:
+    """``-p no:logging`` on the command line takes pytest's logging plugin away (no ``caplog``: "fixture 'caplog' not found",
+    records are not captured as log, a warning reaches stderr through logging's last resort);
+    ``-p no:capture`` takes capsys and capture away; ``-p no:warnings`` the warnings plugin; on the command
+    line as in ``addopts``."""
+    write_files(
+        tmp_path,
+        {
+            "test_blocked.py": """
+            import logging, warnings
+
+            def test_caplog(caplog):
+                pass
+
+            def test_capsys(capsys):
+                pass
+
+            def test_output():
+                logging.getLogger("probe").warning("logged")
+                print("printed")
+                assert False
+
+            def test_warning_filter():
+                warnings.warn("w", UserWarning)
+            """,
+            "pyproject.toml": """
+            [tool.pytest.ini_options]
+            filterwarnings = ["error::UserWarning"]
+            """,
+        },
+    )
+    _, no_logging = same_counts(tmp_path, "-p", "no:logging")
+    assert summary_counts(no_logging.stderr) == {"pass": 1, "fail": 2, "error": 1}
+    assert "fixture 'caplog' not found" in no_logging.stderr
+    assert "Captured log" not in no_logging.stderr
+    assert "----- Captured stderr call -----\nlogged" in no_logging.stderr, no_logging.output
+    _, no_capture = same_counts(tmp_path, "-p", "no:capture")
+    assert "fixture 'capsys' not found" in no_capture.stderr
+    assert "printed" in no_capture.stdout, no_capture.output
+    _, no_warnings = same_counts(tmp_path, "-p", "no:warnings")
+    assert summary_counts(no_warnings.stderr) == {"pass": 3, "fail": 1}
+    # in addopts, pytest blocks its plugins after reading their fixtures: capsys is there, and fails
+    write_files(tmp_path, {"pytest.ini": "[pytest]\naddopts = -p no:logging -p no:capture\n"})
+    _, from_addopts = same_counts(tmp_path)
+    assert summary_counts(from_addopts.stderr) == {"pass": 2, "fail": 1, "error": 1}
+    assert "fixture 'caplog' not found" not in from_addopts.stderr
+    assert "printed" in from_addopts.stdout, from_addopts.output

@@ -80,7 +80,6 @@ _UNSUPPORTED = {
     "--runxfail": "xfail marks always apply",
     "--reruns": "pytest-rerunfailures: use rt test --retry N",
     "--timeout": "pytest-timeout's option: use rt test --timeout MS (timeout marks are honoured)",
-    "-p": "plugins named with -p are not loaded (conftest.py pytest_plugins are)",
     "--lf": "rt keeps no cache of the last failures",
     "--last-failed": "rt keeps no cache of the last failures",
     "--ff": "rt keeps no cache of the last failures",
@@ -147,6 +146,8 @@ class AddOpts:
     ignore: tuple[str, ...] = ()
     ignore_globs: tuple[str, ...] = ()
     deselect: tuple[str, ...] = ()
+    #: ``-p`` values given on the command line
+    plugins: tuple[str, ...] = ()
 
     def notice(self, config: PytestConfig) -> str | None:
         """The one line telling the user which options of their configuration rt does not honour."""
@@ -204,8 +205,8 @@ def read(config: PytestConfig) -> AddOpts:
                 index += 1
         if name in _DISPLAY_FLAGS or name in _DISPLAY_OPTIONS:
             continue
-        if name == "-p" and value.startswith("no:"):
-            continue  # disables a pytest plugin: rt does not load pytest's plugins
+        if name == "-p":
+            continue  # blocks a plugin (no:NAME) or loads one: read by PytestSession.blocked_plugins/plugins
         if name == "-m":
             markexpr = value
         elif name == "-k":
@@ -291,6 +292,7 @@ def configured(config: PytestConfig, options: AddOpts) -> PytestConfig:
         ignore=(*config.ignore, *options.ignore),
         ignore_globs=(*config.ignore_globs, *options.ignore_globs),
         deselect=(*config.deselect, *options.deselect),
+        plugin_options=(*config.plugin_options, *options.plugins),
     )
     if not options.overrides and not options.warnings:
         return config

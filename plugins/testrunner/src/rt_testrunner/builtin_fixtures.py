@@ -14,6 +14,7 @@ import re
 import sys
 import warnings
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -448,9 +449,48 @@ _NAMES = (
 )
 
 
-def definitions() -> list[FixtureDef]:
+#: the pytest plugin that defines each fixture (the others are pytest's core): ``-p no:NAME`` takes them away
+_PLUGIN_OF = {
+    "tmp_path_factory": "tmpdir",
+    "tmp_path": "tmpdir",
+    "tmpdir": "legacypath",
+    "tmpdir_factory": "legacypath",
+    "capsys": "capture",
+    "capsysbinary": "capture",
+    "capfd": "capture",
+    "capfdbinary": "capture",
+    "cache": "cacheprovider",
+    "record_property": "junitxml",
+    "record_testsuite_property": "junitxml",
+    "record_xml_attribute": "junitxml",
+    "caplog": "logging",
+    "monkeypatch": "monkeypatch",
+    "recwarn": "recwarn",
+    "doctest_namespace": "doctest",
+    "subtests": "subtests",
+}
+
+
+def definitions(
+    removed: AbstractSet[str] = frozenset(), unconfigured: AbstractSet[str] = frozenset()
+) -> list[FixtureDef]:
+    """The built-in fixtures, but those of the plugins the command line's ``-p no:NAME`` blocks (``removed``:
+    pytest blocks them before it loads its own plugins, so ``fixture 'caplog' not found``). A plugin blocked
+    in ``addopts`` or ``PYTEST_ADDOPTS`` (``unconfigured``) is blocked after its fixtures were read: they
+    stay, without the plugin's work behind them (pytest's ``capsys`` then fails to find its capture manager)."""
     namespace = globals()
-    return [
-        FixtureDef(name, namespace[name], _SCOPES.get(name, "function"), argnames=argnames(namespace[name]))
-        for name in _NAMES
-    ]
+    found = []
+    for name in _NAMES:
+        plugin = _PLUGIN_OF.get(name)
+        if plugin in removed:
+            continue
+        function = namespace[name]
+        if plugin == "capture" and plugin in unconfigured:
+            function = _no_capture_manager
+        found.append(FixtureDef(name, function, _SCOPES.get(name, "function"), argnames=argnames(function)))
+    return found
+
+
+def _no_capture_manager() -> None:
+    """A capture fixture of pytest's capture plugin blocked in ``addopts``: it fails as pytest's does."""
+    raise AttributeError("'NoneType' object has no attribute 'set_fixture'")

@@ -342,8 +342,9 @@ def detach(attached: list[tuple[Any, Any]]) -> None:
     attached.clear()
 
 
-def install() -> None:
-    """Route the streams and logging through the per-test buffers (once per process)."""
+def install(logging: bool = True) -> None:
+    """Route the streams and logging (unless ``-p no:logging`` blocked pytest's logging plugin: ``logging``
+    False) through the per-test buffers (once per process)."""
     if _INSTALLED:
         return
     real_out, real_err, real_in = sys.stdout, sys.stderr, sys.stdin
@@ -352,6 +353,8 @@ def install() -> None:
     if real_in is not None:
         sys.stdin = _InputRouter(real_in)
     _INSTALLED.extend([real_out, real_err, None, real_in])
+    if not logging:
+        return
     _LOG_PENDING.append(True)
     if "logging" in sys.modules:
         _add_log_handler()

@@ -194,6 +194,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="pytest's: a configuration value that wins over the project's (repeatable)",
     )
     add(
+        "-p",
+        dest="plugins",
+        action="append",
+        metavar="NAME",
+        help="pytest's: -p no:NAME blocks plugin NAME (an installed one, or pytest's own: logging, capture,"
+        " warnings, cacheprovider ...); -p MODULE loads MODULE as a plugin (repeatable)",
+    )
+    add(
         "--watch",
         action="store_true",
         help="run, then re-run the affected test files when a file changes "
@@ -454,6 +462,7 @@ def _command_line_settings(args: argparse.Namespace) -> Any:
         ignore=tuple(getattr(args, "ignore", None) or ()),
         ignore_globs=tuple(getattr(args, "ignore_glob", None) or ()),
         deselect=tuple(getattr(args, "deselect", None) or ()),
+        plugins=tuple(getattr(args, "plugins", None) or ()),
     )
 
 

@@ -46,6 +46,9 @@ class PytestConfig:
     ignore: tuple[str, ...] = ()
     ignore_globs: tuple[str, ...] = ()
     deselect: tuple[str, ...] = ()
+    #: ``-p`` values of the command line (``no:logging`` blocks pytest's logging plugin, a module name loads
+    #: it as a plugin); those of ``addopts`` and ``PYTEST_ADDOPTS`` are read from there
+    plugin_options: tuple[str, ...] = ()
 
     def lines(self, name: str) -> list[str]:
         """A "linelist" option (markers, filterwarnings): one entry per line, or a TOML list."""

@@ -54,6 +54,8 @@ PYTEST_FIRSTRESULT = frozenset(
 
 #: top-level module name -> the plugin (its entry point's distribution) that owns it, for error messages
 _OWNERS: dict[str, str] = {}
+#: the entry point names and modules of the installed plugins :func:`load_installed` loaded
+_ENTRY_NAMES: set[str] = set()
 
 
 @attrs.frozen
@@ -239,6 +241,29 @@ def blocked_names(words: Iterable[str]) -> set[str]:
     return blocked
 
 
+def named_plugins(words: Iterable[str]) -> list[str]:
+    """The plugins ``-p NAME`` (not ``no:``) loads among ``words``, in order."""
+    named: list[str] = []
+    pending = False
+    for word in words:
+        value = None
+        if pending:
+            value, pending = word, False
+        elif word == "-p":
+            pending = True
+        elif word.startswith("-p"):
+            value = word[2:].lstrip("=")
+        if value and not value.startswith("no:") and value not in named:
+            named.append(value)
+    return named
+
+
+def is_installed_name(name: str) -> bool:
+    """``name`` is an installed plugin's entry point name or module (``-p anyio``), loaded with the installed
+    ones."""
+    return name in _ENTRY_NAMES
+
+
 def load_installed(
     blocked: set[str], environ: Mapping[str, str] = os.environ
 ) -> tuple[list[Plugin], list[str]]:
@@ -258,6 +283,7 @@ def load_installed(
         if entry.name in blocked or entry.name in seen:
             continue
         seen.add(entry.name)
+        _ENTRY_NAMES.update({entry.name, entry.value.split(":")[0]})
         distribution = entry.distribution or entry.name
         top = entry.value.split(".")[0].split(":")[0].strip()
         _OWNERS.setdefault(top, distribution)

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from rt_testrunner import capture, clock, pyplugins
+from rt_testrunner import capture, clock, pyplugins, pyunraisable
 from rt_testrunner.fixtures import NOTSET, FixtureDef, Setup
 from rt_testrunner.pynodes import Node
 from rt_testrunner.pyskipping import check_skips, xfail_spec
@@ -87,6 +87,7 @@ async def run_item(item: PyItem) -> None:
 
 
 async def _run_item(item: PyItem) -> None:
+    pyunraisable.install(item.session.blocked)  # once, when the first pytest test runs
     state = CURRENT.get()
     if item.node is None:
         item.node = Node(item)
@@ -123,6 +124,7 @@ async def _run_item(item: PyItem) -> None:
                     pyplugins.call("pytest_runtest_setup", setup_hooks, {"item": item.node})
                 for name in item.fixturenames:
                     await setup.get(name)
+                pyunraisable.collect()
             except BaseException as exc:
                 if state is not None:
                     state.setup_error = True
@@ -136,6 +138,7 @@ async def _run_item(item: PyItem) -> None:
             try:
                 _current_test(item, "call")
                 await _call_item(item, setup)
+                pyunraisable.collect()
             except BaseException as exc:
                 call_error = exc
                 raise
@@ -162,6 +165,7 @@ async def _run_item(item: PyItem) -> None:
                 result = setup.teardown()
                 if inspect.isawaitable(result):
                     await result
+                pyunraisable.collect()
             except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
                 teardown_error = exc
             if state is not None and teardown_error is not None:
@@ -344,6 +348,7 @@ def finish_session(session: PytestSession, exitstatus: int = 0) -> Any:
 
 
 def _session_finished(session: PytestSession, exitstatus: int) -> None:
+    pyunraisable.uninstall()
     session.exitstatus = exitstatus
     if session.finish_hooks:
         pyplugins.call(

@@ -85,7 +85,11 @@ class PytestSession(ModuleCollection):
         #: ``pytest_fixture_setup(fixturedef, request)`` hooks (pytest-lazy-fixtures' sets ``request.param``)
         self.fixture_setup_hooks: list[tuple[str, Callable[..., Any]]] = []
         self.registry = Registry(fallback=lambda registry: self.load_plugins())
-        for fixture in builtin_fixtures.definitions():
+        #: the plugins ``-p no:NAME`` blocks: pytest's own among them take their fixtures and their work away
+        #: (``no:logging``: no ``caplog``, no log capture; ``no:capture``: no ``capsys``, nothing captured)
+        self.blocked = self.blocked_plugins()
+        removed = pyplugins.blocked_names(word for v in pyconfig.plugin_options for word in ("-p", v))
+        for fixture in builtin_fixtures.definitions(removed, self.blocked):
             self.registry.add(fixture)
         self.scopes = ScopeState()
         self.conftests: dict[str, types.ModuleType | None] = {}
@@ -122,8 +126,9 @@ class PytestSession(ModuleCollection):
         self.warning_filters = pyconfig.lines("filterwarnings")
         #: pytest's warnings plugin (``-p no:warnings`` blocks it): without it pytest neither applies the
         #: ``filterwarnings`` ini and marks nor catches the warnings of a test, so neither does rt
-        self.warnings_plugin = "warnings" not in self.blocked_plugins()
-        self.log_level = pyconfig.log_level
+        self.warnings_plugin = "warnings" not in self.blocked
+        self.logging_plugin = "logging" not in self.blocked
+        self.log_level = pyconfig.log_level if self.logging_plugin else None
         self.async_modes = AsyncModes(pyconfig.values)
         self.loaded_plugins: set[str] = set()
         self.shouldstop: bool | str = False
@@ -252,9 +257,8 @@ class PytestSession(ModuleCollection):
             if callable(hook) and not (name in _RT_CALLS and pyplugins.owner(hook) is not None):
                 self.named_hooks.setdefault(name, []).append((baseid, hook))
 
-    def blocked_plugins(self) -> set[str]:
-        """The plugins ``-p no:NAME`` blocks, in ``addopts`` or ``PYTEST_ADDOPTS`` (each under its name and
-        ``pytest_NAME``)."""
+    def _plugin_words(self) -> list[str]:
+        """The words of ``addopts``, ``PYTEST_ADDOPTS`` and the command line's ``-p`` options."""
         from rt_testrunner import addopts
 
         words = addopts._words(self.pyconfig)  # noqa: SLF001 - the same reading of addopts
@@ -263,7 +267,30 @@ class PytestSession(ModuleCollection):
             import shlex
 
             words = [*words, *shlex.split(environ)]
-        return pyplugins.blocked_names(words)
+        for value in self.pyconfig.plugin_options:
+            words += ["-p", value]
+        return words
+
+    def blocked_plugins(self) -> set[str]:
+        """The plugins ``-p no:NAME`` blocks, in ``addopts``, ``PYTEST_ADDOPTS`` or on the command line (each
+        under its name and ``pytest_NAME``)."""
+        return pyplugins.blocked_names(self._plugin_words())
+
+    def _load_named_plugins(self) -> None:
+        """The modules ``-p MODULE`` names, loaded as plugins after the installed ones (a name pytest loads
+        anyway, its own or an installed plugin's, adds nothing)."""
+        for name in pyplugins.named_plugins(self._plugin_words()):
+            if name in self.loaded_plugins or pyplugins.is_installed_name(name):
+                continue
+            self.loaded_plugins.add(name)
+            try:
+                module = _import_plugin(name)
+            except ImportError as exc:
+                self.warn(f"rt test: -p {name}: the plugin cannot be imported ({exc})")
+                continue
+            if module is not None:
+                self.plugins.append(module)
+                self._register_plugin_module(module, "")
 
     def load_plugins(self) -> None:
         """Load the pytest plugins installed in the environment (entry points ``pytest11``) that are not
@@ -277,7 +304,7 @@ class PytestSession(ModuleCollection):
         if self.plugins_loaded:
             return
         self.plugins_loaded = True
-        found, problems = pyplugins.load_installed(self.blocked_plugins())
+        found, problems = pyplugins.load_installed(self.blocked)
         for line in problems:
             self.warn(f"rt test: {line}")
         manager = self.config.pluginmanager
@@ -298,6 +325,7 @@ class PytestSession(ModuleCollection):
         self._call_plugins("pytest_configure", config=self.config)
         self._plugins_configured = True
         self._call_plugins("pytest_sessionstart", session=self)
+        self._load_named_plugins()
 
     def _call_plugins(self, name: str, **available: Any) -> None:
         """Hook ``name`` of every plugin, one at a time in pluggy's order: a plugin whose hook raises is told

@@ -68,6 +68,9 @@ class Runner:
             options.pyconfig.deselect if options.pyconfig is not None else (),
         )
         self.session = PytestSession(options.pyconfig or pyconfig.load(options.root), options.root, backend)
+        #: ``-p no:capture``: nothing is captured, as ``-s``
+        self.capture = options.capture and "capture" not in self.session.blocked
+        self.executor.capture_output = self.capture
         self.preload_root = Suite(None)
         self.limiter: Any = None
         self.filtered_out = 0  # tests that -t / -k / -m left out (the summary's ` N filtered out`)
@@ -143,8 +146,9 @@ class Runner:
     def _prepare_imports(self, files: Sequence[TestFile]) -> None:
         for test_file in files:
             self.session.finder.add_test_dir(test_file.path.parent)
-        if self.options.capture:
-            capture.install()  # once per process: a forked worker keeps what its zygote installed
+        if self.capture:
+            # once per process: a forked worker keeps what its zygote installed
+            capture.install(logging=self.session.logging_plugin)
 
     def precollect(self, files: Sequence[TestFile]) -> None:
         """Import every pytest-style file now, before :meth:`run`: a ``--parallel`` zygote
