@@ -18,11 +18,16 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from rt_testrunner import capture, clock, pyplugins, pyunraisable
+from rt_testrunner import capture, clock, pyplugins
 from rt_testrunner.fixtures import NOTSET, FixtureDef, Setup
 from rt_testrunner.pynodes import Node
 from rt_testrunner.pyskipping import check_skips, xfail_spec
-from rt_testrunner.pywarnings import apply_warning_filters
+from rt_testrunner.pywarnings import (
+    apply_warning_filters,
+    install_unraisable_hooks,
+    tell_unraisable,
+    uninstall_unraisable_hooks,
+)
 from rt_testrunner.state import CURRENT
 
 if TYPE_CHECKING:
@@ -87,7 +92,7 @@ async def run_item(item: PyItem) -> None:
 
 
 async def _run_item(item: PyItem) -> None:
-    pyunraisable.install(item.session.blocked)  # once, when the first pytest test runs
+    install_unraisable_hooks(item.session.blocked)  # once, when the first pytest test runs
     state = CURRENT.get()
     if item.node is None:
         item.node = Node(item)
@@ -124,7 +129,7 @@ async def _run_item(item: PyItem) -> None:
                     pyplugins.call("pytest_runtest_setup", setup_hooks, {"item": item.node})
                 for name in item.fixturenames:
                     await setup.get(name)
-                pyunraisable.collect()
+                tell_unraisable()
             except BaseException as exc:
                 if state is not None:
                     state.setup_error = True
@@ -138,7 +143,7 @@ async def _run_item(item: PyItem) -> None:
             try:
                 _current_test(item, "call")
                 await _call_item(item, setup)
-                pyunraisable.collect()
+                tell_unraisable()
             except BaseException as exc:
                 call_error = exc
                 raise
@@ -165,7 +170,7 @@ async def _run_item(item: PyItem) -> None:
                 result = setup.teardown()
                 if inspect.isawaitable(result):
                     await result
-                pyunraisable.collect()
+                tell_unraisable()
             except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
                 teardown_error = exc
             if state is not None and teardown_error is not None:
@@ -348,7 +353,7 @@ def finish_session(session: PytestSession, exitstatus: int = 0) -> Any:
 
 
 def _session_finished(session: PytestSession, exitstatus: int) -> None:
-    pyunraisable.uninstall()
+    uninstall_unraisable_hooks()
     session.exitstatus = exitstatus
     if session.finish_hooks:
         pyplugins.call(

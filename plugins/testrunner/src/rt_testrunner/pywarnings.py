@@ -3,14 +3,28 @@ applied around each test, on top of pytest's defaults, as pytest's warnings plug
 
 collect.py applies the same filters while test modules are imported; a category named from pytest is resolved
 only once the suite imported pytest (rt never imports it).
+
+Also pytest's ``unraisableexception`` and ``threadexception`` plugins (here, not in a module of their own,
+since this one is loaded by every run anyway): an exception nothing can catch (raised in
+a ``__del__``, a weakref callback, a generator closed by the garbage collector: ``sys.unraisablehook``) or one
+that ended a thread (``threading.excepthook``) is kept, not printed, and told at the end of the test's
+running phase (setup, call, teardown) as a ``PytestUnraisableExceptionWarning`` or
+``PytestUnhandledThreadExceptionWarning`` of that phase. Under ``-W error`` or ``filterwarnings = error``
+the warning is raised, so the phase fails: the test fails, or errors in its setup or teardown, as under
+pytest 8 and 9 (httpx's suite counts one such failure).
+
+The hooks are installed for the run of a pytest suite (unless ``-p no:unraisableexception`` /
+``-p no:threadexception``); the warning classes are pytest's, imported only when something was kept.
 """
 
 from __future__ import annotations
 
+import collections
 import re
 import sys
+import threading
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rt_testrunner.pynodes import PyItem
@@ -60,3 +74,111 @@ def apply_warning_filters(item: PyItem) -> None:
         if mark.name == "filterwarnings":
             for text in mark.args:
                 apply_filter(text)
+
+
+#: what the hooks kept, each (kind: "unraisable" or "thread", the warning's text: summary, traceback and where
+#: the object was allocated, the text of the warning raised as an error: its cause is then the exception)
+_Kept = tuple[str, str, str, "BaseException | None"]
+_KEPT: collections.deque[_Kept] = collections.deque()
+#: the hooks in place before :func:`install` (``sys.unraisablehook``, ``threading.excepthook``)
+_PREVIOUS: list[Any] = []
+
+
+def _allocated_at(source: object) -> str:
+    """Where ``source`` was allocated when ``tracemalloc`` traces, else how to find out (pytest's text)."""
+    if source is None:
+        return ""
+    import tracemalloc
+
+    found = tracemalloc.get_object_traceback(source)
+    if found is not None:
+        return "\nObject allocated at:\n" + "\n".join(found.format())
+    url = "https://docs.pytest.org/en/stable/how-to/capture-warnings.html#resource-warnings"
+    return f"Enable tracemalloc to get traceback where the object was allocated.\nSee {url} for more info."
+
+
+def _keep(kind: str, summary: str, source: object, kind_of: Any, value: Any, tb: Any) -> None:
+    import traceback
+
+    allocated = "\n" + _allocated_at(source)
+    text = "".join(traceback.format_exception(kind_of, value, tb))
+    _KEPT.append((kind, f"{summary}\n\n{text}{allocated}", summary + allocated, value))
+
+
+def _on_unraisable(unraisable: Any) -> None:
+    err_msg = "Exception ignored in" if unraisable.err_msg is None else unraisable.err_msg
+    # the texts are made now: the object may change or go before the phase ends
+    _keep(
+        "unraisable",
+        f"{err_msg}: {unraisable.object!r}",
+        unraisable.object,
+        unraisable.exc_type,
+        unraisable.exc_value,
+        unraisable.exc_traceback,
+    )
+
+
+def _on_thread_exception(args: Any) -> None:
+    name = "<unknown>" if args.thread is None else args.thread.name
+    _keep(
+        "thread",
+        f"Exception in thread {name}",
+        args.thread,
+        args.exc_type,
+        args.exc_value,
+        args.exc_traceback,
+    )
+
+
+def install_unraisable_hooks(blocked: set[str]) -> None:
+    """Keep unraisable and thread exceptions from now on (once per process), except for the plugins that
+    ``-p no:NAME`` blocked."""
+    if _PREVIOUS:
+        return
+    _PREVIOUS.extend([sys.unraisablehook, threading.excepthook])
+    if "unraisableexception" not in blocked:
+        sys.unraisablehook = _on_unraisable
+    if "threadexception" not in blocked:
+        threading.excepthook = _on_thread_exception
+
+
+def uninstall_unraisable_hooks() -> None:
+    """Put the previous hooks back; what was kept and not told yet (after the last test's teardown) is
+    written to stderr, as the previous hooks would have, never dropped."""
+    if _PREVIOUS:
+        sys.unraisablehook, threading.excepthook = _PREVIOUS
+        _PREVIOUS.clear()
+    while _KEPT:
+        sys.stderr.write(_KEPT.popleft()[1] + "\n")
+
+
+def tell_unraisable() -> None:
+    """Tell what was kept since the last call, as warnings of the phase running now, thread exceptions first
+    (pytest's threadexception plugin is called before its unraisableexception one), newest first as pytest
+    pops them. The warnings an ``error`` filter turned into exceptions are raised (several: in an
+    ExceptionGroup); the other kind then waits for the next phase, as pytest's hook stops at the first."""
+    if not _KEPT:
+        return
+    from _pytest.warning_types import PytestUnhandledThreadExceptionWarning, PytestUnraisableExceptionWarning
+
+    _tell("thread", PytestUnhandledThreadExceptionWarning, "multiple thread exception warnings")
+    _tell("unraisable", PytestUnraisableExceptionWarning, "multiple unraisable exception warnings")
+
+
+def _tell(kind: str, category: type[Warning], group: str) -> None:
+    errors: list[Exception] = []
+    for kept in reversed([k for k in _KEPT if k[0] == kind]):
+        _KEPT.remove(kept)
+        _, message, cause_message, exception = kept
+        try:
+            warnings.warn(category(message), stacklevel=1)
+        except category as exc:
+            if exception is not None:
+                # the traceback is shown as the exception's cause, not repeated in the warning's text
+                exc.args = (cause_message,)
+                exc.__cause__ = exception
+            errors.append(exc)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ExceptionGroup(group, errors)
