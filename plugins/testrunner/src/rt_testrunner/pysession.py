@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rt_testrunner import builtin_fixtures, importing, pyplugins
+from rt_testrunner import builtin_fixtures, importing, pyhookspecs, pyplugins
 from rt_testrunner.async_plugins import AsyncModes
 from rt_testrunner.execute import BackendKey, backend_key
 from rt_testrunner.fixtures import FixtureDef, Registry, ScopeState, argnames
@@ -93,6 +93,9 @@ class PytestSession(ModuleCollection):
             self.registry.add(fixture)
         self.scopes = ScopeState()
         self.conftests: dict[str, types.ModuleType | None] = {}
+        #: folders whose conftest.py failed to load (an error at import, a hook pluggy refuses): as pytest,
+        #: one collection error for the folder, and nothing below it collected
+        self.broken_conftests: set[str] = set()
         self.generate_hooks: list[tuple[str, Callable[..., Any]]] = []
         self.modify_hooks: list[tuple[str, Callable[..., Any]]] = []
         #: conftest.py's ``pytest_runtest_setup(item)``, by the folder they apply to
@@ -172,6 +175,8 @@ class PytestSession(ModuleCollection):
             self.load_plugins()  # before any conftest.py, as pytest loads them
         for folder in reversed(chain):
             key = str(folder)
+            if key in self.broken_conftests:
+                return False
             if folder != chain[-1] and self.is_ignored(folder):
                 return False
             if key in self.conftests:
@@ -180,9 +185,16 @@ class PytestSession(ModuleCollection):
             self.conftests[key] = None
             if path.is_file():
                 self.finder.add_test_dir(folder)
-                module = importing.import_path(path)
-                self.conftests[key] = module
-                self._register_plugin_module(module, f"{folder}{os.sep}")
+                try:
+                    module = importing.import_path(path)
+                    pyhookspecs.check(module, path)
+                    self.conftests[key] = module
+                    self._register_plugin_module(module, f"{folder}{os.sep}")
+                except BaseException:
+                    # pytest's one collection error for the folder: the first file below tells it, and no
+                    # file below is collected (load_file's caller reports an empty file as nothing)
+                    self.broken_conftests.add(key)
+                    raise
         return True
 
     def _register_plugin_module(self, module: types.ModuleType, baseid: str) -> None:
