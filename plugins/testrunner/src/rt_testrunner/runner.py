@@ -309,8 +309,10 @@ class Runner:
         and one of them must not keep every test of the suite from running."""
         if self.session.pyconfig.continue_on_collection_errors:
             return False
-        pytest_project = self.session.pyconfig.inifile is not None or any(
-            module is not None for module in self.session.conftests.values()
+        pytest_project = (
+            self.session.pyconfig.inifile is not None
+            or bool(self.session.broken_conftests)
+            or any(module is not None for module in self.session.conftests.values())
         )
         for test_file in files:
             raised = self._collected.get(test_file.path)
