@@ -21,6 +21,7 @@ def _next_process() -> None:
     """Store what was compiled and forget attrs' source of the test classes, as a new process starts with
     (attrs names a class's code ``...Point-1>`` when the line cache has other source under ``...Point>``)."""
     _attrs_codecache.uninstall()
+    _attrs_codecache._kept = None  # read the file again
     for name in [name for name in linecache.cache if "codecache_check" in name]:
         del linecache.cache[name]
 
@@ -133,3 +134,62 @@ def test_an_attrs_without_the_known_function_is_left_alone(
     assert not _attrs_codecache.install(str(cache_path))
     assert _attrs_codecache.installed() is None
     assert _make._compile_and_eval is _compile_and_eval
+
+
+PROCESS = """
+import json, linecache, sys
+import attrs
+from rt import _attrs_codecache
+
+_attrs_codecache.install(sys.argv[1])
+
+@attrs.frozen
+class Point:
+    __module__ = "rt.codecache_check"
+    x: int
+    y: str = "b"
+
+cache = _attrs_codecache.installed()
+_attrs_codecache.uninstall()
+name = Point.__hash__.__code__.co_filename
+compiled = compile("".join(linecache.cache[name][2]), name, "exec")
+expected = next(c for c in compiled.co_consts if getattr(c, "co_name", None) == "__hash__")
+got = Point.__hash__.__code__
+same = [got.co_code == expected.co_code, got.co_consts == expected.co_consts, got.co_names == expected.co_names]
+print(json.dumps({"hits": cache.hits, "new": cache.new, "same": same, "works": Point(1) == Point(1)}))
+"""
+
+
+def test_a_frozen_class_hits_under_another_hash_seed_with_its_own_seed_in_the_code(
+    run_python: Any, tmp_path: Path
+) -> None:
+    """attrs writes hash() of a name into a frozen class's ``__hash__``: another number in every process
+    (PYTHONHASHSEED). The stored code is used with the number of this process, as compile() would give it."""
+    import json
+
+    path = str(tmp_path / "attrs-methods.marshal")
+    runs = []
+    for seed in ("1", "2", "3"):
+        code = f"import sys; sys.argv[1:] = [{path!r}]; sys.dont_write_bytecode = False\n" + PROCESS
+        result = run_python(code, env={"PYTHONHASHSEED": seed})
+        assert result.returncode == 0, result.stderr
+        runs.append(json.loads(result.stdout))
+    assert runs[0] == {"hits": 0, "new": 1, "same": [True, True, True], "works": True}
+    assert runs[1] == runs[2] == {"hits": 1, "new": 0, "same": [True, True, True], "works": True}
+
+
+@pytest.mark.parametrize(
+    ("stored", "script", "expected"),
+    [
+        ("x\n    return hash((\n        123,\n", "x\n    return hash((\n        -4567,\n", (123, -4567)),
+        (
+            "x\n    return hash((\n        -9,\n        self.a",
+            "x\n    return hash((\n        8,\n        self.a",
+            (-9, 8),
+        ),
+        ("x = 1\n", "x = 2\n", None),  # not the hash seed
+        ("return hash((\n 1,\n self.a,\n", "return hash((\n 2,\n self.b,\n", None),  # more than the number
+    ],
+)
+def test_only_the_hash_seed_may_differ(stored: str, script: str, expected: tuple[int, int] | None) -> None:
+    assert _attrs_codecache._hash_constants(stored, script) == expected

@@ -6,9 +6,10 @@ about 45 attrs classes at start-up (the kernel's events and contracts, the test 
 methods was about 85 million instructions of every ``rt test`` run (callgrind: 809 M for a project of one
 test that imports pytest, of which ``import pytest`` is 550 M). This module keeps those code objects in one
 marshal file, as Python keeps a module's code in ``__pycache__``, and hands attrs the stored code when the
-source it wrote is the same, character for character: a changed class (a new field, another attrs version
-writing other source) is compiled as before and stored again, so the cache can only ever return what
-``compile()`` would.
+source it wrote is the same, character for character (but for the number a frozen class's ``__hash__``
+starts from, which attrs derives from a randomized string hash: :func:`_hash_constants`): a changed class (a
+new field, another attrs version writing other source) is compiled as before and stored again, so the
+cache only ever returns what ``compile()`` would.
 
 It works through attrs' ``_compile_and_eval(script, globs, locs, filename)``, the one function that compiles
 and runs every generated method (attrs 22.2 to 26.1). That is a private name: :func:`install` leaves attrs
@@ -29,10 +30,14 @@ from typing import Any
 
 _PARAMETERS = ("script", "globs", "locs", "filename")
 _PREFIX = "<attrs generated "
+_HASH_START = "return hash((\n"  # the line before the seed in attrs' generated __hash__
 #: Stored entries beyond which a save keeps only this process's (old versions' entries do not pile up).
 MAX_ENTRIES = 512
 
 _state: _Cache | None = None
+#: The entries of the last cache uninstalled, by its path: ``rt test`` installs it again after rt.cli, and
+#: reading the file twice would cost a second ``marshal.loads``.
+_kept: tuple[str | None, dict[str, tuple[str, Any]]] | None = None
 
 
 class _Cache:
@@ -42,7 +47,9 @@ class _Cache:
         self.path = path
         self.original = make
         self.module = module
-        self.stored: dict[str, tuple[str, Any]] = _read(path) if path else {}
+        self.stored: dict[str, tuple[str, Any]] = (
+            _kept[1] if _kept is not None and _kept[0] == path else _read(path) if path else {}
+        )
         self.used: dict[str, tuple[str, Any]] = {}
         self.new = 0
         self.hits = 0
@@ -55,13 +62,20 @@ class _Cache:
             self.original(script, globs, locs, filename)
             return
         entry = self.stored.get(filename)
-        if entry is not None and entry[0] == script:
+        code = None
+        if entry is not None:
+            if entry[0] == script:
+                code = entry[1]
+            elif (constants := _hash_constants(entry[0], script)) is not None:
+                code = _with_constant(entry[1], *constants)
+        if entry is not None and code is not None:
             self.hits += 1
         else:
             entry = (script, compile(script, filename, "exec"))
+            code = entry[1]
             self.new += 1
-        self.used[filename] = entry
-        eval(entry[1], globs, locs)  # noqa: S307 - attrs' own generated code, as attrs runs it
+        self.used[filename] = entry  # what was compiled, with the source it was compiled from
+        eval(code, globs, locs)  # noqa: S307 - attrs' own generated code, as attrs runs it
 
     def save(self) -> None:
         if not self.new or self.path is None or sys.dont_write_bytecode:
@@ -90,6 +104,52 @@ def _is_own(filename: str) -> bool:
     qualified = filename[len(_PREFIX) :].partition(" ")[2]
     package = qualified.partition(".")[0]
     return (package == "rt" or package.startswith("rt_")) and package != "rt_test_files"
+
+
+def _hash_constants(stored: str, script: str) -> tuple[int, int] | None:
+    """The two numbers when ``script`` differs from ``stored`` only in the number a generated ``__hash__``
+    starts its tuple with, else ``None``.
+
+    attrs seeds a frozen class's ``__hash__`` with ``hash()`` of a name, written into the source as a number;
+    string hashes are randomized per process (PYTHONHASHSEED), so without this every such class (24 of the
+    43 at start-up) would be compiled again in every run."""
+    at = script.find(_HASH_START)
+    if at < 0 or stored.find(_HASH_START) != at or stored[:at] != script[:at]:
+        return None
+    at += len(_HASH_START)
+    stored_end, script_end = stored.find("\n", at), script.find("\n", at)
+    if stored_end < 0 or script_end < 0 or stored[stored_end:] != script[script_end:]:
+        return None
+    old, new = stored[at:stored_end].lstrip(" "), script[at:script_end].lstrip(" ")
+    if stored_end - len(old) != script_end - len(new) or not (old.endswith(",") and new.endswith(",")):
+        return None  # another indentation, or not a number followed by a comma
+    old, new = old[:-1], new[:-1]
+    if not (_is_int(old) and _is_int(new)):
+        return None
+    return int(old), int(new)
+
+
+def _is_int(text: str) -> bool:
+    digits = text[1:] if text.startswith("-") else text
+    return digits.isascii() and digits.isdigit()
+
+
+def _with_constant(code: Any, old: int, new: int) -> Any:
+    """``code`` with the integer constant ``old`` replaced by ``new``, in its nested functions too. What
+    ``compile()`` gives for the new source, but for the end column of that one number's line when the two
+    are written with a different count of characters (no instruction there can raise)."""
+    consts = code.co_consts
+    replaced = tuple(
+        new
+        if type(const) is int and const == old
+        else _with_constant(const, old, new)
+        if isinstance(const, type(code))
+        else const
+        for const in consts
+    )
+    if all(mine is theirs for mine, theirs in zip(replaced, consts, strict=True)):
+        return code  # nothing of it changed: the same code object, not a copy
+    return code.replace(co_consts=replaced)
 
 
 def _magic() -> bytes:
@@ -151,10 +211,11 @@ def install(path: str | None = None) -> bool:
 
 def uninstall() -> None:
     """Give attrs its own function back and store what was compiled; nothing when not installed."""
-    global _state
+    global _state, _kept
     state, _state = _state, None
     if state is None:
         return
+    _kept = (state.path, {**state.stored, **state.used})
     if state.module._compile_and_eval == state.compile_and_eval:
         state.module._compile_and_eval = state.original
     state.save()
