@@ -110,6 +110,12 @@ class TestFinished:
     reason: str = ""  # why it was skipped or is expected to fail (pytest's skip/xfail reasons)
     earlier_failures: tuple[TestFailure, ...] = ()  # the failed attempts before the last one (retries)
     suite_lines: tuple[int, ...] = ()  # where each describe of ``path[:-1]`` is declared (0: unknown)
+    #: a subtest's result (pytest 9 reports each one that did not pass): the name of the test it is part of,
+    #: ``path[-1]`` of that test's own result, recorded just before it ("" for a test's own result)
+    subtest_of: str = ""
+    subtests_passed: int = 0  # the test's subtests that passed (pytest 9 counts them in its JUnit ``tests``)
+    #: ``record_property(name, value)``'s pairs, as the JUnit report's ``<properties>`` of the test
+    properties: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:

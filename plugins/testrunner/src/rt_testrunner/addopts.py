@@ -1,24 +1,28 @@
-"""A project's ``addopts`` (pytest's options written into its configuration), read as rt can honour them.
+"""pytest's options, read as rt can honour them: a project's ``addopts`` and ``rt test``'s command line.
 
-Projects put options there that change what a run selects or how it reports: ``-m "not slow"``, ``-x``,
-``-p no:cacheprovider``, ``-ra``, ``--strict-markers``, ``--doctest-modules``, ``--cov=pkg``. rt applies
-those that shape the outcome and that it has (``-m``, ``-k``, ``-x``/``--maxfail``, ``-s``/``--capture=no``,
-``--strict-markers``,
-``-W``, ``-o name=value``, ``--log-level``, the ``--doctest-*`` options, ``--ignore``, ``--ignore-glob``,
-``--deselect``), ignores those that only change pytest's own display (``-v``, ``-ra``,
-``--tb``, ``--color`` ...), and names the rest, each with the reason, in one line on stderr: an option that
-would change the counts must not be dropped without a word, or the user compares counts that differ for
-no visible reason.
+Projects put options in ``addopts`` that change what a run selects or how it reports: ``-m "not slow"``,
+``-x``, ``-p no:cacheprovider``, ``-ra``, ``--strict-markers``, ``--doctest-modules``, ``--cov=pkg``; users
+who switch from pytest type the same ones after ``rt test``. Both are read here, by one function, so an option
+means the same in both. rt applies those that shape the outcome and that it has (``-m``, ``-k``,
+``-x``/``--maxfail``, ``-s``/``--capture=no``, ``--strict-markers``, ``-W``, ``-o name=value``,
+``--log-level``, the ``--doctest-*`` options, ``--ignore``, ``--ignore-glob``, ``--deselect``, ``-p``,
+``--runxfail``, ``--junitxml``, ``--reruns``, ``--color``; ``-n``, ``-c`` and ``--rootdir`` on the command
+line), ignores those that only change pytest's own display (``-v``, ``-ra``, ``--tb``, ``--durations`` ...),
+and names the rest, each with the reason: in one line on stderr for ``addopts`` (an option that would change
+the counts must not be dropped without a word, or the user compares counts that differ for no visible
+reason), as a usage error on the command line.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import attrs
 
 from rt_testrunner.pyconfig import PytestConfig
 
 #: options without a value that only change pytest's display or its strictness about its own configuration
-_DISPLAY_FLAGS = frozenset(
+DISPLAY_FLAGS = frozenset(
     {
         "-v",
         "--verbose",
@@ -26,94 +30,124 @@ _DISPLAY_FLAGS = frozenset(
         "--quiet",
         "-l",
         "--showlocals",
+        "--no-showlocals",
         "--strict-config",
         "--no-header",
         "--no-summary",
         "--disable-warnings",
         "--disable-pytest-warnings",
         "--full-trace",
+        "--force-short-summary",
         "--no-cov-on-fail",
+        "--no-cov",
         "--setup-show",
         "--cache-clear",
         "--new-first",
         "--nf",
+        "--keep-duplicates",
     }
 )
 #: options with a value that only change pytest's display, reports, caches or module loading that rt
 #: has no part in
-_DISPLAY_OPTIONS = frozenset(
+DISPLAY_OPTIONS = frozenset(
     {
         "--tb",
-        "--color",
         "--code-highlight",
         "-r",
         "--durations",
         "--durations-min",
-        "--junitxml",
-        "--junit-xml",
         "--junit-prefix",
         "--basetemp",
         "--log-format",
         "--log-date-format",
         "--log-cli-level",
         "--log-cli-format",
+        "--log-cli-date-format",
         "--log-file",
         "--log-file-level",
-        "--rootdir",
+        "--log-file-format",
+        "--log-file-date-format",
+        "--log-file-mode",
         "--confcutdir",
-        "-c",
         "--verbosity",
         "--cov-report",
         "--cov-config",
+        "--reruns-delay",
+        "--dist",
+        "--maxprocesses",
         # rt always imports as pytest's default "prepend" mode, under the same module names; a suite written
         # for importlib mode runs the same (its test modules need no unique basenames either way)
         "--import-mode",
     }
 )
+#: options that choose the configuration itself: honoured on the command line (``-c FILE``, ``--rootdir``),
+#: meaningless in ``addopts``, which is read from the configuration they would choose (pytest ignores them
+#: there too)
+CONFIG_OPTIONS = frozenset({"-c", "--config-file", "--rootdir"})
+_NO_CACHE = "rt keeps no cache of earlier runs; select tests with -k, -m, -t or node ids"
 #: options rt does not have, and why (shown to the user)
-_UNSUPPORTED = {
-    "-n": "pytest-xdist: use rt test --parallel=N",
-    "--numprocesses": "pytest-xdist: use rt test --parallel=N",
-    "--dist": "pytest-xdist: use rt test --parallel=N",
+UNSUPPORTED = {
     "--cov": "pytest-cov: use rt test --coverage",
     "--cov-fail-under": "pytest-cov: use [test] coverage_threshold",
-    "--runxfail": "xfail marks always apply",
-    "--reruns": "pytest-rerunfailures: use rt test --retry N",
     "--timeout": "pytest-timeout's option: use rt test --timeout MS (timeout marks are honoured)",
-    "--lf": "rt keeps no cache of the last failures",
-    "--last-failed": "rt keeps no cache of the last failures",
-    "--ff": "rt keeps no cache of the last failures",
-    "--failed-first": "rt keeps no cache of the last failures",
+    "--lf": _NO_CACHE,
+    "--last-failed": _NO_CACHE,
+    "--ff": _NO_CACHE,
+    "--failed-first": _NO_CACHE,
+    "--lfnf": _NO_CACHE,
+    "--last-failed-no-failures": _NO_CACHE,
+    "--sw": _NO_CACHE,
+    "--stepwise": _NO_CACHE,
+    "--sw-skip": _NO_CACHE,
+    "--stepwise-skip": _NO_CACHE,
+    "--cache-show": _NO_CACHE,
     "--pdb": "no debugger integration",
+    "--pdbcls": "no debugger integration",
+    "--trace": "no debugger integration",
+    "--setup-only": "rt runs the tests it sets up",
+    "--setup-plan": "rt runs the tests it sets up",
+    "--fixtures": "rt test lists no fixtures",
+    "--funcargs": "rt test lists no fixtures",
+    "--fixtures-per-test": "rt test lists no fixtures",
+    "--markers": "rt test lists no markers",
 }
 #: ``--doctest-report``'s choices (pytest's; any case)
 DOCTEST_REPORTS = ("udiff", "cdiff", "ndiff", "only_first_failure", "none")
 #: options that take a value (so the next word is not an option of its own)
-_TAKE_VALUE = _DISPLAY_OPTIONS | {
-    "-m",
-    "-k",
-    "-p",
-    "-W",
-    "--pythonwarnings",
-    "-o",
-    "--override-ini",
-    "--maxfail",
-    "--capture",
-    "-n",
-    "--numprocesses",
-    "--dist",
-    "--import-mode",
-    "--doctest-glob",
-    "--doctest-report",
-    "--reruns",
-    "--timeout",
-    "--cov-fail-under",
-    "--asyncio-mode",
-    "--anyio-mode",
-    "--ignore",
-    "--ignore-glob",
-    "--deselect",
-}
+TAKE_VALUE = (
+    DISPLAY_OPTIONS
+    | CONFIG_OPTIONS
+    | {
+        "-m",
+        "-k",
+        "-p",
+        "-W",
+        "--pythonwarnings",
+        "-o",
+        "--override-ini",
+        "--maxfail",
+        "--capture",
+        "-n",
+        "--numprocesses",
+        "--dist",
+        "--import-mode",
+        "--doctest-glob",
+        "--doctest-report",
+        "--reruns",
+        "--timeout",
+        "--color",
+        "--junitxml",
+        "--junit-xml",
+        "--log-level",
+        "--pdbcls",
+        "--cov-fail-under",
+        "--asyncio-mode",
+        "--anyio-mode",
+        "--ignore",
+        "--ignore-glob",
+        "--deselect",
+    }
+)
 #: options whose value is optional (``--cov`` alone or ``--cov=pkg``): only the ``=`` form takes one
 _OPTIONAL_VALUE = frozenset({"--cov"})
 
@@ -121,7 +155,8 @@ _OPTIONAL_VALUE = frozenset({"--cov"})
 # eq=False: never compared, so no __eq__/__hash__ to compile (0.7 M instructions less at import)
 @attrs.frozen(eq=False)
 class AddOpts:
-    """What rt takes from ``addopts``; the command line wins over each of these."""
+    """What rt takes from pytest's options (``addopts``, ``PYTEST_ADDOPTS`` or ``rt test``'s command line);
+    the command line wins over each of these."""
 
     keyword: str | None = None
     markexpr: str | None = None
@@ -146,8 +181,22 @@ class AddOpts:
     ignore: tuple[str, ...] = ()
     ignore_globs: tuple[str, ...] = ()
     deselect: tuple[str, ...] = ()
-    #: ``-p`` values given on the command line
+    #: ``-p`` values given on the command line (``addopts``' own are read from it by the session)
     plugins: tuple[str, ...] = ()
+    #: ``--runxfail``: xfail marks and ``pytest.xfail()`` do nothing; the tests run and count as plain ones
+    runxfail: bool = False
+    #: ``--junitxml PATH``: rt's junit reporter writes PATH
+    junitxml: str | None = None
+    #: ``--reruns N`` (pytest-rerunfailures): rt's ``--retry N``
+    reruns: int | None = None
+    #: ``-n N|auto|logical`` (pytest-xdist): rt's ``--parallel`` (from the command line only: in ``addopts`` rt
+    #: keeps its own choice of processes, which changes no outcome)
+    workers: str | None = None
+    #: ``--color yes|no|auto``: rt's colours on or off
+    color: str | None = None
+    #: ``-c FILE`` / ``--config-file FILE`` and ``--rootdir DIR`` (from the command line only)
+    config_file: str | None = None
+    rootdir: str | None = None
 
     def notice(self, config: PytestConfig) -> str | None:
         """The one line telling the user which options of their configuration rt does not honour."""
@@ -171,12 +220,21 @@ def _words(config: PytestConfig) -> list[str]:
 
 def read(config: PytestConfig) -> AddOpts:
     """The project's ``addopts``, sorted into what rt applies, ignores and does not support."""
-    words = _words(config)
-    keyword = markexpr = None
-    bail: int | None = None
-    no_capture = doctest_modules = doctest_continue = doctest_ignore_imports = continue_collecting = False
+    return parse(_words(config), command_line=False)
+
+
+def _positive(value: str) -> int | None:
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
+    """pytest's options in ``words``, sorted into what rt applies, ignores and does not support: one reading
+    for ``addopts`` and for ``rt test``'s command line, so that an option means the same in both. Three mean
+    something on the command line only: ``-n`` (in ``addopts``, rt keeps its own choice of processes, which
+    changes no outcome, and says so), ``-c`` and ``--rootdir`` (``addopts`` is read from the configuration
+    they choose; pytest ignores them there too)."""
+    fields: dict[str, Any] = {}
     doctest_globs: list[str] = []
-    doctest_report: str | None = None
     warnings: list[str] = []
     overrides: list[tuple[str, str]] = []
     unsupported: list[tuple[str, str]] = []
@@ -195,45 +253,45 @@ def read(config: PytestConfig) -> AddOpts:
             letter, rest = name[:2], name[2:]
             if letter in ("-v", "-q", "-l") and set(rest) <= {letter[1]}:
                 continue
-            if letter in _TAKE_VALUE or letter == "-r":
+            if letter in TAKE_VALUE:
                 name, has_value, value = letter, True, rest
             elif letter in ("-x", "-s"):
                 name = letter  # -xs and the like: rare enough to read as the first flag alone
-        if name in _TAKE_VALUE and not has_value:
+        if name in TAKE_VALUE and not has_value:
             if index < len(words):
                 value, has_value = words[index], True
                 index += 1
-        if name in _DISPLAY_FLAGS or name in _DISPLAY_OPTIONS:
+        if name in DISPLAY_FLAGS or name in DISPLAY_OPTIONS:
             continue
         if name == "-p":
             continue  # blocks a plugin (no:NAME) or loads one: read by PytestSession.blocked_plugins/plugins
         if name == "-m":
-            markexpr = value
+            fields["markexpr"] = value
         elif name == "-k":
-            keyword = value
+            fields["keyword"] = value
         elif name in ("-x", "--exitfirst"):
-            bail = 1
-        elif name == "--maxfail" and value.isdigit() and int(value) > 0:
-            bail = int(value)
+            fields["bail"] = 1
+        elif name == "--maxfail":
+            fields["bail"] = _positive(value)  # 0: no limit, as pytest's
         elif name in collection:
             collection[name].append(value)
         elif name == "--doctest-modules":
-            doctest_modules = True
+            fields["doctest_modules"] = True
         elif name == "--doctest-glob":
             doctest_globs.append(value)
         elif name == "--doctest-continue-on-failure":
-            doctest_continue = True
+            fields["doctest_continue_on_failure"] = True
         elif name == "--doctest-ignore-import-errors":
-            doctest_ignore_imports = True
+            fields["doctest_ignore_import_errors"] = True
         elif name == "--continue-on-collection-errors":
-            continue_collecting = True
+            fields["continue_on_collection_errors"] = True
         elif name == "--doctest-report":
             if value.lower() not in DOCTEST_REPORTS:
                 unsupported.append((f"{name} {value}", f"not one of {', '.join(DOCTEST_REPORTS)}"))
             else:
-                doctest_report = value.lower()
+                fields["doctest_report"] = value.lower()
         elif name == "-s" or (name == "--capture" and value == "no"):
-            no_capture = True
+            fields["no_capture"] = True
         elif name == "--capture":
             continue  # fd / sys / tee-sys: rt captures at the sys level in every case
         elif name in ("-W", "--pythonwarnings"):
@@ -250,29 +308,40 @@ def read(config: PytestConfig) -> AddOpts:
         elif name in ("-o", "--override-ini") and "=" in value:
             key, _, setting = value.partition("=")
             overrides.append((key.strip(), setting))
-        elif name in _UNSUPPORTED or name in _OPTIONAL_VALUE:
-            unsupported.append(
-                (word if not has_value or "=" in word else f"{name} {value}", _UNSUPPORTED[name])
-            )
+        elif name == "--runxfail":
+            fields["runxfail"] = True
+        elif name in ("--junitxml", "--junit-xml"):
+            fields["junitxml"] = value
+        elif name == "--reruns" and value.isdigit():
+            fields["reruns"] = int(value)
+        elif name in ("-n", "--numprocesses") and command_line:
+            fields["workers"] = value
+        elif name in ("-n", "--numprocesses"):
+            unsupported.append((f"{name} {value}", "pytest-xdist: use rt test --parallel=N"))
+        elif name in CONFIG_OPTIONS and not command_line:
+            continue
+        elif name == "--color" and value in ("yes", "no", "auto"):
+            fields["color"] = value
+        elif name in ("-c", "--config-file"):
+            fields["config_file"] = value
+        elif name == "--rootdir":
+            fields["rootdir"] = value
+        elif name in UNSUPPORTED or name in _OPTIONAL_VALUE:
+            shown = word if not has_value or "=" in word else f"{name} {value}"
+            unsupported.append((shown, UNSUPPORTED[name]))
         else:
-            unsupported.append((word, "not an option rt knows"))
+            unsupported.append(
+                (word if not has_value or "=" in word else f"{name} {value}", "not an option rt knows")
+            )
     return AddOpts(
-        keyword,
-        markexpr,
-        bail,
-        no_capture,
-        doctest_modules,
-        tuple(doctest_globs),
-        doctest_continue,
-        doctest_report,
-        doctest_ignore_imports,
-        continue_collecting,
-        tuple(warnings),
-        tuple(overrides),
-        tuple(unsupported),
+        doctest_globs=tuple(doctest_globs),
+        warnings=tuple(warnings),
+        overrides=tuple(overrides),
+        unsupported=tuple(unsupported),
         ignore=tuple(collection["--ignore"]),
         ignore_globs=tuple(collection["--ignore-glob"]),
         deselect=tuple(collection["--deselect"]),
+        **fields,
     )
 
 
@@ -289,6 +358,7 @@ def configured(config: PytestConfig, options: AddOpts) -> PytestConfig:
         or options.doctest_ignore_import_errors,
         continue_on_collection_errors=config.continue_on_collection_errors
         or options.continue_on_collection_errors,
+        runxfail=config.runxfail or options.runxfail,
         ignore=(*config.ignore, *options.ignore),
         ignore_globs=(*config.ignore_globs, *options.ignore_globs),
         deselect=(*config.deselect, *options.deselect),

@@ -23,6 +23,10 @@ from rt_testrunner.pysession import PytestSession
 from rt_testrunner.pywarnings import apply_filter
 from rt_testrunner.rewrite import load_test_module
 
+#: the flag of a file's root suite when the file was not collected (``collect_ignore``, ``--ignore``,
+#: ``pytest_ignore_collect``): the runner leaves it out of the report, as pytest shows nothing of it
+IGNORED = frozenset({"ignored"})
+
 
 def load_file(test_file: TestFile, session: PytestSession, reload: bool = False) -> Suite:
     """The suite tree of one file; the file's own exceptions (syntax, import errors) propagate.
@@ -34,7 +38,7 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
     """
     root = Suite(None)
     if not session.load_conftests(test_file.path.parent) or session.is_ignored(test_file.path):
-        return root
+        return Suite(None, flags=IGNORED)  # not collected: the run does not show it (as pytest)
     file = str(test_file.path)
     if test_file.custom:
         from rt_testrunner import pycollect

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from rt_testrunner import addopts
 from rt_testrunner.discovery import PATTERNS, DiscoveryError, Patterns, discover, parse_shard, shard
 
 # REFERENCE.md: usage errors exit 1, like failures (the reference runtime makes no difference)
@@ -207,6 +208,66 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="run, then re-run the affected test files when a file changes "
         "(watchfiles; a fresh process per run)",
     )
+    _pytest_options(parser)
+
+
+class _PytestWord(argparse.Action):
+    """Keeps a pytest option as it was written (``--tb=short``), in order, for :func:`addopts.parse`: the
+    command line is then read as ``addopts`` is, so an option means the same in both."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None
+    ) -> None:
+        words = list(getattr(namespace, self.dest, None) or ())
+        words.append(str(option) if values is None or values == [] else f"{option}={values}")
+        setattr(namespace, self.dest, words)
+
+
+#: pytest's options ``rt test`` reads (the ones it has already, -k, -m, -s, -W, -o, the doctest options,
+#: --ignore and --deselect, are its own arguments above): (names, takes a value, help or None to hide it)
+_PYTEST_OPTIONS: tuple[tuple[tuple[str, ...], bool, str | None], ...] = (
+    (("-x", "--exitfirst"), False, "pytest's: stop after the first failure (--bail)"),
+    (("--maxfail",), True, "pytest's: stop after N failures (--bail=N)"),
+    (("-n", "--numprocesses"), True, "pytest-xdist's: N worker processes, or auto (--parallel=N)"),
+    (("--reruns",), True, "pytest-rerunfailures': retry failed tests N times (--retry=N)"),
+    (("--junitxml", "--junit-xml"), True, "pytest's: write a JUnit XML report (--reporter=junit)"),
+    (("--runxfail",), False, "pytest's: run xfail tests as if they were not marked"),
+    (("-c", "--config-file"), True, "pytest's: read the pytest configuration from FILE"),
+    (("--rootdir",), True, "pytest's: the rootdir node ids and module names are relative to"),
+    (("--strict-markers", "--strict"), False, "pytest's: an unregistered mark is an error"),
+    (("--capture",), True, "pytest's: no turns capture off (-s); fd, sys and tee-sys capture"),
+    (("--log-level",), True, "pytest's: the level caplog and captured logging keep"),
+    (("--asyncio-mode",), True, "pytest-asyncio's: auto or strict"),
+    (("--color",), True, "pytest's: yes, no or auto"),
+    # accepted and ignored: they change only how pytest displays a run (rt's display is its own)
+    *(((name,), False, None) for name in sorted(addopts.DISPLAY_FLAGS)),
+    *(((name,), True, None) for name in sorted(addopts.DISPLAY_OPTIONS)),
+    # refused, each with its reason (addopts.UNSUPPORTED); --timeout is rt's own (milliseconds)
+    *(
+        ((name,), name != "--cov" and name in addopts.TAKE_VALUE, None)
+        for name in addopts.UNSUPPORTED
+        if name != "--timeout"
+    ),
+    (("--co", "--collect-only"), False, None),
+)
+
+
+def _pytest_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "pytest's options",
+        "pytest's own flags, read as in a project's addopts. Display-only ones (-q, -v, -r, --tb, -l, "
+        "--durations, --setup-show, --no-header, --disable-warnings ...) are accepted and ignored; those with "
+        "no meaning in rt (--lf, --ff, --pdb, --cov, --setup-only ...) are refused, with the reason.",
+    )
+    for names, takes_value, help_text in _PYTEST_OPTIONS:
+        group.add_argument(
+            *names,
+            dest="pytest_words",
+            action=_PytestWord,
+            nargs=None if takes_value else (0 if names[0] != "--cov" else "?"),
+            metavar="VALUE",
+            help=help_text if help_text is not None else argparse.SUPPRESS,
+        )
 
 
 def _positive_int(text: str, what: str, *, allow_zero: bool = False) -> int:
@@ -246,6 +307,7 @@ class Invocation:
     parallel_delay_ms: int = 5
     timings: tuple[str, ...] = ()
     update_timings: bool = False
+    color: str | None = None  # pytest's --color yes/no/auto (command line, then addopts)
 
 
 def cpu_count() -> int:
@@ -256,10 +318,23 @@ def cpu_count() -> int:
     return os.cpu_count() or 1
 
 
-def _parallel(args: argparse.Namespace) -> tuple[int | None, int, tuple[str, ...], bool]:
-    """``--parallel[=N]``, ``--parallel-delay``, ``--timings``, ``--update-timings``, in the reference's
-    words when a value is wrong."""
+def _xdist_workers(value: str) -> int | None:
+    """pytest-xdist's ``-n``: a number (0: no workers, one process), ``auto`` or ``logical`` (the cores)."""
+    if value in ("auto", "logical"):
+        return cpu_count()
+    if not value.isdigit():
+        raise UsageError(f"-n/--numprocesses expects a number, auto or logical, received {value!r}")
+    return int(value) or None
+
+
+def _parallel(
+    args: argparse.Namespace, xdist: str | None = None
+) -> tuple[int | None, int, tuple[str, ...], bool]:
+    """``--parallel[=N]`` (or pytest-xdist's ``-n N``), ``--parallel-delay``, ``--timings``,
+    ``--update-timings``, in the reference's words when a value is wrong."""
     workers = None
+    if args.parallel is None and xdist is not None:
+        workers = _xdist_workers(xdist)
     if args.parallel is not None:
         if args.parallel == "":
             workers = cpu_count()
@@ -296,8 +371,27 @@ def _parallel(args: argparse.Namespace) -> tuple[int | None, int, tuple[str, ...
 
 def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invocation:
     """Validate flags and merge them over ``[test]`` config (flags win). Raises :class:`UsageError`."""
+    from rt_testrunner import pyconfig
     from rt_testrunner.options import RunOptions
 
+    given = _command_line_settings(args)  # pytest's options on the command line (usage errors first)
+    try:
+        project = _load_project(root, given)
+    except pyconfig.ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    if any(name == "addopts" for name, _ in given.overrides):  # `-o addopts=...` replaces them, as in pytest
+        project = attrs.evolve(
+            project, values={**project.values, **{n: v for n, v in given.overrides if n == "addopts"}}
+        )
+    extra = addopts.read(project)  # the project's addopts; the command line wins over each
+    project = addopts.configured(_doctest_options(args, addopts.configured(project, extra)), given)
+    try:
+        project.log_level  # noqa: B018 - read now, so a bad value is a usage error before any test runs
+    except pyconfig.ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    notice = extra.notice(project)
+    if notice is not None:
+        print(notice, file=sys.stderr)
     timeout = _timeout(args.timeout) if args.timeout is not None else config.get("test.timeout", 5000)
     if not isinstance(timeout, int) or timeout <= 0:
         raise UsageError(f"Invalid timeout: {timeout!r} (from [test] timeout)")
@@ -308,6 +402,10 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
     )
     if retry < 0:
         raise UsageError(f"Invalid retry: {retry!r} (from [test] retry; expected 0 or more)")
+    if args.retry is None and given.reruns is not None:
+        retry = given.reruns  # pytest-rerunfailures' --reruns N on the command line
+    elif args.retry is None and extra.reruns is not None:
+        retry = max(retry, extra.reruns)
     rerun_each = _positive_int(args.rerun_each, "rerun-each") if args.rerun_each is not None else 1
     max_concurrency = (
         _positive_int(args.max_concurrency, "max-concurrency", allow_zero=True)
@@ -351,6 +449,10 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
     except ReporterSetupError as exc:
         raise UsageError(str(exc)) from None
     outfiles = tuple(args.reporter_outfile or ())
+    junitxml = given.junitxml or extra.junitxml
+    if junitxml and "junit" not in reporters:
+        # pytest's --junitxml PATH: rt's junit reporter writing PATH (after the outfiles of the others)
+        reporters, outfiles = (*reporters, "junit"), (*outfiles, junitxml)
     if outfiles and not [name for name in reporters if name not in TERMINAL_REPORTERS]:
         # the spec: "Output file for the reporter; required with --reporter". The default console output
         # goes to the terminal, so an outfile alone would be dropped without a word and the user would look
@@ -372,30 +474,10 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
             raise UsageError(f"preload script not found: {script!r}")
     todo = args.todo if args.todo is not None else config.get("test.todo", False)
     concurrent = args.concurrent if args.concurrent is not None else config.get("test.concurrent", False)
-    from rt_testrunner import addopts, pyconfig
-
-    try:
-        project = pyconfig.load(root)
-    except pyconfig.ConfigError as exc:
-        raise UsageError(str(exc)) from None
-    given = _command_line_settings(args)
-    if any(name == "addopts" for name, _ in given.overrides):  # `-o addopts=...` replaces them, as in pytest
-        project = attrs.evolve(
-            project, values={**project.values, **{n: v for n, v in given.overrides if n == "addopts"}}
-        )
-    extra = addopts.read(project)  # the project's addopts; the command line wins over each
-    project = addopts.configured(_doctest_options(args, addopts.configured(project, extra)), given)
-    try:
-        project.log_level  # noqa: B018 - read now, so a bad value is a usage error before any test runs
-    except pyconfig.ConfigError as exc:
-        raise UsageError(str(exc)) from None
-    notice = extra.notice(project)
-    if notice is not None:
-        print(notice, file=sys.stderr)
     keyword = args.keyword or extra.keyword
     markexpr = args.markexpr or extra.markexpr
     if bail is None:
-        bail = extra.bail
+        bail = given.bail if given.bail is not None else extra.bail
     for flag, text in (("-k", keyword), ("-m", markexpr)):
         if text:
             from rt_testrunner import expression  # only for -k/-m: one module less in a plain run
@@ -420,7 +502,7 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         preload=preload,
         keyword=keyword or None,
         markexpr=markexpr or None,
-        capture=not (args.no_capture or extra.no_capture),
+        capture=not (args.no_capture or given.no_capture or extra.no_capture),
         pyconfig=project,
     )
     shard_spec = None
@@ -429,7 +511,7 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
             shard_spec = parse_shard(args.shard)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    workers, delay, timings, update_timings = _parallel(args)
+    workers, delay, timings, update_timings = _parallel(args, given.workers)
     return Invocation(
         run,
         tuple(args.filters),
@@ -442,28 +524,53 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         delay,
         timings,
         update_timings,
+        given.color or extra.color,
     )
 
 
 def _command_line_settings(args: argparse.Namespace) -> Any:
-    """``-W`` filters and ``-o name=value`` settings given to ``rt test``: applied after the configuration's
-    and its ``addopts``', so they win, as pytest's command line does (a tox.ini's ``pytest -W error``)."""
-    from rt_testrunner.addopts import AddOpts
-
-    overrides = []
+    """pytest's options given to ``rt test``, read as ``addopts`` is (:func:`addopts.parse`), with its own
+    ``-W`` filters and ``-o name=value`` settings: applied after the configuration's and its ``addopts``', so
+    they win, as pytest's command line does (a tox.ini's ``pytest -W error``). An option rt does not have is
+    a usage error, with the reason."""
+    given = addopts.parse(list(getattr(args, "pytest_words", None) or ()))
+    if given.unsupported:
+        option, reason = given.unsupported[0]
+        raise UsageError(f"{option} is not supported by rt test: {reason}")
+    if given.workers is not None:
+        _xdist_workers(given.workers)  # a bad -n value is a usage error now
+    overrides = list(given.overrides)
     for setting in getattr(args, "override_ini", None) or ():
         name, equals, value = setting.partition("=")
         if not equals or not name.strip():
             raise UsageError(f"-o/--override-ini expects option=value style (got: {setting!r})")
         overrides.append((name.strip(), value))
-    return AddOpts(
-        warnings=tuple(getattr(args, "pythonwarnings", None) or ()),
+    return attrs.evolve(
+        given,
+        warnings=(*given.warnings, *(getattr(args, "pythonwarnings", None) or ())),
         overrides=tuple(overrides),
         ignore=tuple(getattr(args, "ignore", None) or ()),
         ignore_globs=tuple(getattr(args, "ignore_glob", None) or ()),
         deselect=tuple(getattr(args, "deselect", None) or ()),
         plugins=tuple(getattr(args, "plugins", None) or ()),
     )
+
+
+def _load_project(root: Path, given: Any) -> Any:
+    """The pytest configuration: the one pytest would find from ``root``, or ``-c FILE``'s (its folder the
+    rootdir, as pytest's), with ``--rootdir DIR`` over its rootdir."""
+    from rt_testrunner import pyconfig
+
+    if given.config_file is not None:
+        project = pyconfig.load_file(root / given.config_file)
+    else:
+        project = pyconfig.load(root)
+    if given.rootdir is not None:
+        rootdir = (root / os.path.expandvars(given.rootdir)).resolve()
+        if not rootdir.is_dir():
+            raise UsageError(f"Directory '{rootdir}' not found. Check your '--rootdir' option.")
+        project = attrs.evolve(project, rootdir=rootdir)
+    return project
 
 
 def _doctest_options(args: argparse.Namespace, project: Any) -> Any:
@@ -533,6 +640,34 @@ def _patterns(project: Any, root: Path) -> Patterns:
     )
 
 
+def _color_environ(color: str | None, environ: Any) -> Any:
+    """pytest's ``--color``: ``no`` as ``NO_COLOR``, ``yes`` as ``FORCE_COLOR`` (colours on a pipe too)."""
+    if color == "no":
+        return {**environ, "NO_COLOR": "1"}
+    if color == "yes":
+        return {key: value for key, value in {**environ, "FORCE_COLOR": "1"}.items() if key != "NO_COLOR"}
+    return environ
+
+
+def _not_ignored(files: list[Any], project: Any, root: Path) -> list[Any]:
+    """pytest's ``--ignore PATH`` and ``--ignore-glob PATTERN`` (command line and ``addopts``, relative to
+    where rt runs): the files under them are not collected, so the run neither shows nor counts them."""
+    if not (project.ignore or project.ignore_globs):
+        return files
+    import fnmatch
+
+    ignored = [str((root / entry).resolve()) for entry in project.ignore]
+    globs = [os.path.join(root, pattern) for pattern in project.ignore_globs]
+
+    def kept(path: Path) -> bool:
+        text = str(path)
+        if any(text == entry or text.startswith(entry + os.sep) for entry in ignored):
+            return False
+        return not any(fnmatch.fnmatch(text, pattern) for pattern in globs)
+
+    return [test_file for test_file in files if kept(test_file.path)]
+
+
 def agent_mode(environ: Any = os.environ) -> bool:
     """REFERENCE.md: ``AGENT=1`` exactly, or ``CLAUDECODE`` / ``REPL_ID`` set."""
     return environ.get("AGENT") == "1" or bool(environ.get("CLAUDECODE")) or bool(environ.get("REPL_ID"))
@@ -585,7 +720,11 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
 def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any) -> int:
     try:
         invocation = parse_invocation(args, kernel.config, root)
-        files = discover(root, invocation.filters, _patterns(invocation.run.pyconfig, root))
+        files = _not_ignored(
+            discover(root, invocation.filters, _patterns(invocation.run.pyconfig, root)),
+            invocation.run.pyconfig,
+            root,
+        )
     except (UsageError, DiscoveryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -638,7 +777,11 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any) -> int:
 
     try:
         reporters = build_reporters(
-            kernel.host.reporters(), invocation.reporters, invocation.outfiles, os.environ, sys.stderr
+            kernel.host.reporters(),
+            invocation.reporters,
+            invocation.outfiles,
+            _color_environ(invocation.color, os.environ),
+            sys.stderr,
         )
     except ReporterSetupError as exc:
         print(f"error: {exc}", file=sys.stderr)

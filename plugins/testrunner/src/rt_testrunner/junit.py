@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
@@ -81,6 +82,15 @@ class _Suite:
     load_error: TestFailure | None = None
     duration: float | None = None  # a file's own duration; describes add up their tests
     declared: int = 0  # the describe's own line (0: unknown, e.g. a pytest class)
+    #: the results of a test's subtests that did not pass, by the test's (path, run): elements of its own
+    #: ``<testcase>``, as pytest 9's junitxml writes them
+    subresults: dict[tuple[tuple[str, ...], int], list[TestFinished]] = attrs.Factory(dict)
+
+    def all_subresults(self) -> list[TestFinished]:
+        found = [result for results in self.subresults.values() for result in results]
+        for child in self.children.values():
+            found.extend(child.all_subresults())
+        return found
 
     def all_cases(self) -> list[TestFinished]:
         found = list(self.cases)
@@ -108,10 +118,17 @@ class _Suite:
         return sorted(entries, key=line)
 
 
-def _add_case(cases: list[TestFinished], event: TestFinished) -> None:
+def _add_case(suite: _Suite, event: TestFinished) -> None:
     """Add ``event`` to its suite's cases. A failed teardown goes where pytest's junitxml puts it: under the
     test's own name, in place of the test's pass (one ``<testcase>`` with ``<error>``), or next to its
-    failure (two ``<testcase>`` of that name), so the report's ``tests`` count is pytest's."""
+    failure (two ``<testcase>`` of that name), so the report's ``tests`` count is pytest's. A subtest's
+    result is an element of its test's ``<testcase>`` (pytest 9's: a ``<failure>`` per failed subtest)."""
+    cases = suite.cases
+    if event.subtest_of:
+        parent = (*event.path[:-1], event.subtest_of)
+        if any(case.path == parent and case.run == event.run for case in cases):
+            suite.subresults.setdefault((parent, event.run), []).append(event)
+            return
     if event.status is TestStatus.ERROR and event.path[-1].endswith(_TEARDOWN):
         event = attrs.evolve(event, path=(*event.path[:-1], event.path[-1].removesuffix(_TEARDOWN)))
         for index in range(len(cases) - 1, -1, -1):
@@ -126,6 +143,35 @@ def _add_case(cases: list[TestFinished], event: TestFinished) -> None:
 
 def _status(case: TestFinished) -> str:
     return str(case.status.value)
+
+
+def _outcome_element(case: TestFinished) -> str | None:
+    """The ``<skipped>``, ``<failure>`` or ``<error>`` element of a result, as pytest's junitxml writes it
+    (a skip with a reason: ``type="pytest.skip"``, the reason as its message, and ``file:line: reason`` as
+    its text);
+    None for a pass."""
+    status = _status(case)
+    reason: str = getattr(case, "reason", "")
+    if status == "skip" and not reason:
+        return "<skipped />"  # the spec's test.skip (the reference runtime's element): no reason to give
+    if status == "skip":
+        line = case.location.line if case.location is not None else 0
+        where = f"{case.file}:{line}: " if line else ""
+        return f'<skipped type="pytest.skip" message={_attr(reason)}>{_text(where + reason)}</skipped>'
+    if status == "todo":
+        return '<skipped message="TODO" />'
+    if status == "xfail":
+        return f'<skipped type="pytest.xfail" message={_attr(reason or "expected failure")} />'
+    if status in ("fail", "error"):
+        tag = "error" if status == "error" else "failure"
+        failure = case.failure
+        kind = failure.kind if failure is not None else "Error"
+        message = whole_message(failure) if failure is not None else ""
+        details = (failure.details or failure.message) if failure is not None else ""
+        if case.attempt > 1:
+            details += f"\n(attempt {case.attempt}: the last of {case.attempt} attempts)"
+        return f"<{tag} type={_attr(kind)} message={_attr(message)}>{_text(details)}</{tag}>"
+    return None
 
 
 class JUnitReporter:
@@ -144,7 +190,7 @@ class JUnitReporter:
             lines = event.suite_lines or (0,) * (len(event.path) - 1)
             for describe, line in zip(event.path[:-1], lines, strict=False):
                 suite = suite.children.setdefault(describe, _Suite(describe, event.file, declared=line))
-            _add_case(suite.cases, event)
+            _add_case(suite, event)
         elif isinstance(event, FileFinished):
             suite = self.files.setdefault(event.file, _Suite(event.file, event.file))
             suite.duration = event.duration
@@ -190,10 +236,12 @@ class JUnitReporter:
             if isinstance(entry, _Suite):
                 self._suite(lines, entry, depth + 1, top=False)
             else:
-                self._case(lines, entry, depth + 1)
+                self._case(lines, entry, depth + 1, suite.subresults.get((entry.path, entry.run), ()))
         lines.append(f"{pad}</testsuite>")
 
-    def _case(self, lines: list[str], case: TestFinished, depth: int) -> None:
+    def _case(
+        self, lines: list[str], case: TestFinished, depth: int, subresults: Sequence[TestFinished] = ()
+    ) -> None:
         pad = "  " * depth
         classname = " > ".join(case.path[:-1]) or case.file
         line = case.location.line if case.location is not None else 0
@@ -202,25 +250,18 @@ class JUnitReporter:
             f'time="{_seconds(case.duration)}" file={_attr(case.file)} line="{line}" '
             f'assertions="{case.expect_calls}"'
         )
-        status = _status(case)
         output: str = getattr(case, "output", "")
-        reason: str = getattr(case, "reason", "")
         body: list[str] = []
-        if status == "skip":
-            body.append(f"<skipped message={_attr(reason)} />" if reason else "<skipped />")
-        elif status == "todo":
-            body.append('<skipped message="TODO" />')
-        elif status == "xfail":
-            body.append(f'<skipped type="pytest.xfail" message={_attr(reason or "expected failure")} />')
-        elif status in ("fail", "error"):
-            tag = "error" if status == "error" else "failure"
-            failure = case.failure
-            kind = failure.kind if failure is not None else "Error"
-            message = whole_message(failure) if failure is not None else ""
-            details = (failure.details or failure.message) if failure is not None else ""
-            if case.attempt > 1:
-                details += f"\n(attempt {case.attempt}: the last of {case.attempt} attempts)"
-            body.append(f"<{tag} type={_attr(kind)} message={_attr(message)}>{_text(details)}</{tag}>")
+        if case.properties:
+            body.append("<properties>")
+            body.extend(
+                f"  <property name={_attr(name)} value={_attr(value)} />" for name, value in case.properties
+            )
+            body.append("</properties>")
+        for result in (*subresults, case):  # pytest reports the subtests first, as they end during the call
+            element = _outcome_element(result)
+            if element is not None:
+                body.append(element)
         if output:
             body.append(f"<system-out>{_text(output)}</system-out>")
         if not body:
@@ -261,9 +302,11 @@ class _Counts:
     def of(cls, suites: list[_Suite]) -> _Counts:
         cases = [case for suite in suites for case in suite.all_cases()]
         load_errors = sum(1 for suite in suites if suite.load_error is not None)
-        statuses = [_status(c) for c in cases]
+        # pytest 9 counts each subtest's result in ``tests``, those that passed too
+        subresults = [result for suite in suites for result in suite.all_subresults()]
+        statuses = [_status(c) for c in (*cases, *subresults)]
         return cls(
-            len(cases) + load_errors,
+            len(cases) + len(subresults) + sum(c.subtests_passed for c in cases) + load_errors,
             sum(c.expect_calls for c in cases),
             statuses.count("fail"),
             statuses.count("error") + load_errors,

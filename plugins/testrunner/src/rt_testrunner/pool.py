@@ -403,7 +403,8 @@ class Pool:
             self._part_done(work, block, finished)
         else:
             self.reported.add(finished.file)
-            self._replay(block, finished)
+            if not done.not_collected:
+                self._replay(block, finished)
         self.filtered_out += done.filtered_out
         self.recorder.reruns += done.reruns
         self.recorder.subtests_passed += done.subtests_passed

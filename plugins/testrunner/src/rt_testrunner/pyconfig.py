@@ -49,6 +49,8 @@ class PytestConfig:
     #: ``-p`` values of the command line (``no:logging`` blocks pytest's logging plugin, a module name loads
     #: it as a plugin); those of ``addopts`` and ``PYTEST_ADDOPTS`` are read from there
     plugin_options: tuple[str, ...] = ()
+    #: ``--runxfail``: xfail marks and ``pytest.xfail()`` do nothing
+    runxfail: bool = False
 
     def lines(self, name: str) -> list[str]:
         """A "linelist" option (markers, filterwarnings): one entry per line, or a TOML list."""
@@ -172,3 +174,16 @@ def load(start: Path) -> PytestConfig:
         if found is not None:
             return PytestConfig(directory, found[0], found[1])
     return PytestConfig(start)
+
+
+def load_file(path: Path) -> PytestConfig:
+    """pytest's ``-c FILE``: the configuration in that file (a ``.toml`` file's ``[tool.pytest]``, a setup.cfg's
+    ``[tool:pytest]``, any other file's ``[pytest]``, none: empty), its folder the rootdir."""
+    if not path.is_file():
+        raise ConfigError(f"-c/--config-file: no such file: {path}")
+    path = path.resolve()
+    if path.suffix == ".toml":
+        section = _toml_section(path)
+    else:
+        section = _ini_section(path, "tool:pytest" if path.name == "setup.cfg" else "pytest")
+    return PytestConfig(path.parent, path, section or {})

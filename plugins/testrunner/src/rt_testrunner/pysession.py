@@ -124,6 +124,10 @@ class PytestSession(ModuleCollection):
             rewrite_helpers=not pyconfig.doctest_modules,
         )
         self.xfail_strict = _strict_xfail(pyconfig)
+        if pyconfig.runxfail:
+            from rt_testrunner.pyskipping import disable_imperative_xfail
+
+            disable_imperative_xfail()
         self.ini_timeout_ms = _ini_timeout_ms(pyconfig)
         self.ini_usefixtures = pyconfig.lines("usefixtures")
         self.warning_filters = pyconfig.lines("filterwarnings")
@@ -170,6 +174,7 @@ class PytestSession(ModuleCollection):
         if not self.plugins_loaded and (
             self.pyconfig.inifile is not None
             or "pytest" in sys.modules
+            or any(not name.startswith("no:") for name in self.pyconfig.plugin_options)
             or any((folder / "conftest.py").is_file() for folder in chain)
         ):
             self.load_plugins()  # before any conftest.py, as pytest loads them

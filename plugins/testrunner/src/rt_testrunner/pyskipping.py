@@ -43,7 +43,10 @@ def check_skips(item: PyItem) -> tuple[str, Any, bool] | None:
 
 
 def xfail_spec(item: PyItem) -> tuple[str, Any, bool] | None:
-    """The xfail spec ``(reason, raises, strict)`` of the item's first xfail mark that applies."""
+    """The xfail spec ``(reason, raises, strict)`` of the item's first xfail mark that applies; none under
+    ``--runxfail``, which runs and reports such tests as if they were not marked (pytest's)."""
+    if item.session.pyconfig.runxfail:
+        return None
     for mark in item.node.own_markers:
         if mark.name == "xfail":
             conditions = mark.args or ((mark.kwargs["condition"],) if "condition" in mark.kwargs else ())
@@ -55,3 +58,22 @@ def xfail_spec(item: PyItem) -> tuple[str, Any, bool] | None:
                 raise ExpectedFailure(f"[NOTRUN] {reason}".strip())
             return reason, mark.kwargs.get("raises"), bool(strict)
     return None
+
+
+def disable_imperative_xfail() -> None:
+    """``--runxfail``: ``pytest.xfail()`` does nothing, as pytest's skipping plugin makes it (its
+    ``Exception`` attribute stays, for suites that catch it). pytest is imported only for this option."""
+    try:
+        import pytest
+    except ImportError:
+        return
+    original = pytest.xfail
+    if getattr(original, "rt_runxfail", False):
+        return
+
+    def nop(*args: Any, **kwargs: Any) -> None:
+        """``pytest.xfail`` under ``--runxfail``."""
+
+    nop.Exception = original.Exception  # type: ignore[attr-defined]
+    nop.rt_runxfail = True  # type: ignore[attr-defined]
+    pytest.xfail = nop  # type: ignore[assignment]

@@ -112,7 +112,7 @@ def build_reporters(
         )
     outfile_of = dict(zip(file_reporters, outfiles, strict=False))
     context = context_for(names, environ, stderr)
-    colors = context.tty and not environ.get("NO_COLOR")
+    colors = (context.tty or bool(environ.get("FORCE_COLOR"))) and not environ.get("NO_COLOR")
     chosen = [name for name, registered in factories.items() if is_enabled(name, registered.value, context)]
     chosen.sort(key=lambda name: name != "progress")
     reporters: list[Reporter] = []

@@ -82,6 +82,8 @@ class Runner:
         self._stopped_by: TestFile | None = None
         #: a pytest-style file failed to collect, so no test ran (pytest's exit status 2 for the hooks)
         self.collection_stopped = False
+        #: files a conftest.py left out of the collection (``collect_ignore``): run as empty, not shown
+        self.not_collected: set[str] = set()
 
     @property
     def counts(self) -> dict[TestStatus, int]:
@@ -274,11 +276,15 @@ class Runner:
         return found
 
     def _collected_nothing(self, test_file: TestFile) -> bool:
-        """``test_file`` is not a test file, was given to the conftest.py files' ``pytest_collect_file``
+        """``test_file`` was not collected (a conftest.py's ``collect_ignore`` or ``pytest_ignore_collect``
+        leaves it out), or is not a test file, was given to the conftest.py files' ``pytest_collect_file``
         hooks, and none of them collected anything from it: it is not reported (as pytest does not)."""
+        collected = self._collected.get(test_file.path)
+        if isinstance(collected, Suite) and collected.flags is collect.IGNORED:
+            del self._collected[test_file.path]
+            return True
         if not test_file.custom:
             return False
-        collected = self._collected.get(test_file.path)
         if isinstance(collected, Suite) and not collected.tests():
             del self._collected[test_file.path]
             return True
@@ -369,6 +375,9 @@ class Runner:
     async def _run_file(self, test_file: TestFile, span: tuple[int, int] | None = None) -> None:
         """Run a file's tests (``span``: only its top-level children from ``start`` up to ``stop``)."""
         started = clock.perf_counter()
+        collected = self._collected.get(test_file.path)
+        if isinstance(collected, Suite) and collected.flags is collect.IGNORED:
+            self.not_collected.add(test_file.relative)  # a --parallel worker: the main process hides it
         self.recorder.emit(FileStarted(test_file.relative))
         error: TestFailure | None = None
         for run in range(1, self.options.rerun_each + 1):
@@ -589,6 +598,8 @@ class Runner:
                 reason=reason,
                 earlier_failures=tuple(earlier),
                 suite_lines=case.suite.lines,
+                subtests_passed=outcome.subtests_passed,
+                properties=_properties(case),
             )
         )
         for subtest in outcome.subtests:
@@ -607,6 +618,7 @@ class Runner:
                     location=location,
                     reason=sub_reason,
                     suite_lines=case.suite.lines,
+                    subtest_of=case.name,
                 )
             )
         if case.item is None and outcome.capture is not None:
@@ -628,3 +640,12 @@ class Runner:
             outcome.error is not None and outcomes.classify(outcome.error) is outcomes.Kind.EXIT
         ):
             recorder.interrupt(outcomes.exit_code(outcome.error))
+
+
+def _properties(case: TestCase) -> tuple[tuple[str, str], ...]:
+    """What the test recorded with ``record_property`` (its node's ``user_properties``), as text."""
+    node = getattr(case.item, "node", None)
+    recorded = getattr(node, "user_properties", None)
+    if not recorded:
+        return ()
+    return tuple((str(name), str(value)) for name, value in recorded)

@@ -223,6 +223,8 @@ class FileDone:
     exit_code: int | None = None  # pytest.exit(msg, returncode=N)'s N
     interrupt_reason: str | None = None  # pytest.exit(msg)'s "_pytest.outcomes.Exit: msg"
     subtests_passed: int = 0  # this file's subtests that passed (pytest 9's ` N subtests passed`)
+    #: the file was not collected (a conftest.py's ``collect_ignore``): the main process does not show it
+    not_collected: bool = False
 
 
 # message kinds, worker to main

@@ -68,6 +68,7 @@ class _Forwarder:
             collection_stopped=runner.collection_stopped,
             exit_code=runner.recorder.exit_code,
             interrupt_reason=runner.recorder.interrupt_reason,
+            not_collected=event.file in runner.not_collected,
             subtests_passed=runner.recorder.subtests_passed - self._sent_subtests,
         )
         self._sent_filtered = runner.filtered_out
