@@ -96,7 +96,8 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # environment's pygments renders differently)
     "mako": ("1.3.5", ("markupsafe",), {}),
     # pytest-asyncio's asyncio mark (strict mode), pytest-mock, pytest-timeout installed, parametrized classes
-    "filelock": ("3.16.1", ("pytest-mock", "pytest-timeout", "pytest-asyncio"), {"PYTHONPATH": "src"}),
+    # (virtualenv: tests/test_virtualenv.py imports it; without it both runners count one collection error)
+    "filelock": ("3.16.1", ("pytest-mock", "pytest-timeout", "pytest-asyncio", "virtualenv"), {"PYTHONPATH": "src"}),
     "distro": ("1.9.0", (), {"PYTHONPATH": "src"}),  # test classes with setup_method(self, method), test data folders
     "termcolor": ("2.5.0", (), {"PYTHONPATH": "src"}),  # stacked parametrize with capsys
     "iso8601": ("2.1.0", ("hypothesis", "pytz"), {}),  # hypothesis @given, the test module inside the package
@@ -119,7 +120,9 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "outcome": ("1.3.0.post0", ("pytest-asyncio",), {"PYTHONPATH": "src"}),  # module-level pytestmark asyncio
     # doctests: `--doctest-glob='*.rst'` and `--doctest-modules` in addopts, doctest_namespace filled by an
     # autouse fixture of conftest.py, a conftest.py's and a package's own docstrings
-    "semver": ("3.0.2", (), {"PYTHONPATH": "src"}),
+    # (pytest-cov: its addopts' --cov and --no-cov-on-fail are pytest-cov's, without which pytest refuses them
+    # and prints no counts)
+    "semver": ("3.0.2", ("pytest-cov",), {"PYTHONPATH": "src"}),
     # doctests: `--doctest-glob=*.md` (its tests.md, one test), a tests package inside the library
     "voluptuous": ("0.15.2", (), {}),
     # doctests: `--doctest-modules` in pytest.ini (jaraco's skeleton), NORMALIZE_WHITESPACE and ELLIPSIS,
@@ -407,7 +410,12 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
             wall, cpu, parallel_out[key] = run(command, folder, env)
             walls.append(wall)
             cpus.append(cpu)
-    expected, got = pytest_counts(pytest_out), rt_counts(rt_out)
+    try:
+        expected = pytest_counts(pytest_out)
+    except IndexError:  # pytest ran no test: say why (e.g. an addopts option of a plugin not installed)
+        last = pytest_out.strip().splitlines()[-3:]
+        return False, f"{name} {version}: pytest printed no counts: {' / '.join(last)}"
+    got = rt_counts(rt_out)
     same = expected == got
     ratio = min(rt_times) / min(pytest_times)
     cpu_ratio = min(rt_cpu) / min(pytest_cpu)

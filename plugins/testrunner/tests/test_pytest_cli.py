@@ -427,3 +427,74 @@ def test_ignored_files_are_not_shown(tmp_path: Path, parallel: bool) -> None:
     assert summary_counts(found.stderr) == {"pass": 1}, found.output
     headers = [line for line in found.stderr.splitlines() if line.endswith(".py:")]
     assert headers == ["test_kept.py:"], found.output
+
+
+#: a stand-in for pytest-asyncio 1.x, installed as pytest finds it (a ``pytest11`` entry point): its ini
+#: options and its own autouse ``event_loop_policy`` fixture, which returns the current policy. The counts
+#: expected below are pytest 9.2's with the real pytest-asyncio 1.5.0 on the same files (checked by hand: the
+#: real plugin is not in this repository's environment, where it would change how its own suite runs).
+FAKE_ASYNCIO_PLUGIN = {
+    "plugins/pytest_asyncio-1.5.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: pytest-asyncio\nVersion: 1.5.0\n",
+    "plugins/pytest_asyncio-1.5.0.dist-info/entry_points.txt": "[pytest11]\nasyncio = pytest_asyncio.plugin\n",
+    "plugins/pytest_asyncio/__init__.py": "",
+    "plugins/pytest_asyncio/plugin.py": """
+        import asyncio
+        import pytest
+
+        def pytest_addoption(parser, pluginmanager):
+            parser.addini("asyncio_mode", help="", default="strict")
+            parser.addini("asyncio_debug", help="", type="bool", default="false")
+            parser.addini("asyncio_default_fixture_loop_scope", help="", type="string", default=None)
+            parser.addini("asyncio_default_test_loop_scope", help="", type="string", default="function")
+
+        @pytest.fixture(scope="session", autouse=True)
+        def event_loop_policy():
+            return asyncio.get_event_loop_policy()
+    """,
+}
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_pytest_asyncio_event_loop_policy_fixture_and_asyncio_debug(tmp_path: Path, debug: bool) -> None:
+    """pytest-asyncio 1.x: a conftest.py's ``event_loop_policy`` fixture (autouse through the plugin's name,
+    with ``params``: every test runs once per policy) is the policy the tests' loops are made with and the
+    current one while they run; ``asyncio_debug = true`` runs them in debug mode."""
+    write_files(
+        tmp_path,
+        {
+            **FAKE_ASYNCIO_PLUGIN,
+            "pytest.ini": f"[pytest]\nasyncio_mode = auto\nasyncio_debug = {str(debug).lower()}\n",
+            "conftest.py": """
+            import asyncio
+            import pytest
+
+            class CustomPolicy(asyncio.DefaultEventLoopPolicy):
+                def new_event_loop(self):
+                    loop = super().new_event_loop()
+                    loop.made_by_custom = True
+                    return loop
+
+            @pytest.fixture(scope="session", params=[CustomPolicy(), None], ids=["custom", "default"])
+            def event_loop_policy(request):
+                return request.param or asyncio.DefaultEventLoopPolicy()
+            """,
+            "test_policy.py": """
+            import asyncio
+
+            async def test_policy(request):
+                custom = request.node.callspec.id == "custom"
+                assert (type(asyncio.get_event_loop_policy()).__name__ == "CustomPolicy") is custom
+                assert getattr(asyncio.get_running_loop(), "made_by_custom", False) is custom
+
+            async def test_debug():
+                assert asyncio.get_running_loop().get_debug()
+
+            def test_sync():
+                pass
+            """,
+        },
+    )
+    found = run_cli("test", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "plugins")})
+    expected = {"pass": 6} if debug else {"pass": 4, "fail": 2}
+    assert summary_counts(found.stderr) == expected, found.output
+    assert "test_sync[custom]" in found.stderr

@@ -171,6 +171,11 @@ def in_run() -> bool:
     return _MAIN_LOOPS.get() is not None
 
 
+#: the option of an asyncio loop's key that names the event loop policy to make it with (not one of anyio's
+#: runner options: main_loops.py sets the policy while that loop lives)
+POLICY_OPTION = "event_loop_policy"
+
+
 def backend_key(name: str, options: dict[str, Any] | None = None) -> BackendKey:
     return (name, tuple(sorted((options or {}).items())))
 

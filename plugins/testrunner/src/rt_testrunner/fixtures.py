@@ -19,6 +19,7 @@ import attrs
 from rt_testrunner.execute import (
     ANYIO_OWNER,
     LOOP,
+    POLICY_OPTION,
     BackendKey,
     LoopKey,
     backend_key,
@@ -175,6 +176,8 @@ class Registry:
     def __init__(self, fallback: Callable[[Registry], None] | None = None) -> None:
         self.defs: dict[str, list[FixtureDef]] = {}
         self.autouse: list[FixtureDef] = []
+        #: names of installed plugins' autouse fixtures: a suite's own fixture of one of them is autouse
+        self.plugin_autouse: list[str] = []
         #: called once, on the first name no definition provides: loads the fixtures of installed pytest
         #: plugins (pytest-mock's ``mocker`` ...), which are not imported at all while nothing needs them
         self._fallback = fallback
@@ -220,8 +223,18 @@ class Registry:
         return candidates[-1]
 
     def autouse_for(self, key: str) -> list[str]:
+        autouse = self.autouse
+        if self.plugin_autouse:
+            # an installed plugin's autouse name, overridden by the suite (a definition with a baseid): the
+            # suite's definition is set up for each test under it, as pytest resolves the plugin's name
+            overriding = [
+                found[-1]
+                for name in self.plugin_autouse
+                if (found := [d for d in self.visible(name, key) if d.baseid])
+            ]
+            autouse = [*autouse, *overriding]
         names: list[str] = []
-        for fixture in sorted(self.autouse, key=lambda d: (SCOPES.index(d.scope), len(d.baseid))):
+        for fixture in sorted(autouse, key=lambda d: (SCOPES.index(d.scope), len(d.baseid))):
             if key.startswith(fixture.baseid) and fixture.name not in names:
                 names.append(fixture.name)
         return names
@@ -681,6 +694,7 @@ class Setup:
         elif claim == backend_key("asyncio"):
             if self.item.session.loop_factory_hooks:
                 claim = self.item.session.asyncio_backend(self.item)
+            claim = await self._asyncio_settings(claim)
             loop_scope = self._asyncio_loop_scope(fixture)
             if fixture is not None and SCOPES.index(loop_scope) > SCOPES.index(fixture.scope):
                 # pytest-asyncio's loop is a fixture of that scope: a wider fixture cannot request it
@@ -695,6 +709,25 @@ class Setup:
             return (claim, owner)
         await use_backend(claim)
         return None
+
+    async def _asyncio_settings(self, claim: BackendKey) -> BackendKey:
+        """pytest-asyncio's loop settings in the loop's key: ``asyncio_debug`` (ini, or ``--asyncio-debug``
+        through ``-o asyncio_debug=true``) makes a loop in debug mode, and a suite's own ``event_loop_policy``
+        fixture (pytest-asyncio 1.x's, which returns the current policy, changes nothing) is the policy the
+        loop is made with (main_loops.py)."""
+        if claim is None:
+            return claim
+        options = dict(claim[1])
+        if _is_true(_ini(self.item.session.config, "asyncio_debug")):
+            options["debug"] = True
+        try:
+            definition = self.registry.resolve("event_loop_policy", self.item.key)
+        except FixtureLookupError:
+            definition = None
+        if definition is not None and getattr(definition.func, "__module__", None) != "pytest_asyncio.plugin":
+            if "loop_factory" not in options:
+                options[POLICY_OPTION] = await self.get("event_loop_policy")
+        return backend_key(claim[0], options) if options != dict(claim[1]) else claim
 
     def _asyncio_loop_scope(self, fixture: FixtureDef | None) -> str:
         """pytest-asyncio's loop scope: a fixture's ``loop_scope`` (``@pytest_asyncio.fixture(loop_scope=)``),
@@ -835,6 +868,13 @@ class Setup:
 def _releaser(loops: Any, key: LoopKey) -> Callable[[], None]:
     """A finalizer dropping a lease on anyio's loop (main_loops.py) that a test or an async fixture held."""
     return lambda: loops.release(key)
+
+
+def _is_true(value: Any) -> bool:
+    """An ini value of type bool as pytest reads one (``true``/``1``/``yes``/``on``, or a TOML bool)."""
+    if isinstance(value, bool):
+        return value
+    return isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "on", "y", "t")
 
 
 def _ini(config: Any, name: str) -> Any:

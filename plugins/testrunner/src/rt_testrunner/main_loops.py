@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from rt_testrunner import clock, timeouts
-from rt_testrunner.execute import ANYIO_OWNER, LoopKey
+from rt_testrunner.execute import ANYIO_OWNER, POLICY_OPTION, LoopKey
 
 _UNSET = object()
 
@@ -56,6 +56,8 @@ class MainThreadLoops:
     def __init__(self) -> None:
         self._runners: dict[LoopKey, Any] = {}
         self._leases: dict[LoopKey, int] = {}
+        #: the policy each loop made with an event_loop_policy replaced, put back when that loop closes
+        self._policies: dict[LoopKey, Any] = {}
 
     def run(self, key: LoopKey, make: Callable[[], Any]) -> Any:
         """Await ``make()`` in the loop of ``key`` (started on first use) on this thread, and return its
@@ -112,7 +114,15 @@ class MainThreadLoops:
         from anyio._core._eventloop import get_async_backend
 
         (name, options), owner = key
-        runner: Any = get_async_backend(name).create_test_runner(dict(options))
+        settings = dict(options)
+        policy = settings.pop(POLICY_OPTION, None)
+        if policy is not None:
+            # pytest-asyncio's event_loop_policy fixture: the current policy while the loop lives, which the
+            # runner's asyncio.Runner makes its loop with (and tests see as asyncio.get_event_loop_policy())
+            asyncio = sys.modules["asyncio"]
+            self._policies[key] = asyncio.get_event_loop_policy()
+            asyncio.set_event_loop_policy(policy)
+        runner: Any = get_async_backend(name).create_test_runner(settings)
         runner.__enter__()
         if owner != ANYIO_OWNER and name == "asyncio":
             # anyio's runner raises errors of callbacks and unretrieved tasks after each step, as anyio's
@@ -147,6 +157,8 @@ class MainThreadLoops:
                 runner.__exit__(None, None, None)
         except Exception:  # noqa: BLE001 - a loop failing to close is no test's result (pytest-asyncio warns)
             return
+        finally:
+            self._restore_policy(key)
 
     def _drop(self, key: LoopKey) -> None:
         runner = self._runners.pop(key, None)
@@ -157,6 +169,12 @@ class MainThreadLoops:
                     runner.__exit__(None, None, None)
             except Exception:  # noqa: BLE001 - the test's own error is what counts
                 return
+            finally:
+                self._restore_policy(key)
+
+    def _restore_policy(self, key: LoopKey) -> None:
+        if key in self._policies:
+            sys.modules["asyncio"].set_event_loop_policy(self._policies.pop(key))
 
     def close_all(self) -> None:
         for key in list(self._runners):

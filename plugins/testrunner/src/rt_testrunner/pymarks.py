@@ -234,14 +234,31 @@ class Metafunc:
             config=config,
             get_closest_marker=self._closest,
             iter_markers=self._iter,
+            add_marker=self._add_marker,
         )
+        #: marks a plugin added to the definition (pytest-asyncio's auto mode adds ``asyncio``): seen by the
+        #: plugins' hooks that read the definition's marks after it
+        self._added: list[Any] = []
         self.calls: list[tuple[Any, ...]] = []
         #: pytest's own list of call specs, which plugins' wrappers read after the hooks ran (pytest-lazy-
         #: fixtures); rt keeps its parametrization in ``calls``, so plugins find nothing to rework here
         self._calls: list[Any] = []
 
     def _iter(self, name: str | None = None) -> Iterator[Any]:
-        return (m for m in marks_of(self.function) if name is None or m.name == name)
+        marks = [*self._added, *marks_of(self.function)]
+        return (m for m in marks if name is None or m.name == name)
+
+    def _add_marker(self, marker: Any, append: bool = True) -> None:
+        """pytest's ``Node.add_marker``: a mark, a ``MarkDecorator`` or a mark's name."""
+        if isinstance(marker, str):
+            import pytest  # only when a plugin adds a mark by name: pytest made the suite's marks already
+
+            marker = getattr(pytest.mark, marker)
+        mark = getattr(marker, "mark", marker)
+        if append:
+            self._added.append(mark)
+        else:
+            self._added.insert(0, mark)
 
     def _closest(self, name: str, default: Any = None) -> Any:
         return next(self._iter(name), default)

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from rt_testrunner import builtin_fixtures, importing, pyhookspecs, pyplugins
 from rt_testrunner.async_plugins import AsyncModes
 from rt_testrunner.execute import BackendKey, backend_key
@@ -329,10 +331,14 @@ class PytestSession(ModuleCollection):
             manager._plugins[plugin.name] = plugin.module  # noqa: SLF001 - registered without the callback
             self.plugins.append(plugin.module)
             if isinstance(plugin.module, types.ModuleType):
-                for fixture in _definitions(plugin.module.__dict__):
-                    self.registry.defs.setdefault(fixture.name, []).insert(0, fixture)
+                for fixture in _definitions(plugin.module.__dict__, autouse=True):
                     if fixture.autouse:
-                        self.registry.autouse.insert(0, fixture)
+                        # not set up for every test (rt does what such fixtures do for their plugins), but a
+                        # suite's fixture of the name is autouse through it, as under pytest
+                        # (pytest-asyncio's event_loop_policy, overridden by a conftest.py with params)
+                        self.registry.plugin_autouse.append(fixture.name)
+                        fixture = attrs.evolve(fixture, autouse=False)
+                    self.registry.defs.setdefault(fixture.name, []).insert(0, fixture)
             self._store_hooks(plugin.module, "")
         self._call_plugins("pytest_addhooks", pluginmanager=manager)
         self._call_plugins("pytest_addoption", parser=Parser(self.config), pluginmanager=manager)
