@@ -498,3 +498,42 @@ def test_pytest_asyncio_event_loop_policy_fixture_and_asyncio_debug(tmp_path: Pa
     expected = {"pass": 6} if debug else {"pass": 4, "fail": 2}
     assert summary_counts(found.stderr) == expected, found.output
     assert "test_sync[custom]" in found.stderr
+
+
+def test_collect_only_lists_pytest_s_node_ids_and_runs_nothing(tmp_path: Path) -> None:
+    """``--co``/``--collect-only`` prints what ``pytest --co -q`` prints (the selected node ids, then the count
+    line, ``-k`` deselection included) and runs no test; a file that fails to import exits 2."""
+    write_files(
+        tmp_path,
+        {
+            "test_a.py": """
+            import pytest
+
+            def test_ok():
+                open("ran", "w").close()
+
+            @pytest.mark.parametrize("x", [1, 2], ids=["one", "two"])
+            def test_p(x):
+                pass
+
+            class TestC:
+                def test_m(self):
+                    pass
+            """,
+        },
+    )
+    for args in ([], ["-k", "TestC or one"]):
+        expected = run_pytest("--co", "-q", *args, cwd=tmp_path)
+        found = run_cli("test", "--co", *args, cwd=tmp_path)
+        assert found.code == expected.code == 0, found.output
+        ids = [line for line in found.stdout.splitlines() if "::" in line]
+        assert ids == [line for line in expected.stdout.splitlines() if "::" in line], found.output
+        count = found.stdout.strip().splitlines()[-1]
+        assert count.rsplit(" in ", 1)[0] == expected.stdout.strip().splitlines()[-1].rsplit(" in ", 1)[0]
+    assert not (tmp_path / "ran").exists()
+    assert run_cli("test", "--collect-only", "-k", "nothing", cwd=tmp_path).code == 5
+    write_files(tmp_path, {"test_broken.py": "import a_module_nobody_installed\n"})
+    broken = run_cli("test", "--co", cwd=tmp_path)
+    assert broken.code == 2
+    assert "a_module_nobody_installed" in broken.stderr
+    assert broken.stdout.strip().splitlines()[-1].startswith("4 tests collected, 1 error in ")

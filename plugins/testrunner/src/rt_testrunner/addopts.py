@@ -194,6 +194,8 @@ class AddOpts:
     workers: str | None = None
     #: ``--color yes|no|auto``: rt's colours on or off
     color: str | None = None
+    #: ``--co`` / ``--collect-only`` (from the command line only): list the selected tests, run none
+    collect_only: bool = False
     #: ``-c FILE`` / ``--config-file FILE`` and ``--rootdir DIR`` (from the command line only)
     config_file: str | None = None
     rootdir: str | None = None
@@ -308,6 +310,10 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
         elif name in ("-o", "--override-ini") and "=" in value:
             key, _, setting = value.partition("=")
             overrides.append((key.strip(), setting))
+        elif name in ("--co", "--collect-only") and command_line:
+            fields["collect_only"] = True
+        elif name in ("--co", "--collect-only"):
+            unsupported.append((name, "give it on the command line: rt test --collect-only"))
         elif name == "--runxfail":
             fields["runxfail"] = True
         elif name in ("--junitxml", "--junit-xml"):

@@ -248,7 +248,7 @@ _PYTEST_OPTIONS: tuple[tuple[tuple[str, ...], bool, str | None], ...] = (
         for name in addopts.UNSUPPORTED
         if name != "--timeout"
     ),
-    (("--co", "--collect-only"), False, None),
+    (("--co", "--collect-only"), False, "pytest's: list the selected tests' node ids, run none"),
 )
 
 
@@ -308,6 +308,7 @@ class Invocation:
     timings: tuple[str, ...] = ()
     update_timings: bool = False
     color: str | None = None  # pytest's --color yes/no/auto (command line, then addopts)
+    collect_only: bool = False  # pytest's --co/--collect-only: list the selected tests, run none
 
 
 def cpu_count() -> int:
@@ -525,6 +526,7 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         timings,
         update_timings,
         given.color or extra.color,
+        given.collect_only,
     )
 
 
@@ -638,6 +640,37 @@ def _patterns(project: Any, root: Path) -> Patterns:
         project.doctest_modules,
         project.doctest_patterns,
     )
+
+
+def _collect_only(invocation: Invocation, files: list[Any], backend: str) -> int:
+    """``--collect-only``, as ``pytest --co -q`` prints it: one node id per line on stdout, then the count;
+    the files that failed to collect on stderr (exit status 2, as pytest's "Interrupted: N errors during
+    collection"), 5 when no test is selected, else 0."""
+    from rt_testrunner import clock
+    from rt_testrunner.reporters import plural
+    from rt_testrunner.runner import Runner
+
+    started = clock.perf_counter()
+    prepare_sys_path(invocation.run.pyconfig, invocation.run.root)
+    runner = Runner(invocation.run, [], backend=backend)
+    ids, errors = runner.collect_only(files)
+    out = sys.stdout
+    for nodeid in ids:
+        out.write(nodeid + "\n")
+    for relative, failure in errors:
+        sys.stderr.write(f"\n{relative}:\nerror: {failure.details or failure.message}\n")
+    took = clock.perf_counter() - started
+    left_out = runner.filtered_out
+    counted = (
+        f"{len(ids)}/{plural(len(ids) + left_out, 'test')} collected ({left_out} deselected)"
+        if left_out
+        else plural(len(ids), "test") + " collected"
+    ) + (f", {plural(len(errors), 'error')}" if errors else "")
+    out.write(f"\n{counted} in {took:.2f}s\n")
+    out.flush()
+    if errors:
+        return 2
+    return 0 if ids else 5
 
 
 def _color_environ(color: str | None, environ: Any) -> Any:
@@ -766,6 +799,10 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any) -> int:
         import random
 
         random.Random(invocation.run.seed).shuffle(files)
+    if invocation.collect_only:
+        from rt.backend import resolve_backend
+
+        return _collect_only(invocation, files, resolve_backend(config=kernel.config))
     early = None
     if invocation.parallel is not None and zygote is None:
         # the first worker starts now: its interpreter starts up while this process prepares the reporters

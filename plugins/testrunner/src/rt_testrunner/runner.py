@@ -145,6 +145,37 @@ class Runner:
         emit(finished)
         return finished
 
+    def collect_only(self, files: Sequence[TestFile]) -> tuple[list[str], list[tuple[str, TestFailure]]]:
+        """pytest's ``--collect-only``: the node ids of the tests the run would select (``path::Class::test[id]``;
+        an ``rt.test`` test's ``path::describe > test``), in run order, and each file that failed to collect
+        with its error; the tests left out are counted in ``filtered_out``. No test, fixture or hook of a test
+        runs."""
+        self._prepare_imports(files)
+        ids: list[str] = []
+        errors: list[tuple[str, TestFailure]] = []
+        try:
+            with timeouts.installed() as self.executor.alarms:
+                stopped_by = self._collect_pytest_files(files)
+                for test_file in files if stopped_by is None else [stopped_by]:
+                    try:
+                        root = self._load(test_file, 1)
+                    except BaseException as exc:  # a test file's error of any kind is a collection error
+                        if isinstance(exc, GeneratorExit):
+                            raise
+                        errors.append((test_file.relative, render_exception(exc, self.options.root)))
+                        continue
+                    tests = root.tests()
+                    only_mode = self.options.only or any(t.has("only") for t in tests)
+                    for case in tests:
+                        if not self.schedule.selected(case, only_mode):
+                            self.filtered_out += 1
+                        else:
+                            nodeid = getattr(case.item, "nodeid", None)
+                            ids.append(str(nodeid) if nodeid else f"{test_file.relative}::{case.name}")
+        finally:
+            capture.uninstall()
+        return ids, errors
+
     def _prepare_imports(self, files: Sequence[TestFile]) -> None:
         for test_file in files:
             self.session.finder.add_test_dir(test_file.path.parent)
