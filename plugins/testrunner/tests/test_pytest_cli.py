@@ -537,3 +537,53 @@ def test_collect_only_lists_pytest_s_node_ids_and_runs_nothing(tmp_path: Path) -
     assert broken.code == 2
     assert "a_module_nobody_installed" in broken.stderr
     assert broken.stdout.strip().splitlines()[-1].startswith("4 tests collected, 1 error in ")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["test_n.py::TestK::TestInner"],
+        ["-m", "outer"],
+        ["-k", "Deeper"],
+        ["--deselect", "test_n.py::TestK::TestInner"],
+    ],
+    ids=lambda args: " ".join(args) or "all",
+)
+def test_test_classes_nested_in_test_classes_are_collected(tmp_path: Path, args: list[str]) -> None:
+    """pytest collects a test class defined in a test class's body (``TestK::TestInner::test_in``), with the
+    outer class's marks and fixtures; node ids, ``-m``, ``-k`` and ``--deselect`` reach it."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nmarkers = outer\n",
+            "test_n.py": """
+            import pytest
+
+            @pytest.mark.outer
+            class TestK:
+                @pytest.fixture
+                def outer_fix(self):
+                    return 5
+
+                def test_plain(self):
+                    pass
+
+                class TestInner:
+                    def test_in(self, outer_fix):
+                        assert outer_fix == 5
+
+                    class TestDeeper:
+                        def test_deep(self):
+                            pass
+
+                class NotATest:
+                    def test_no(self):
+                        raise AssertionError("not collected")
+            """,
+        },
+    )
+    expected = counts_from_pytest(run_pytest(*args, cwd=tmp_path).stdout)
+    found = run_cli("test", *args, cwd=tmp_path)
+    assert summary_counts(found.stderr) == expected, found.output
+    assert "fail" not in expected
