@@ -1152,7 +1152,8 @@ def test_the_pipe_carries_every_field_of_the_test_events() -> None:
     # the per-test events travel as tuples (wire._finished): a new field must be added there too
     assert [f.name for f in attrs.fields(TestFinished)] == [
         "file", "path", "status", "duration", "attempt", "run", "failure", "location", "expect_calls",
-        "hook", "output", "reason", "earlier_failures", "suite_lines",
+        "hook", "output", "reason", "earlier_failures", "suite_lines", "subtest_of", "subtests_passed",
+        "properties",
     ]  # fmt: skip
     assert [f.name for f in attrs.fields(TestFailure)] == [
         "message",
@@ -1181,6 +1182,9 @@ def test_the_pipe_carries_every_field_of_the_test_events() -> None:
             "why",
             (failure, TestFailure("first")),
             (5, 0),
+            "t",
+            2,
+            (("key", "value"),),
         ),
     ]
     read_fd, write_fd = os.pipe()

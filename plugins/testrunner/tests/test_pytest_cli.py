@@ -404,6 +404,8 @@ def test_junit_writes_subtests_skips_and_properties_as_pytest_s_junitxml(tmp_pat
     assert cases["test_sub"] == [("failure", None, None), ("failure", None, None)]
     assert cases["test_skip"] == [("skipped", "pytest.skip", "not here")]
     assert cases["test_prop"] == [("property", "example_key", "1")]
+    run_cli("test", "--junitxml=parallel.xml", "--parallel=2", cwd=tmp_path)  # the events cross the pipe
+    assert _junit(tmp_path / "parallel.xml") == (totals, cases)
 
 
 @pytest.mark.parametrize("parallel", [False, True], ids=["one process", "parallel"])

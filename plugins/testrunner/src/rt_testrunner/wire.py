@@ -171,6 +171,9 @@ def _finished(e: TestFinished) -> tuple[Any, ...]:
         e.reason,
         tuple(_failure(f) for f in e.earlier_failures),
         e.suite_lines,
+        e.subtest_of,
+        e.subtests_passed,
+        e.properties,
     )
 
 
@@ -190,6 +193,9 @@ def _finished_from(v: tuple[Any, ...]) -> TestFinished:
         v[12],
         tuple(f for f in map(_failure_from, v[13]) if f is not None),
         v[14],
+        v[15],
+        v[16],
+        tuple(tuple(pair) for pair in v[17]),
     )
 
 
