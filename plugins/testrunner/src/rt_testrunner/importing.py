@@ -5,7 +5,8 @@ upward without an ``__init__.py`` (its basedir), which goes first on ``sys.path`
 pickle, ``multiprocessing`` can find its functions, and relative imports inside test packages work.
 
 Assertions are rewritten (:mod:`rt_testrunner.rewrite`) in test files, conftest.py files and every module
-imported from the suite's test directories (its helpers), through a finder at the front of ``sys.meta_path``.
+imported from the suite's test directories (its helpers), through a finder on ``sys.meta_path`` just before
+the path finder.
 """
 
 from __future__ import annotations
@@ -106,15 +107,28 @@ class RewritingFinder:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not isinstance(spec.origin, str) or not spec.origin.endswith(".py"):
-            return None
+            return self._as_found(spec)
         if not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
-            return None
+            return self._as_found(spec)
         if not marked and not self.wants(spec.origin):
-            return None
+            return self._as_found(spec)
         loader = _RewritingLoader(fullname, spec.origin)
         loader.helper = not marked and not self.is_test_module(spec.origin)
         spec.loader = loader
         return spec
+
+    def _as_found(self, spec: importlib.machinery.ModuleSpec | None) -> importlib.machinery.ModuleSpec | None:
+        """A module not rewritten: the path finder's spec as it is, when the path finder is the next finder,
+        which would search ``sys.path`` again for the same answer (every module of the standard library and of
+        the suite was searched for twice); None otherwise, so a finder another library put between the two still has its say."""
+        meta_path = sys.meta_path
+        try:
+            after = meta_path.index(self) + 1
+        except ValueError:
+            return None
+        if after < len(meta_path) and meta_path[after] is importlib.machinery.PathFinder:
+            return spec
+        return None
 
 
 def _installed(path: str) -> bool:
@@ -145,11 +159,19 @@ _FINDER: RewritingFinder | None = None
 def install(
     python_files: Sequence[str], namespace_packages: bool = False, rewrite_helpers: bool = True
 ) -> RewritingFinder:
-    """Put the rewriting finder first on ``sys.meta_path`` (once per process)."""
+    """Put the rewriting finder on ``sys.meta_path`` just before the path finder (once per process): after the
+    built-in and frozen importers, which answer first for their modules as in any import, and where the
+    path finder's answer for a module not rewritten can be handed on as it is (``_as_found``)."""
     global _FINDER
     if _FINDER is None:
         _FINDER = RewritingFinder(python_files)
-        sys.meta_path.insert(0, _FINDER)
+        meta_path = sys.meta_path
+        at = (
+            meta_path.index(importlib.machinery.PathFinder)
+            if importlib.machinery.PathFinder in meta_path
+            else 0
+        )
+        meta_path.insert(at, _FINDER)
     _FINDER.namespace_packages = namespace_packages
     _FINDER.rewrite_helpers = rewrite_helpers
     return _FINDER
@@ -219,8 +241,16 @@ def import_path(path: Path) -> types.ModuleType:
         if base in sys.path:
             sys.path.remove(base)
         sys.path.insert(0, base)
-    importlib.invalidate_caches()
-    module = importlib.import_module(name)
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        # a file made after its folder's listing was cached (within the folder's mtime tick): the import
+        # system's caches are dropped and the import is tried once more; never before every file, since each
+        # drop makes every folder on sys.path be listed again at the next import
+        if exc.name is None or not (name == exc.name or name.startswith(f"{exc.name}.")):
+            raise
+        importlib.invalidate_caches()
+        module = importlib.import_module(name)
     if _same_file(module, path) is False:
         raise ImportMismatchError(
             f"import file mismatch: module {name!r} was imported from {module.__file__}, not {path}; "
