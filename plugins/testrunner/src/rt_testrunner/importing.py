@@ -36,8 +36,13 @@ class _RewritingLoader(importlib.machinery.SourceFileLoader):
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         module = types.ModuleType(spec.name)
-        module.__dict__[_HELPER] = assert_failed
-        module.__dict__[_UNSET] = UNSET
+        if self.helper:
+            # a module pytest would not rewrite keeps its namespace as it is (typing_extensions' tests
+            # compare its public names with its __all__): its rewritten asserts find rt's names as builtins
+            _publish_builtins()
+        else:
+            module.__dict__[_HELPER] = assert_failed
+            module.__dict__[_UNSET] = UNSET
         return module
 
     #: a helper module of the suite (not a test file nor a conftest.py): see ``compile_test_file``
@@ -45,6 +50,16 @@ class _RewritingLoader(importlib.machinery.SourceFileLoader):
 
     def get_code(self, fullname: str) -> types.CodeType:
         return compile_test_file(Path(self.path), helper=self.helper)
+
+
+def _publish_builtins() -> None:
+    """rt's two names for rewritten asserts, where a module that does not define them finds them."""
+    import builtins
+
+    namespace = builtins.__dict__
+    if _HELPER not in namespace:
+        namespace[_HELPER] = assert_failed
+        namespace[_UNSET] = UNSET
 
 
 class RewritingFinder:
