@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from rt_testrunner import builtin_fixtures, importing, pyhookspecs, pyplugins
+from rt_testrunner import builtin_fixtures, importing, pyplugins
 from rt_testrunner.async_plugins import AsyncModes
 from rt_testrunner.execute import BackendKey, backend_key
 from rt_testrunner.fixtures import FixtureDef, Registry, ScopeState, argnames
@@ -193,6 +193,9 @@ class PytestSession(ModuleCollection):
             if path.is_file():
                 self.finder.add_test_dir(folder)
                 try:
+                    # only with a conftest.py: one module less at start-up
+                    from rt_testrunner import pyhookspecs
+
                     module = importing.import_path(path)
                     pyhookspecs.check(module, path)
                     self.conftests[key] = module
