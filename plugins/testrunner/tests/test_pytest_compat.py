@@ -486,6 +486,34 @@ def test_the_suite_sees_attrs_as_it_is(tmp_path: Path) -> None:
     assert counts(result) == {"pass": 1}, result.output
 
 
+def test_the_suites_reference_cycles_are_still_collected(tmp_path: Path) -> None:
+    """rt freezes its start-up objects before the first test file (rt_testrunner.exiting.freeze_start_up):
+    the collector stays on, and what the suite creates is collected as under pytest."""
+    project(
+        tmp_path,
+        {
+            "test_cycles.py": """
+        import gc
+        import weakref
+
+        class Node:
+            pass
+
+        def test_a_cycle_is_collected():
+            assert gc.isenabled()
+            node = Node()
+            node.me = node
+            ref = weakref.ref(node)
+            del node
+            gc.collect()
+            assert ref() is None
+    """,
+        },
+    )
+    result = run_rt_test(tmp_path)
+    assert counts(result) == {"pass": 1}, result.output
+
+
 def test_logging_a_suite_imports_is_captured_though_rt_does_not_import_it(tmp_path: Path) -> None:
     """rt adds its log handler once a suite imports logging (rt_testrunner.capture): a test module that
     imports it alone, with no pytest, still has its records in the failure's captured log, and not on the

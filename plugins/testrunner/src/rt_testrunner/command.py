@@ -891,9 +891,11 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any) -> int:
             ).run()
         else:
             # only here: --parallel's main process runs no test, and the runner's modules cost it 20 ms
+            from rt_testrunner.exiting import freeze_start_up
             from rt_testrunner.runner import Runner
 
             _attrs_codecache.uninstall()  # rt's classes are created: the suite sees attrs as it is
+            freeze_start_up()
             reporters = [session, *reporters]
             runner = Runner(invocation.run, reporters, backend=backend)
             if coverage is not None:
