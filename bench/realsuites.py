@@ -218,6 +218,7 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # session 9, sweep F: a unittest suite in src/ next to the module it tests, whose public names it compares
     # with its __all__ (a helper module rt rewrites keeps its namespace)
     "typing-extensions": ("4.16.0", (), {}),
+    "installer": ("1.1.0", ("pytest-xdist",), {"PYTHONPATH": "src"}),  # wheels built in tmp_path, a src layout
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
