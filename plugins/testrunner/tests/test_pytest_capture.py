@@ -212,3 +212,54 @@ def test_p_no_blocks_pytests_own_plugins(tmp_path: Path) -> None:
     assert summary_counts(from_addopts.stderr) == {"pass": 2, "fail": 1, "error": 1}
     assert "fixture 'caplog' not found" not in from_addopts.stderr
     assert "printed" in from_addopts.stdout, from_addopts.output
+
+
+FD_OUTPUT = {
+    "test_fd.py": """
+    import os, subprocess, sys
+
+    def child(text):
+        subprocess.run([sys.executable, "-c", f"print({text!r})"], check=True)
+
+    def test_passes_quietly():
+        child("CHILD_OF_A_PASSING_TEST")
+        os.write(2, b"FD2_OF_A_PASSING_TEST\\n")
+
+    def test_fails():
+        child("CHILD_OF_A_FAILING_TEST")
+        os.write(2, b"FD2_OF_A_FAILING_TEST\\n")
+        print("PRINTED_BY_A_FAILING_TEST")
+        assert False
+
+    def test_disabled(capsys):
+        with capsys.disabled():
+            print("SHOWN_WHILE_DISABLED")
+        os.write(1, b"FD1_HIDDEN\\n")
+    """
+}
+
+
+def test_fd_capture_takes_what_subprocesses_write(tmp_path: Path) -> None:
+    """pytest's default ``--capture=fd``: what reaches descriptors 1 and 2 (a subprocess, ``os.write``) during
+    a test is that test's output, shown only with its failure; ``--capture=sys`` leaves the descriptors to
+    the terminal, ``tee-sys`` also shows what the tests print, ``-s``/``--capture=no`` captures nothing."""
+    write_files(tmp_path, FD_OUTPUT)
+    pytest_run, rt_run = same_counts(tmp_path)
+    for output, where in ((pytest_run.stdout, pytest_run.stdout), (rt_run.stderr, rt_run.output)):
+        assert "CHILD_OF_A_PASSING_TEST" not in where
+        assert "FD2_OF_A_PASSING_TEST" not in where
+        assert "FD1_HIDDEN" not in where
+        assert "SHOWN_WHILE_DISABLED" in where
+        stdout_section = output.split("Captured stdout call")[1].split("Captured stderr call")[0]
+        assert "CHILD_OF_A_FAILING_TEST" in stdout_section
+        assert "PRINTED_BY_A_FAILING_TEST" in stdout_section
+        assert "FD2_OF_A_FAILING_TEST" in output.split("Captured stderr call")[1]
+    for method in ("sys", "tee-sys", "no"):
+        _, rt_run = same_counts(tmp_path, f"--capture={method}")
+        assert "CHILD_OF_A_PASSING_TEST" in rt_run.stdout, rt_run.output
+        assert "FD2_OF_A_PASSING_TEST" in rt_run.stderr
+        assert ("PRINTED_BY_A_FAILING_TEST" in rt_run.stdout) == (method != "sys")
+    write_files(tmp_path, {"pytest.ini": "[pytest]\naddopts = --capture=sys\n"})
+    _, from_addopts = same_counts(tmp_path)
+    assert "CHILD_OF_A_PASSING_TEST" in from_addopts.stdout, from_addopts.output
+    assert "CHILD_OF_A_PASSING_TEST" not in same_counts(tmp_path, "--capture=fd")[1].output

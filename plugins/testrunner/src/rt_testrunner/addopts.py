@@ -111,6 +111,8 @@ UNSUPPORTED = {
     "--fixtures-per-test": "rt test lists no fixtures",
     "--markers": "rt test lists no markers",
 }
+#: ``--capture``'s methods besides ``no`` (pytest's)
+CAPTURE_METHODS = ("fd", "sys", "tee-sys")
 #: ``--doctest-report``'s choices (pytest's; any case)
 DOCTEST_REPORTS = ("udiff", "cdiff", "ndiff", "only_first_failure", "none")
 #: options that take a value (so the next word is not an option of its own)
@@ -199,6 +201,8 @@ class AddOpts:
     #: ``-c FILE`` / ``--config-file FILE`` and ``--rootdir DIR`` (from the command line only)
     config_file: str | None = None
     rootdir: str | None = None
+    #: ``--capture`` fd / sys / tee-sys (``no`` is ``no_capture``)
+    capture_method: str | None = None
 
     def notice(self, config: PytestConfig) -> str | None:
         """The one line telling the user which options of their configuration rt does not honour."""
@@ -295,7 +299,10 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
         elif name == "-s" or (name == "--capture" and value == "no"):
             fields["no_capture"] = True
         elif name == "--capture":
-            continue  # fd / sys / tee-sys: rt captures at the sys level in every case
+            if value not in CAPTURE_METHODS:
+                unsupported.append((f"{name} {value}", f"not one of {', '.join(CAPTURE_METHODS)}"))
+            else:
+                fields["capture_method"] = value
         elif name in ("-W", "--pythonwarnings"):
             warnings.append(value)
         elif name == "--log-level":
@@ -369,6 +376,7 @@ def configured(config: PytestConfig, options: AddOpts) -> PytestConfig:
         ignore_globs=(*config.ignore_globs, *options.ignore_globs),
         deselect=(*config.deselect, *options.deselect),
         plugin_options=(*config.plugin_options, *options.plugins),
+        capture_method=options.capture_method or config.capture_method,
     )
     if not options.overrides and not options.warnings:
         return config

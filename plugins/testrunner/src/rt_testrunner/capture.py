@@ -1,5 +1,10 @@
 """Per-test output capture: ``sys.stdout``/``sys.stderr`` and logging, routed to the running test's buffer.
 
+pytest's default ``--capture=fd`` also takes what reaches file descriptors 1 and 2 (a subprocess, C code,
+``os.write``): while one test runs alone, they point at temporary files of the process, whose content joins
+the test's output at the end of each phase, and the terminal is written through copies of the descriptors.
+``--capture=sys`` leaves the descriptors alone, ``--capture=tee-sys`` also shows what the tests write.
+
 The streams are replaced once per run by routers that write to the buffer of the test running in the current
 context (a context variable), so tests running concurrently in the event loop each keep their own output,
 and output outside any test goes to the terminal. ``-s``/``--no-capture`` leaves the streams alone.
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import io
+import os
 import sys
 import threading
 from typing import Any, TextIO
@@ -65,6 +71,9 @@ class Capture:
     def enter(self, when: str) -> None:
         """A pytest test enters phase ``when``: what it writes from now on is shown under that phase's
         title (``Captured stdout setup``), as pytest's report sections are."""
+        descriptors = _DESCRIPTORS[0] if _DESCRIPTORS else None
+        if descriptors is not None and descriptors.owner is self:
+            descriptors.drain()  # what reached the descriptors so far was the previous phase's
         if self.files:
             return  # what goes to the descriptors' files joins the output at the end: one section, in order
         self.phases.append((when, len(self.out), len(self.err), len(self.log)))
@@ -116,18 +125,122 @@ def _current() -> Capture | None:
 
 def begin(capture: Capture | None) -> None:
     """A test starts running with ``capture`` in this thread: the output of threads it starts goes there too
-    (until :func:`end`)."""
+    (until :func:`end`), and with ``--capture=fd`` what reaches descriptors 1 and 2 while it runs alone."""
     if _LOG_PENDING and "logging" in sys.modules:
         _add_log_handler()
     if capture is not None:
+        descriptors = _descriptors()
+        if descriptors is not None:
+            if _RUNNING:
+                descriptors.restore()  # tests run concurrently: whose a descriptor's output is, is unknown
+            else:
+                descriptors.redirect(capture)
         _RUNNING[id(capture)] = (capture, threading.get_ident())
 
 
 def end(capture: Capture | None) -> None:
     if capture is not None:
         _RUNNING.pop(id(capture), None)
+        if _DESCRIPTORS and _DESCRIPTORS[0].owner is capture:
+            _DESCRIPTORS[0].restore()
         if capture.files:
             capture.drain()
+
+
+class _Descriptors:
+    """Descriptors 1 and 2 pointed at temporary files of this process while one test runs (``--capture=fd``,
+    pytest's default), and text streams on copies of the terminal's descriptors, which rt's own output and
+    ``capsys.disabled()`` use meanwhile. Made per process: a ``--parallel`` worker forked from a zygote must
+    not share the files' offsets with its siblings."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.pid = os.getpid()
+        self.files = (tempfile.TemporaryFile(buffering=0), tempfile.TemporaryFile(buffering=0))  # noqa: SIM115
+        self.saved = (os.dup(1), os.dup(2))
+        real_out, real_err = _INSTALLED[0], _INSTALLED[1]
+        self.terminal: tuple[TextIO, TextIO] = tuple(  # type: ignore[assignment]
+            open(  # noqa: SIM115 - kept for the process
+                fd,
+                "w",
+                encoding=getattr(real, "encoding", None) or "utf-8",
+                errors=getattr(real, "errors", None) or "strict",
+                buffering=1,
+                closefd=False,
+            )
+            for fd, real in zip(self.saved, (real_out, real_err), strict=True)
+        )
+        #: the test whose output the files take now
+        self.owner: Capture | None = None
+
+    def redirect(self, capture: Capture) -> None:
+        _flush_streams()
+        os.dup2(self.files[0].fileno(), 1)
+        os.dup2(self.files[1].fileno(), 2)
+        self.owner = capture
+
+    def drain(self) -> None:
+        """Move what the files took into the owner's output, and empty them."""
+        owner = self.owner
+        if owner is None:
+            return
+        _flush_streams()
+        for file, target in zip(self.files, (owner.out, owner.err), strict=True):
+            fd = file.fileno()
+            size = os.lseek(fd, 0, os.SEEK_CUR)
+            if not size:
+                continue
+            data = os.pread(fd, size, 0)
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)  # the offset is shared with descriptor 1 or 2
+            target.append(data.decode("utf-8", "replace"))
+
+    def restore(self) -> None:
+        """The terminal's descriptors back, what the files took given to their owner."""
+        if self.owner is None:
+            return
+        self.drain()
+        os.dup2(self.saved[0], 1)
+        os.dup2(self.saved[1], 2)
+        self.owner = None
+
+
+def _flush_streams() -> None:
+    """Python's own buffers written out before a descriptor changes hands."""
+    for stream in (*_INSTALLED[:2], sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+#: this process's :class:`_Descriptors`, made when the first test runs
+_DESCRIPTORS: list[_Descriptors] = []
+#: pytest's ``--capture`` method of this run: "fd", "sys" or "tee-sys"
+_MODE: list[str] = ["fd"]
+
+
+def _descriptors() -> _Descriptors | None:
+    if _MODE[0] != "fd" or not _INSTALLED:
+        return None
+    if _DESCRIPTORS and _DESCRIPTORS[0].pid == os.getpid():
+        return _DESCRIPTORS[0]
+    try:
+        made = _Descriptors()
+    except OSError:  # no descriptor 1 or 2 to copy (a daemon): capture at the sys level only
+        _MODE[0] = "sys"
+        return None
+    _DESCRIPTORS[:] = [made]
+    return made
+
+
+def _terminal(which: str) -> TextIO | None:
+    """The terminal's stream while the descriptors point at a test's files, else None."""
+    if _DESCRIPTORS and _DESCRIPTORS[0].owner is not None:
+        return _DESCRIPTORS[0].terminal[0 if which == "out" else 1]
+    return None
 
 
 class _Unpicklable:
@@ -153,7 +266,14 @@ class _Router(_Unpicklable, io.TextIOBase):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         capture = _current()
         if capture is None:
+            terminal = _terminal(self._which)
+            if terminal is not None:  # descriptor 1 or 2 is a test's file now (capsys.disabled())
+                written = terminal.write(text)
+                terminal.flush()
+                return written
             return self._real.write(text)
+        if _MODE[0] == "tee-sys":
+            self._real.write(text)
         file = capture.files.get(self._which)
         if file is not None:  # the test took the stream's file descriptor: its writes go there
             file.write(text.encode("utf-8", "replace"))
@@ -342,11 +462,13 @@ def detach(attached: list[tuple[Any, Any]]) -> None:
     attached.clear()
 
 
-def install(logging: bool = True) -> None:
+def install(logging: bool = True, method: str = "fd") -> None:
     """Route the streams and logging (unless ``-p no:logging`` blocked pytest's logging plugin: ``logging``
-    False) through the per-test buffers (once per process)."""
+    False) through the per-test buffers (once per process); ``method`` is pytest's ``--capture``: "fd" also
+    takes descriptors 1 and 2 while a test runs alone, "sys" does not, "tee-sys" shows the output too."""
     if _INSTALLED:
         return
+    _MODE[0] = method
     real_out, real_err, real_in = sys.stdout, sys.stderr, sys.stdin
     sys.stdout = _Router(real_out, "out")
     sys.stderr = _Router(real_err, "err")
@@ -374,6 +496,8 @@ def settle_tempdir() -> None:
 def uninstall() -> None:
     if not _INSTALLED:
         return
+    if _DESCRIPTORS:
+        _DESCRIPTORS[0].restore()
     real_out, real_err, handler, real_in = _INSTALLED
     sys.stdout, sys.stderr, sys.stdin = real_out, real_err, real_in
     if handler is not None:

@@ -51,6 +51,8 @@ class PytestConfig:
     plugin_options: tuple[str, ...] = ()
     #: ``--runxfail``: xfail marks and ``pytest.xfail()`` do nothing
     runxfail: bool = False
+    #: pytest's ``--capture`` method (addopts, then the command line): "fd", "sys" or "tee-sys" ("no": -s)
+    capture_method: str = "fd"
 
     def lines(self, name: str) -> list[str]:
         """A "linelist" option (markers, filterwarnings): one entry per line, or a TOML list."""

@@ -181,7 +181,7 @@ class Runner:
             self.session.finder.add_test_dir(test_file.path.parent)
         if self.capture:
             # once per process: a forked worker keeps what its zygote installed
-            capture.install(logging=self.session.logging_plugin)
+            capture.install(logging=self.session.logging_plugin, method=self.session.pyconfig.capture_method)
 
     def precollect(self, files: Sequence[TestFile]) -> None:
         """Import every pytest-style file now, before :meth:`run`: a ``--parallel`` zygote
