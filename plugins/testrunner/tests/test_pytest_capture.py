@@ -263,3 +263,34 @@ def test_fd_capture_takes_what_subprocesses_write(tmp_path: Path) -> None:
     _, from_addopts = same_counts(tmp_path)
     assert "CHILD_OF_A_PASSING_TEST" in from_addopts.stdout, from_addopts.output
     assert "CHILD_OF_A_PASSING_TEST" not in same_counts(tmp_path, "--capture=fd")[1].output
+
+
+def test_capteesys_and_log_level_on_the_command_line(tmp_path: Path) -> None:
+    """pytest 8.4's ``capteesys`` keeps what the test prints and shows it too; ``--log-level`` lowers the root
+    logger and sets caplog's handler to the level for each test, as the ``log_level`` ini value does."""
+    write_files(
+        tmp_path,
+        {
+            "test_six.py": """
+            import logging
+
+            def test_handler_level(caplog):
+                logging.getLogger("a").info("an info record")
+                assert caplog.handler.records == caplog.records
+                assert caplog.handler.level == 0
+
+            def test_info_is_below_the_default_level(caplog):
+                logging.getLogger("b").info("not kept")
+                assert caplog.messages == []
+
+            def test_tee(capteesys):
+                print("SHOWN_AND_KEPT")
+                assert capteesys.readouterr().out == "SHOWN_AND_KEPT\\n"
+            """
+        },
+    )
+    _, rt_run = same_counts(tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 3}
+    assert "SHOWN_AND_KEPT" in rt_run.stdout, rt_run.output
+    _, at_info = same_counts(tmp_path, "--log-level=INFO")
+    assert summary_counts(at_info.stderr) == {"pass": 1, "fail": 2}

@@ -71,7 +71,8 @@ def _tmp_name(request: Any) -> str:
 class CaptureFixture:
     """``capsys``: what the test wrote since the last ``readouterr()``."""
 
-    def __init__(self, binary: bool = False) -> None:
+    def __init__(self, binary: bool = False, tee: bool = False) -> None:
+        self._tee = tee
         self._capture: capture.Capture | None = None
         self._own = False
         self._token: Any = None
@@ -88,8 +89,12 @@ class CaptureFixture:
             self._token = capture.CURRENT.set(self._capture)
         self._out = len("".join(self._capture.out))
         self._err = len("".join(self._capture.err))
+        if self._tee:
+            capture.TEE.add(id(self._capture))
 
     def _stop(self) -> None:
+        if self._tee:
+            capture.TEE.discard(id(self._capture))
         if self._own and self._token is not None:
             capture.CURRENT.reset(self._token)
 
@@ -322,6 +327,14 @@ def capsys() -> Iterator[CaptureFixture]:
     fixture._stop()
 
 
+def capteesys() -> Iterator[CaptureFixture]:
+    """pytest 8.4's ``capteesys``: ``capsys`` whose output is also shown as the test writes it."""
+    fixture = CaptureFixture(tee=True)
+    fixture._start()
+    yield fixture
+    fixture._stop()
+
+
 def capsysbinary() -> Iterator[CaptureFixture]:
     fixture = CaptureFixture(binary=True)
     fixture._start()
@@ -433,6 +446,7 @@ _NAMES = (
     "tmpdir",
     "tmpdir_factory",
     "capsys",
+    "capteesys",
     "capsysbinary",
     "capfd",
     "capfdbinary",
@@ -456,6 +470,7 @@ _PLUGIN_OF = {
     "tmpdir": "legacypath",
     "tmpdir_factory": "legacypath",
     "capsys": "capture",
+    "capteesys": "capture",
     "capsysbinary": "capture",
     "capfd": "capture",
     "capfdbinary": "capture",

@@ -28,8 +28,10 @@ class LogCaptureFixture:
     on the root logger from the start of the test's setup to the end of its teardown, and ``records`` are
     those of the phase running now (``get_records(when)``: of any phase)."""
 
-    def __init__(self) -> None:
+    def __init__(self, level: int | None = None) -> None:
         self.handler = _CaplogHandler()
+        if level is not None:  # pytest's log_level: its handler's level too
+            self.handler.setLevel(level)
         self._levels: list[tuple[logging.Logger, int]] = []
         self._handler_level = self.handler.level
         self._phases: dict[str, list[logging.LogRecord]] = {}

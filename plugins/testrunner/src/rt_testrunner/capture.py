@@ -196,6 +196,16 @@ class _Descriptors:
             os.lseek(fd, 0, os.SEEK_SET)  # the offset is shared with descriptor 1 or 2
             target.append(data.decode("utf-8", "replace"))
 
+    def close(self) -> None:
+        """The files and the copies of the terminal's descriptors closed (the run is over)."""
+        self.restore()
+        for file in self.files:
+            file.close()
+        for stream in self.terminal:
+            stream.close()  # closefd=False: flushed, the descriptor itself is closed below
+        for fd in self.saved:
+            os.close(fd)
+
     def restore(self) -> None:
         """The terminal's descriptors back, what the files took given to their owner."""
         if self.owner is None:
@@ -215,6 +225,9 @@ def _flush_streams() -> None:
         except (OSError, ValueError):
             pass
 
+
+#: the captures whose output is shown as well as kept (``capteesys``), by id
+TEE: set[int] = set()
 
 #: this process's :class:`_Descriptors`, made when the first test runs
 _DESCRIPTORS: list[_Descriptors] = []
@@ -272,8 +285,9 @@ class _Router(_Unpicklable, io.TextIOBase):
                 terminal.flush()
                 return written
             return self._real.write(text)
-        if _MODE[0] == "tee-sys":
-            self._real.write(text)
+        if _MODE[0] == "tee-sys" or id(capture) in TEE:
+            terminal = _terminal(self._which)
+            (terminal or self._real).write(text)
         file = capture.files.get(self._which)
         if file is not None:  # the test took the stream's file descriptor: its writes go there
             file.write(text.encode("utf-8", "replace"))
@@ -497,7 +511,9 @@ def uninstall() -> None:
     if not _INSTALLED:
         return
     if _DESCRIPTORS:
-        _DESCRIPTORS[0].restore()
+        descriptors = _DESCRIPTORS.pop()
+        if descriptors.pid == os.getpid():
+            descriptors.close()
     real_out, real_err, handler, real_in = _INSTALLED
     sys.stdout, sys.stderr, sys.stdin = real_out, real_err, real_in
     if handler is not None:

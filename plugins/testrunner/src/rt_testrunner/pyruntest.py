@@ -200,7 +200,7 @@ def _current_test(item: PyItem, when: str) -> None:
         # the setup phase's too (``caplog.get_records("setup")``)
         from rt_testrunner.caplog import LogCaptureFixture
 
-        item.caplog = LogCaptureFixture()
+        item.caplog = LogCaptureFixture(item.session.log_level)
     if item.caplog is not None:
         item.caplog.enter(when)
     _attach_log_handlers(item)
