@@ -154,10 +154,8 @@ class _Descriptors:
     not share the files' offsets with its siblings."""
 
     def __init__(self) -> None:
-        import tempfile
-
         self.pid = os.getpid()
-        self.files = (tempfile.TemporaryFile(buffering=0), tempfile.TemporaryFile(buffering=0))  # noqa: SIM115
+        self.files = (_temporary_descriptor(), _temporary_descriptor())
         self.saved = (os.dup(1), os.dup(2))
         real_out, real_err = _INSTALLED[0], _INSTALLED[1]
         self.terminal: tuple[TextIO, TextIO] = tuple(  # type: ignore[assignment]
@@ -176,8 +174,8 @@ class _Descriptors:
 
     def redirect(self, capture: Capture) -> None:
         _flush_streams()
-        os.dup2(self.files[0].fileno(), 1)
-        os.dup2(self.files[1].fileno(), 2)
+        os.dup2(self.files[0], 1)
+        os.dup2(self.files[1], 2)
         self.owner = capture
 
     def drain(self) -> None:
@@ -186,8 +184,7 @@ class _Descriptors:
         if owner is None:
             return
         _flush_streams()
-        for file, target in zip(self.files, (owner.out, owner.err), strict=True):
-            fd = file.fileno()
+        for fd, target in zip(self.files, (owner.out, owner.err), strict=True):
             size = os.lseek(fd, 0, os.SEEK_CUR)
             if not size:
                 continue
@@ -199,8 +196,8 @@ class _Descriptors:
     def close(self) -> None:
         """The files and the copies of the terminal's descriptors closed (the run is over)."""
         self.restore()
-        for file in self.files:
-            file.close()
+        for fd in self.files:
+            os.close(fd)
         for stream in self.terminal:
             stream.close()  # closefd=False: flushed, the descriptor itself is closed below
         for fd in self.saved:
@@ -214,6 +211,21 @@ class _Descriptors:
         os.dup2(self.saved[0], 1)
         os.dup2(self.saved[1], 2)
         self.owner = None
+
+
+def _temporary_descriptor() -> int:
+    """An anonymous file's descriptor: in memory where Linux has ``memfd_create`` (``tempfile``'s import is
+    kept out of a plain run: tempfile, random and shutil), else a temporary file's."""
+    make = getattr(os, "memfd_create", None)
+    if make is not None:
+        try:
+            return int(make("rt-test-capture", os.MFD_CLOEXEC))
+        except OSError:
+            pass
+    import tempfile
+
+    with tempfile.TemporaryFile(buffering=0) as file:
+        return os.dup(file.fileno())
 
 
 def _flush_streams() -> None:
