@@ -172,6 +172,17 @@ def counts_from_pytest(stdout: str) -> dict[str, int]:
     return {_PYTEST_KINDS.get(kind, kind): int(number) for number, kind in _PYTEST_LINE.findall(last)}
 
 
+def same_counts_as_pytest(cwd: Path, *args: str) -> tuple[CliResult, CliResult]:
+    """Run pytest (:func:`run_pytest`) and ``rt test`` with ``args`` on the project in ``cwd``, assert that
+    their outcome counts are equal (pytest's not empty), and return both runs for further checks."""
+    pytest_run = run_pytest(*args, cwd=cwd)
+    rt_run = run_cli("test", *args, cwd=cwd)
+    expected = counts_from_pytest(pytest_run.stdout)
+    assert expected, pytest_run.output
+    assert summary_counts(rt_run.stderr) == expected, (pytest_run.output, rt_run.output)
+    return pytest_run, rt_run
+
+
 def distribution_installed(distribution: str) -> bool:
     """Whether ``distribution`` is installed, for tests whose expectation depends on the install matrix."""
     import importlib.metadata

@@ -6,21 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rt.testing import CliResult, counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
+from rt.testing import (
+    CliResult,
+    run_cli,
+    same_counts_as_pytest,
+    summary_counts,
+    write_files,
+)
 
 
 def rt_test(cwd: Path, *args: str) -> CliResult:
     return run_cli("test", *args, cwd=cwd)
-
-
-def same_counts(cwd: Path, *args: str) -> tuple[CliResult, CliResult]:
-    """Run pytest and rt test with ``args`` on the project in ``cwd``; their counts must be equal."""
-    pytest_run = run_pytest(*args, cwd=cwd)
-    rt_run = rt_test(cwd, *args)
-    expected = counts_from_pytest(pytest_run.stdout)
-    assert expected, pytest_run.output
-    assert summary_counts(rt_run.stderr) == expected, (pytest_run.output, rt_run.output)
-    return pytest_run, rt_run
 
 
 def test_records_of_a_logger_that_does_not_propagate_reach_caplog_and_the_report(tmp_path: Path) -> None:
@@ -55,7 +51,7 @@ def test_records_of_a_logger_that_does_not_propagate_reach_caplog_and_the_report
             """
         },
     )
-    pytest_run, rt_run = same_counts(tmp_path)
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     assert summary_counts(rt_run.stderr) == {"pass": 1, "fail": 1}
     assert "server.access:test_quiet.py:9 served one request" in pytest_run.stdout
     assert "Captured log call" in rt_run.stderr
@@ -102,7 +98,7 @@ def test_pytest_assertrepr_compare_of_conftest_files_explains_failed_comparisons
             """,
         },
     )
-    pytest_run, rt_run = same_counts(tmp_path)
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     assert summary_counts(rt_run.stderr) == {"fail": 4}
     for output in (pytest_run.stdout, rt_run.stderr):
         assert "Comparing Point instances:" in output
@@ -154,8 +150,8 @@ def test_unraisable_and_thread_exceptions_are_warnings_of_the_phase(tmp_path: Pa
     of the running phase as PytestUnraisableExceptionWarning / PytestUnhandledThreadExceptionWarning: with
     ``-W error`` a failed call, or an error in teardown (a failed call leaves its warning to the teardown)."""
     write_files(tmp_path, UNRAISABLE)
-    same_counts(tmp_path)
-    pytest_run, rt_run = same_counts(tmp_path, "-W", "error")
+    same_counts_as_pytest(tmp_path)
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path, "-W", "error")
     assert summary_counts(rt_run.stderr) == {"pass": 2, "fail": 3, "error": 2}, rt_run.output
     for output in (pytest_run.stdout, rt_run.stderr):
         assert "PytestUnraisableExceptionWarning: Exception ignored in" in output
@@ -196,19 +192,19 @@ def test_p_no_blocks_pytests_own_plugins(tmp_path: Path) -> None:
             """,
         },
     )
-    _, no_logging = same_counts(tmp_path, "-p", "no:logging")
+    _, no_logging = same_counts_as_pytest(tmp_path, "-p", "no:logging")
     assert summary_counts(no_logging.stderr) == {"pass": 1, "fail": 2, "error": 1}
     assert "fixture 'caplog' not found" in no_logging.stderr
     assert "Captured log" not in no_logging.stderr
     assert "----- Captured stderr call -----\nlogged" in no_logging.stderr, no_logging.output
-    _, no_capture = same_counts(tmp_path, "-p", "no:capture")
+    _, no_capture = same_counts_as_pytest(tmp_path, "-p", "no:capture")
     assert "fixture 'capsys' not found" in no_capture.stderr
     assert "printed" in no_capture.stdout, no_capture.output
-    _, no_warnings = same_counts(tmp_path, "-p", "no:warnings")
+    _, no_warnings = same_counts_as_pytest(tmp_path, "-p", "no:warnings")
     assert summary_counts(no_warnings.stderr) == {"pass": 3, "fail": 1}
     # in addopts, pytest blocks its plugins after reading their fixtures: capsys is there, and fails
     write_files(tmp_path, {"pytest.ini": "[pytest]\naddopts = -p no:logging -p no:capture\n"})
-    _, from_addopts = same_counts(tmp_path)
+    _, from_addopts = same_counts_as_pytest(tmp_path)
     assert summary_counts(from_addopts.stderr) == {"pass": 2, "fail": 1, "error": 1}
     assert "fixture 'caplog' not found" not in from_addopts.stderr
     assert "printed" in from_addopts.stdout, from_addopts.output
@@ -244,7 +240,7 @@ def test_fd_capture_takes_what_subprocesses_write(tmp_path: Path) -> None:
     a test is that test's output, shown only with its failure; ``--capture=sys`` leaves the descriptors to
     the terminal, ``tee-sys`` also shows what the tests print, ``-s``/``--capture=no`` captures nothing."""
     write_files(tmp_path, FD_OUTPUT)
-    pytest_run, rt_run = same_counts(tmp_path)
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     for output, where in ((pytest_run.stdout, pytest_run.stdout), (rt_run.stderr, rt_run.output)):
         assert "CHILD_OF_A_PASSING_TEST" not in where
         assert "FD2_OF_A_PASSING_TEST" not in where
@@ -255,14 +251,14 @@ def test_fd_capture_takes_what_subprocesses_write(tmp_path: Path) -> None:
         assert "PRINTED_BY_A_FAILING_TEST" in stdout_section
         assert "FD2_OF_A_FAILING_TEST" in output.split("Captured stderr call")[1]
     for method in ("sys", "tee-sys", "no"):
-        _, rt_run = same_counts(tmp_path, f"--capture={method}")
+        _, rt_run = same_counts_as_pytest(tmp_path, f"--capture={method}")
         assert "CHILD_OF_A_PASSING_TEST" in rt_run.stdout, rt_run.output
         assert "FD2_OF_A_PASSING_TEST" in rt_run.stderr
         assert ("PRINTED_BY_A_FAILING_TEST" in rt_run.stdout) == (method != "sys")
     write_files(tmp_path, {"pytest.ini": "[pytest]\naddopts = --capture=sys\n"})
-    _, from_addopts = same_counts(tmp_path)
+    _, from_addopts = same_counts_as_pytest(tmp_path)
     assert "CHILD_OF_A_PASSING_TEST" in from_addopts.stdout, from_addopts.output
-    assert "CHILD_OF_A_PASSING_TEST" not in same_counts(tmp_path, "--capture=fd")[1].output
+    assert "CHILD_OF_A_PASSING_TEST" not in same_counts_as_pytest(tmp_path, "--capture=fd")[1].output
 
 
 def test_capteesys_and_log_level_on_the_command_line(tmp_path: Path) -> None:
@@ -289,8 +285,8 @@ def test_capteesys_and_log_level_on_the_command_line(tmp_path: Path) -> None:
             """
         },
     )
-    _, rt_run = same_counts(tmp_path)
+    _, rt_run = same_counts_as_pytest(tmp_path)
     assert summary_counts(rt_run.stderr) == {"pass": 3}
     assert "SHOWN_AND_KEPT" in rt_run.stdout, rt_run.output
-    _, at_info = same_counts(tmp_path, "--log-level=INFO")
+    _, at_info = same_counts_as_pytest(tmp_path, "--log-level=INFO")
     assert summary_counts(at_info.stderr) == {"pass": 1, "fail": 2}

@@ -10,21 +10,19 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
-from rt.testing import CliResult, counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
+from rt.testing import (
+    CliResult,
+    counts_from_pytest,
+    run_cli,
+    run_pytest,
+    same_counts_as_pytest,
+    summary_counts,
+    write_files,
+)
 
 
 def rt_test(cwd: Path, *args: str) -> CliResult:
     return run_cli("test", *args, cwd=cwd)
-
-
-def same_counts(cwd: Path, *args: str) -> tuple[CliResult, CliResult]:
-    """Run pytest and rt test with ``args`` on the project in ``cwd``; their counts must be equal."""
-    pytest_run = run_pytest(*args, cwd=cwd)
-    rt_run = rt_test(cwd, *args)
-    expected = counts_from_pytest(pytest_run.stdout)
-    assert expected, pytest_run.output
-    assert summary_counts(rt_run.stderr) == expected, rt_run.output
-    return pytest_run, rt_run
 
 
 def test_capfd_reads_print_and_descriptor_writes_in_the_order_they_happened(tmp_path: Path) -> None:
@@ -61,7 +59,7 @@ def test_capfd_reads_print_and_descriptor_writes_in_the_order_they_happened(tmp_
             """
         },
     )
-    _, rt_run = same_counts(tmp_path)
+    _, rt_run = same_counts_as_pytest(tmp_path)
     assert summary_counts(rt_run.stderr) == {"pass": 4}
     no_capture = rt_test(tmp_path, "-s")
     assert summary_counts(no_capture.stderr) == {"pass": 4}, no_capture.output
@@ -97,10 +95,12 @@ def test_warning_filters_and_ini_overrides_on_the_command_line(tmp_path: Path) -
             """,
         },
     )
-    same_counts(tmp_path)
-    _, rt_run = same_counts(tmp_path, "-W", "ignore::DeprecationWarning", "-W", "error::UserWarning")
+    same_counts_as_pytest(tmp_path)
+    _, rt_run = same_counts_as_pytest(
+        tmp_path, "-W", "ignore::DeprecationWarning", "-W", "error::UserWarning"
+    )
     assert summary_counts(rt_run.stderr) == {"pass": 2, "fail": 1, "xpass": 1}
-    _, rt_run = same_counts(
+    _, rt_run = same_counts_as_pytest(
         tmp_path, "-o", "xfail_strict=true", "--pythonwarnings=ignore::DeprecationWarning"
     )
     assert summary_counts(rt_run.stderr) == {"pass": 3, "fail": 1}
@@ -140,7 +140,7 @@ def test_comparisons_inside_and_or_are_explained_as_pytest_explains_them(tmp_pat
             """
         },
     )
-    _, rt_run = same_counts(tmp_path)
+    _, rt_run = same_counts_as_pytest(tmp_path)
     assert summary_counts(rt_run.stderr) == {"pass": 1, "fail": 2}
     and_failure = rt_run.stderr.split("(fail) test_and")[0]
     assert " +   and out = 'a'" in and_failure
@@ -170,7 +170,7 @@ def test_approx_and_bytes_comparisons_are_explained_as_pytest_explains_them(tmp_
             """
         },
     )
-    pytest_run, rt_run = same_counts(tmp_path)
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     for line in (
         "comparison failed. Mismatched elements: 1 / 3:",
         "Max absolute difference: 0.5",
@@ -308,7 +308,7 @@ def test_imperative_outcomes_outside_tests_count_as_pytest_counts_them(tmp_path:
             """,
         },
     )
-    pytest_run, rt_run = same_counts(tmp_path, "--continue-on-collection-errors")
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path, "--continue-on-collection-errors")
     assert summary_counts(rt_run.stderr) == {"skip": 5, "xfail": 1, "error": 6}
     assert "allow_module_level=True" in rt_run.stderr
     pytest_run = run_pytest(cwd=tmp_path)
@@ -366,7 +366,7 @@ def test_output_and_caplog_records_are_per_phase_as_pytest_keeps_them(tmp_path: 
             """
         },
     )
-    pytest_run, rt_run = same_counts(tmp_path)
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     assert summary_counts(rt_run.stderr) == {"pass": 5, "fail": 1}
     sections = (
         "----- Captured stdout setup -----\nsetup out\n"
@@ -424,7 +424,7 @@ def test_a_package_fixture_is_one_for_the_package_that_defines_it(tmp_path: Path
             "b/c/test_c.py": test_file,
         },
     )
-    _, rt_run = same_counts(tmp_path)
+    _, rt_run = same_counts_as_pytest(tmp_path)
     assert summary_counts(rt_run.stderr) == {"pass": 5}
 
 
@@ -457,6 +457,6 @@ def test_a_helper_modules_assert_with_a_message_keeps_pytests_text(tmp_path: Pat
             """,
         },
     )
-    _, rt_run = same_counts(tmp_path)
+    _, rt_run = same_counts_as_pytest(tmp_path)
     assert summary_counts(rt_run.stderr) == {"pass": 1, "fail": 1}
     assert "At index 1 diff: 2 != 3" in rt_run.stderr

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import types
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -222,20 +222,25 @@ def call(name: str, hooks: Sequence[Hook], available: Mapping[str, Any], firstre
     return result
 
 
+def _p_values(words: Iterable[str]) -> Iterator[str]:
+    """The values of ``-p`` among ``words``: ``-p NAME``, ``-pNAME`` and ``-p=NAME``."""
+    pending = False
+    for word in words:
+        if pending:
+            pending = False
+            yield word
+        elif word == "-p":
+            pending = True
+        elif word.startswith("-p"):
+            yield word[2:].lstrip("=")
+
+
 def blocked_names(words: Iterable[str]) -> set[str]:
     """The plugins ``-p no:NAME`` blocks among ``words`` (``addopts`` and the command line), each under its
     name and ``pytest_NAME``, as pytest blocks them."""
     blocked: set[str] = set()
-    pending = False
-    for word in words:
-        value = None
-        if pending:
-            value, pending = word, False
-        elif word == "-p":
-            pending = True
-        elif word.startswith("-p"):
-            value = word[2:].lstrip("=")
-        if value is not None and value.startswith("no:"):
+    for value in _p_values(words):
+        if value.startswith("no:"):
             name = value[3:]
             blocked.update({name, f"pytest_{name}"})
     return blocked
@@ -244,15 +249,7 @@ def blocked_names(words: Iterable[str]) -> set[str]:
 def named_plugins(words: Iterable[str]) -> list[str]:
     """The plugins ``-p NAME`` (not ``no:``) loads among ``words``, in order."""
     named: list[str] = []
-    pending = False
-    for word in words:
-        value = None
-        if pending:
-            value, pending = word, False
-        elif word == "-p":
-            pending = True
-        elif word.startswith("-p"):
-            value = word[2:].lstrip("=")
+    for value in _p_values(words):
         if value and not value.startswith("no:") and value not in named:
             named.append(value)
     return named
