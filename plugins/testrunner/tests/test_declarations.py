@@ -163,7 +163,7 @@ def test_rt_test_module_forwards_to_the_plugin(rt_kernel: object) -> None:
     } <= set(dir(rt.test))
 
 
-def test_assert_rewrite_reports_operands(tmp_path: Path) -> None:
+def test_assert_rewrite_reports_operands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = tmp_path / "r_test.py"
     source.write_text(
         "def check(items, limit):\n"
@@ -195,7 +195,16 @@ def test_assert_rewrite_reports_operands(tmp_path: Path) -> None:
     with pytest.raises(AssertionError) as chained:
         module.check_chain(2, 1, 3)
     assert str(chained.value) == "assert a < b < c\n + where a = 2\n +   and b = 1"  # c never evaluated
-    with pytest.raises(AssertionError, match=r"(?s)At index 2 diff: 4 != 3.*- \[1, 2, 3\]\n  \+ \[1, 2, 4\]"):
+    # pytest's default verbosity: the first difference and a hint; on CI (``CI`` or ``BUILD_NUMBER``) the full diff
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
+    with pytest.raises(AssertionError, match=r"At index 2 diff: 4 != 3\nUse -v to get more diff$"):
+        module.check_eq([1, 2, 4], [1, 2, 3])
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(
+        AssertionError,
+        match=r"(?s)At index 2 diff: 4 != 3\n\nFull diff:.*\n- \[1, 2, 3\]\n.*\n\+ \[1, 2, 4\]",
+    ):
         module.check_eq([1, 2, 4], [1, 2, 3])
 
 

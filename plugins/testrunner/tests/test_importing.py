@@ -17,8 +17,13 @@ from rt_testrunner import importing
 
 @pytest.fixture
 def isolated_imports(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Copies of ``sys.meta_path``, ``sys.path`` and ``sys.modules`` for one test, and no finder installed."""
-    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    """Python's own finders alone on ``sys.meta_path`` (a finder an earlier test or a plugin left there, e.g.
+    pytest's rewriting hook, would search the path too), copies of ``sys.path`` and ``sys.modules`` for one
+    test, and no finder of rt's installed."""
+    machinery = importlib.machinery
+    monkeypatch.setattr(
+        sys, "meta_path", [machinery.BuiltinImporter, machinery.FrozenImporter, machinery.PathFinder]
+    )
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.setattr(sys, "modules", dict(sys.modules))
     monkeypatch.setattr(importing, "_FINDER", None)
