@@ -222,6 +222,10 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # testtools' TestCase, the suite's own pytest11 plugin (requests_mock fixture); the same 1 failed (this
     # environment's newer requests: `req.verify` is None)
     "requests-mock": ("1.12.1", ("requests", "fixtures", "purl", "testtools", "requests_futures"), {}),
+    # session 10, sweep H (command-line libraries): pytest-mock, pytest-cov installed, addopts -q
+    "cleo": ("2.1.0", ("crashtest", "rapidfuzz", "pytest-mock", "pytest-cov"), {"PYTHONPATH": "src"}),
+    # @staticmethod above @pytest.fixture(scope="class") in a test class (pytest's getattr unwraps it)
+    "cloup": ("4.0.0", ("click", "typing-extensions", "pytest-cov", "pytest-xdist"), {"PYTHONPATH": "src"}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FunctionType
@@ -201,6 +202,29 @@ def make_def(name: str, obj: Any, baseid: str, method: bool = False) -> FixtureD
     )
 
 
+def _decorated_member(
+    name: str, member: staticmethod[..., Any] | classmethod[Any, ..., Any]
+) -> tuple[Any, bool]:
+    """A test class's ``@staticmethod`` or ``@classmethod`` over ``@pytest.fixture``, as pytest 9.2 reads it:
+    the static one is the fixture (a plain function, called without ``self``; cloup's test classes have such
+    fixtures), the class one is no fixture at all. Either way with pytest's ``PytestWarning`` telling to put
+    ``@pytest.fixture`` on top, at the function's line. Returns what to register and whether it is a method."""
+    if fixture_marker(member.__func__) is None:
+        return member, True
+    function = getattr(member.__func__, "_fixture_function", member.__func__)
+    if isinstance(member, staticmethod):
+        message = f"fixture {name!r} is wrapped by @staticmethod above @pytest.fixture; place @pytest.fixture above @staticmethod"
+        found: Any = member.__func__
+    else:
+        message = f"cannot discover fixture {name!r} because it is wrapped by @classmethod; place @pytest.fixture above @classmethod"
+        found = None
+    code = getattr(function, "__code__", None)
+    if code is not None:
+        category = getattr(sys.modules.get("pytest"), "PytestWarning", UserWarning)
+        warnings.warn_explicit(message, category, code.co_filename, code.co_firstlineno)
+    return found, False
+
+
 class Registry:
     """Every fixture definition of the run, by name, from the least to the most specific."""
 
@@ -222,7 +246,10 @@ class Registry:
 
     def add_namespace(self, namespace: dict[str, Any], baseid: str, method: bool = False) -> None:
         for name, value in list(namespace.items()):
-            fixture = make_def(name, value, baseid, method)
+            as_method = method
+            if method and type(value) in (staticmethod, classmethod):
+                value, as_method = _decorated_member(name, value)
+            fixture = make_def(name, value, baseid, as_method)
             if fixture is not None:
                 self.add(fixture)
 
