@@ -231,8 +231,6 @@ class Registry:
     def __init__(self, fallback: Callable[[Registry], None] | None = None) -> None:
         self.defs: dict[str, list[FixtureDef]] = {}
         self.autouse: list[FixtureDef] = []
-        #: names of installed plugins' autouse fixtures: a suite's own fixture of one of them is autouse
-        self.plugin_autouse: list[str] = []
         #: called once, on the first name no definition provides: loads the fixtures of installed pytest
         #: plugins (pytest-mock's ``mocker`` ...), which are not imported at all while nothing needs them
         self._fallback = fallback
@@ -281,18 +279,8 @@ class Registry:
         return candidates[-1]
 
     def autouse_for(self, key: str) -> list[str]:
-        autouse = self.autouse
-        if self.plugin_autouse:
-            # an installed plugin's autouse name, overridden by the suite (a definition with a baseid): the
-            # suite's definition is set up for each test under it, as pytest resolves the plugin's name
-            overriding = [
-                found[-1]
-                for name in self.plugin_autouse
-                if (found := [d for d in self.visible(name, key) if d.baseid])
-            ]
-            autouse = [*autouse, *overriding]
         names: list[str] = []
-        for fixture in sorted(autouse, key=lambda d: (SCOPES.index(d.scope), len(d.baseid))):
+        for fixture in sorted(self.autouse, key=lambda d: (SCOPES.index(d.scope), len(d.baseid))):
             if key.startswith(fixture.baseid) and fixture.name not in names:
                 names.append(fixture.name)
         return names

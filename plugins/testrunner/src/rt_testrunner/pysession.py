@@ -17,8 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from rt_testrunner import builtin_fixtures, importing, pyplugins
 from rt_testrunner.async_plugins import AsyncModes
 from rt_testrunner.execute import BackendKey, backend_key
@@ -335,21 +333,23 @@ class PytestSession(ModuleCollection):
             self.plugins.append(plugin.module)
             if isinstance(plugin.module, types.ModuleType):
                 for fixture in _definitions(plugin.module.__dict__, autouse=True):
-                    if fixture.autouse:
-                        # not set up for every test (rt does what such fixtures do for their plugins), but a
-                        # suite's fixture of the name is autouse through it, as under pytest
-                        # (pytest-asyncio's event_loop_policy, overridden by a conftest.py with params)
-                        self.registry.plugin_autouse.append(fixture.name)
-                        fixture = attrs.evolve(fixture, autouse=False)
+                    # below every definition of the suite; an autouse one is set up for every test, as
+                    # pytest does (inline-snapshot's snapshot_check fails a test whose snapshots are wrong),
+                    # or the suite's fixture of its name where the suite overrides it (pytest-asyncio's
+                    # event_loop_policy, overridden by a conftest.py with params)
                     self.registry.defs.setdefault(fixture.name, []).insert(0, fixture)
+                    if fixture.autouse:
+                        self.registry.autouse.insert(0, fixture)
             self._store_hooks(plugin.module, "")
         self._call_plugins("pytest_addhooks", pluginmanager=manager)
         self._call_plugins("pytest_addoption", parser=Parser(self.config), pluginmanager=manager)
         self._call_plugins(
             "pytest_load_initial_conftests", early_config=self.config, parser=Parser(self.config), args=[]
         )
-        self._call_plugins("pytest_configure", config=self.config)
+        # pytest_configure is a historic hook: an object a plugin registers while it runs (inline-snapshot's
+        # InlineSnapshotPlugin) has its own pytest_configure called at once, as pluggy replays the history
         self._plugins_configured = True
+        self._call_plugins("pytest_configure", config=self.config)
         self._call_plugins("pytest_sessionstart", session=self)
         self._load_named_plugins()
 
