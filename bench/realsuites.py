@@ -226,6 +226,11 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "cleo": ("2.1.0", ("crashtest", "rapidfuzz", "pytest-mock", "pytest-cov"), {"PYTHONPATH": "src"}),
     # @staticmethod above @pytest.fixture(scope="class") in a test class (pytest's getattr unwraps it)
     "cloup": ("4.0.0", ("click", "typing-extensions", "pytest-cov", "pytest-xdist"), {"PYTHONPATH": "src"}),
+    # session 10, sweep I (testing tools and pytest plugins): unittest classes a decorator fills with one
+    # method per data item (files of JSON and YAML data), async unittest methods (aiounittest)
+    "ddt": ("1.7.2", ("six", "pyyaml", "aiounittest"), {}),
+    # python_files = test*.py in setup.cfg's [tool:pytest], unittest classes with subTest (43 subtests passed)
+    "mock": ("5.2.0", (), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {

@@ -30,6 +30,8 @@ class FoundEntryPoint:
     value: str  # "module" or "module:attribute"
     distribution: str | None
     version: str | None
+    #: the distribution's ``*.dist-info``/``*.egg-info`` folder, when found on disk (its RECORD lists its files)
+    info_dir: str | None = None
 
     def load(self) -> object:
         import importlib
@@ -120,7 +122,7 @@ def _from_directory(path: str, group: str, seen: set[str]) -> Iterator[FoundEntr
         if found:
             name, version = _name_and_version(entry.path, entry.name, suffix)
             for ep_name, value in found:
-                yield FoundEntryPoint(ep_name, value, name, version)
+                yield FoundEntryPoint(ep_name, value, name, version, entry.path)
 
 
 def _from_importlib(path: str, group: str, seen: set[str]) -> Iterator[FoundEntryPoint]:

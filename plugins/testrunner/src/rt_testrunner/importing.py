@@ -18,6 +18,7 @@ import sys
 import types
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rt_testrunner.discovery import python_file_matches
 from rt_testrunner.rewrite import _HELPER, _UNSET, UNSET, assert_failed, compile_test_file
@@ -166,6 +167,63 @@ def mark_rewrite(name: str) -> None:
 
 def is_marked(fullname: str) -> bool:
     return any(fullname == name or fullname.startswith(f"{name}.") for name in _MARKED)
+
+
+def show_marked_as_rewritten() -> None:
+    """Give the marked modules imported already a ``__loader__`` pytest's rewriting hook takes for its own.
+
+    pytest imports the installed plugins' packages through its rewriting hook; a pytest run inside the
+    session (pytester's ``runpytest``) marks them again and warns about every one imported by another loader
+    ("Module already imported so cannot be rewritten"), a warning its summary then counts (``1 failed, 2
+    warnings``, where a suite's ``fnmatch_lines(["* 1 failed in *"])`` expects none). rt imported them (with
+    its own rewriting, or before the suite, as anyio), so each gets a stand-in loader of pytest's hook class
+    that hands every question to the module's real loader; ``__spec__.loader`` (what importlib uses) is left
+    as it is. Nothing when pytest is not imported."""
+    rewrite = sys.modules.get("_pytest.assertion.rewrite")
+    hook = getattr(rewrite, "AssertionRewritingHook", None)
+    if not isinstance(hook, type):
+        return
+    stand_in = _stand_in_loader(hook)
+    for name in _MARKED:
+        module = sys.modules.get(name)
+        loader = getattr(module, "__loader__", None)
+        if module is not None and loader is not None and not isinstance(loader, hook):
+            module.__loader__ = stand_in(loader)
+
+
+#: the loader methods pytest's hook defines itself, which the stand-in hands to the real loader too
+_LOADER_METHODS = (
+    "find_spec",
+    "create_module",
+    "exec_module",
+    "get_data",
+    "get_resource_reader",
+    "load_module",
+)
+_STAND_INS: dict[type, type] = {}
+
+
+def _stand_in_loader(hook: type) -> type:
+    """A subclass of pytest's ``AssertionRewritingHook`` (``hook``) wrapping a module's real loader."""
+    found = _STAND_INS.get(hook)
+    if found is None:
+
+        def delegate(name: str) -> Any:
+            def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+                return getattr(self.__dict__["loader"], name)(*args, **kwargs)
+
+            return method
+
+        def init(self: Any, loader: Any) -> None:
+            self.__dict__["loader"] = loader  # not the hook's own __init__, which wants pytest's config
+
+        def getattr_(self: Any, name: str) -> Any:
+            return getattr(self.__dict__["loader"], name)
+
+        namespace: dict[str, Any] = {name: delegate(name) for name in _LOADER_METHODS}
+        namespace.update(__init__=init, __getattr__=getattr_, __module__=__name__)
+        found = _STAND_INS[hook] = type("ImportedByRt", (hook,), namespace)
+    return found
 
 
 _FINDER: RewritingFinder | None = None

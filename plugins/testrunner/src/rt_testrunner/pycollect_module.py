@@ -504,6 +504,7 @@ class ModuleCollection:
         closure = self.registry.closure(initial, key, direct_names(calls))
         # a fixture's params come first in pytest's ids, the widest scope first (``test[m1-f1-1]``)
         callspecs = [CallSpec()]
+        nodeid = self.relative(file) + key[len(file) :]  # pytest's words name the test so, in its messages
         for fixture in sorted(closure, key=lambda f: SCOPES.index(f.scope)):
             if fixture.params is not None and fixture.name not in parametrized:
                 callspecs = expand(
@@ -514,10 +515,10 @@ class ModuleCollection:
                     True,
                     self._make_id,
                     self.id_rules,
-                    key,
+                    nodeid,
                 )
         for names, values, ids, indirect in calls:
-            callspecs = expand(callspecs, names, values, ids, indirect, self._make_id, self.id_rules, key)
+            callspecs = expand(callspecs, names, values, ids, indirect, self._make_id, self.id_rules, nodeid)
         fixturenames = self.registry.names_closure(initial, key, direct_names(calls))
         param_scopes = {
             f.name: f.scope

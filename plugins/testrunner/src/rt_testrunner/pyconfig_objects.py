@@ -8,6 +8,8 @@ answer from those and from the project's pytest configuration.
 from __future__ import annotations
 
 import argparse
+import sys
+import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -197,6 +199,26 @@ class _PluginManager:
         return None
 
 
+class ConfigStash(dict[Any, Any]):
+    """``config.stash``: what pytest's own plugins keep there, for the plugins that read it.
+
+    pytest's assertion plugin keeps its state under ``assertstate_key``; a plugin that loads code through
+    pytest's ``AssertionRewritingHook(config)`` (pytest-examples runs each documentation example so, to show
+    its asserts' values) reads that state when the hook imports. rt rewrites with its own loader, so the state
+    is made when first asked for: rewriting on, and pytest's trace (its debugging output) silent."""
+
+    def __missing__(self, key: Any) -> Any:
+        rewrite = sys.modules.get("_pytest.assertion.rewrite")
+        if rewrite is not None and key is getattr(rewrite, "assertstate_key", None):
+            state = self[key] = types.SimpleNamespace(mode="rewrite", trace=_silent_trace, hook=None)
+            return state
+        raise KeyError(key)
+
+
+def _silent_trace(*_: object) -> None:
+    """pytest's ``config.trace`` with no ``--debug``: says nothing."""
+
+
 class Config:
     def __init__(self, pyconfig: PytestConfig, invocation_dir: Path) -> None:
         self._pyconfig = pyconfig
@@ -211,7 +233,7 @@ class Config:
         self.inipath = pyconfig.inifile
         self.pluginmanager = _PluginManager()
         self.invocation_params = argparse.Namespace(args=(), plugins=(), dir=invocation_dir)
-        self.stash: dict[Any, Any] = {}
+        self.stash: dict[Any, Any] = ConfigStash()
         self.args: list[str] = []
         #: ``config.hook``: the session's HookRelay (pynodes.py)
         self.hook: Any = None
@@ -279,7 +301,6 @@ class Config:
         """The marks pytest knows: its own and the ``markers`` lines of the configuration and of the plugins
         and conftest.py files (``config.addinivalue_line("markers", ...)``); ``pytest.mark`` checks a mark's
         name against them under ``--strict-markers`` (pymarks.strict_marks)."""
-        import types
 
         for line in (*_BUILTIN_MARKERS, *self.getini("markers")):
             yield types.SimpleNamespace(name=line.split(":", 1)[0].split("(")[0].strip())

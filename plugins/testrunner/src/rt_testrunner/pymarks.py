@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import types
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Callable, Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -105,6 +107,16 @@ class CallSpec:
         )
 
 
+def _warn_not_a_collection(argvalues: Any, nodeid: str) -> None:
+    """pytest 9 deprecates argvalues that are no ``Collection`` (a generator, ``map(...)``): it warns while
+    collecting, so under ``filterwarnings = error`` the test's module is a collection error, as under pytest.
+    The installed pytest's own warning (its category and words), only when that pytest has it."""
+    deprecated = sys.modules.get("_pytest.deprecated")
+    warning = getattr(deprecated, "PARAMETRIZE_NON_COLLECTION_ITERABLE", None)
+    if warning is not None:
+        warnings.warn(warning.format(nodeid=nodeid, type_name=type(argvalues).__name__), stacklevel=4)
+
+
 def _hidden(id_: Any) -> bool:
     """pytest's ``HIDDEN_PARAM`` (``pytest.param(..., id=pytest.HIDDEN_PARAM)``)."""
     return type(id_).__name__ == "_HiddenParam"
@@ -145,6 +157,8 @@ def expand(
         single = False
     indirect_names = set(names) if indirect is True else set(indirect or ())
     rows: list[tuple[tuple[Any, ...], list[Any], str | None]] = []
+    if not isinstance(argvalues, Collection):
+        _warn_not_a_collection(argvalues, nodeid)
     for value in list(argvalues):
         if (
             hasattr(value, "values")

@@ -271,7 +271,7 @@ def load_installed(
     if environ.get(AUTOLOAD_OFF):
         return [], []
     from rt._entrypoints import entry_points
-    from rt_testrunner.importing import mark_rewrite
+    from rt_testrunner.importing import mark_rewrite, show_marked_as_rewritten
 
     plugins: list[Plugin] = []
     problems: list[str] = []
@@ -284,7 +284,8 @@ def load_installed(
         distribution = entry.distribution or entry.name
         top = entry.value.split(".")[0].split(":")[0].strip()
         _OWNERS.setdefault(top, distribution)
-        mark_rewrite(top)
+        for name in {top, *distribution_modules(entry.info_dir)}:
+            mark_rewrite(name)
         try:
             loaded = entry.load()
         except Exception as exc:  # noqa: BLE001 - reported by name, the run goes on without it
@@ -293,7 +294,32 @@ def load_installed(
         if isinstance(loaded, types.ModuleType):
             _OWNERS.setdefault(loaded.__name__.split(".")[0], distribution)
         plugins.append(Plugin(entry.name, distribution, loaded))
+    show_marked_as_rewritten()
     return plugins, problems
+
+
+def distribution_modules(info_dir: str | None) -> list[str]:
+    """The top-level modules and packages of an installed distribution (its ``*.dist-info`` folder's RECORD),
+    as pytest marks them for rewriting (``_iter_rewritable_modules``: not ``setup.py`` nor setuptools'
+    editable finders). Hypothesis's distribution has ``hypothesis`` and ``_hypothesis_globals``, imported by
+    its plugin: pytest imports both through its rewriting hook. None for an editable install's or an
+    ``*.egg-info`` folder, whose plugins are marked by their entry point's package alone."""
+    if info_dir is None:
+        return []
+    try:
+        with open(os.path.join(info_dir, "RECORD"), encoding="utf-8", errors="replace") as record:
+            files = [line.split(",", 1)[0] for line in record]
+    except OSError:
+        return []
+    names: list[str] = []
+    for file in files:
+        if "/" not in file and file.endswith(".py"):
+            name = file[:-3]
+            if name != "setup" and not name.startswith("__editable__"):
+                names.append(name)
+        elif file.count("/") == 1 and file.endswith("/__init__.py"):
+            names.append(file.split("/", 1)[0])
+    return names
 
 
 def own(module_name: str, plugin: str) -> None:
