@@ -231,6 +231,20 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "ddt": ("1.7.2", ("six", "pyyaml", "aiounittest"), {}),
     # python_files = test*.py in setup.cfg's [tool:pytest], unittest classes with subTest (43 subtests passed)
     "mock": ("5.2.0", (), {}),
+    # session 10, sweep G (newest versions, each suite's own test dependencies)
+    "text-unidecode": ("1.3", (), {"PYTHONPATH": "src"}),  # one test module at the sdist's root, a src layout
+    "inflection": ("0.5.1", (), {}),  # one test module at the root, 455 parametrized tests
+    "deepmerge": ("4.0.0", (), {}),  # a tests package inside the library
+    "docstring-parser": ("0.18.0", (), {}),  # tests inside the package, parametrize ids
+    # unittest.TestCase modules named *_test.py; the same 15 failed (its CLI tests run `python -m json5`
+    # against an installed json5)
+    "json5": ("0.17.3", (), {}),
+    # --doctest-modules and --ignore in pytest.ini's addopts, xfail marks; the same 1 failed (a doctest of
+    # monospaced_width: this environment's newer wcwidth); ftfy itself installed for its CLI tests
+    "ftfy": ("6.3.1", ("wcwidth", "ftfy==6.3.1"), {}),
+    # setup.cfg's [tool:pytest] with testpaths and filterwarnings = error; the same 2 failed (no DNS here, and
+    # this Python's IPv6 address formatting)
+    "email-validator": ("2.4.0", ("dnspython", "idna"), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
