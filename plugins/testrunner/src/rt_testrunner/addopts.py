@@ -203,6 +203,9 @@ class AddOpts:
     rootdir: str | None = None
     #: ``--capture`` fd / sys / tee-sys (``no`` is ``no_capture``)
     capture_method: str | None = None
+    #: ``-v`` counted (``-vv`` is 2, ``-q`` takes one off, ``--verbosity=N`` adds N): how much detail an
+    #: assertion's explanation gives (reprs in full at 2, as pytest's)
+    verbose: int = 0
 
     def notice(self, config: PytestConfig) -> str | None:
         """The one line telling the user which options of their configuration rt does not honour."""
@@ -258,6 +261,10 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             # -ra, -vv, -x, -pno:cacheprovider, -Werror, -kexpr: one letter and what follows it
             letter, rest = name[:2], name[2:]
             if letter in ("-v", "-q", "-l") and set(rest) <= {letter[1]}:
+                if letter != "-l":
+                    fields["verbose"] = fields.get("verbose", 0) + (1 if letter == "-v" else -1) * len(
+                        name[1:]
+                    )
                 continue
             if letter in TAKE_VALUE:
                 name, has_value, value = letter, True, rest
@@ -267,6 +274,10 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             if index < len(words):
                 value, has_value = words[index], True
                 index += 1
+        if name in ("-v", "--verbose", "-q", "--quiet"):
+            fields["verbose"] = fields.get("verbose", 0) + (1 if name in ("-v", "--verbose") else -1)
+        elif name == "--verbosity" and value.lstrip("-").isdigit():
+            fields["verbose"] = fields.get("verbose", 0) + int(value)
         if name in DISPLAY_FLAGS or name in DISPLAY_OPTIONS:
             continue
         if name == "-p":
@@ -377,6 +388,7 @@ def configured(config: PytestConfig, options: AddOpts) -> PytestConfig:
         deselect=(*config.deselect, *options.deselect),
         plugin_options=(*config.plugin_options, *options.plugins),
         capture_method=options.capture_method or config.capture_method,
+        verbose=config.verbose + options.verbose,
     )
     if not options.overrides and not options.warnings:
         return config

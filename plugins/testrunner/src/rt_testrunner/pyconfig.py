@@ -53,6 +53,8 @@ class PytestConfig:
     runxfail: bool = False
     #: pytest's ``--capture`` method (addopts, then the command line): "fd", "sys" or "tee-sys" ("no": -s)
     capture_method: str = "fd"
+    #: pytest's ``-v`` count (``config.option.verbose``, ``config.get_verbosity()``): see addopts.AddOpts
+    verbose: int = 0
 
     def lines(self, name: str) -> list[str]:
         """A "linelist" option (markers, filterwarnings): one entry per line, or a TOML list."""

@@ -225,6 +225,7 @@ class Config:
         self.option = argparse.Namespace(
             **{k: list(v) if isinstance(v, list) else v for k, v in _PYTEST_OPTIONS.items()}
         )
+        self.option.verbose = pyconfig.verbose
         #: what pytest parsed before loading conftest.py files (pytest-env, pytest-cov read it): the same
         self.known_args_namespace = self.option
         self._ini_defaults: dict[str, Any] = {}
@@ -312,7 +313,14 @@ class Config:
         return None
 
     def get_verbosity(self, verbosity_type: str | None = None) -> int:
-        return 0
+        """pytest's: the ``-v`` count, or for a type (``"assertions"``, ``"test_cases"``) its
+        ``verbosity_<type>`` ini value when that is a number rather than ``auto``."""
+        level = int(self.option.verbose or 0)
+        if verbosity_type is None:
+            return level
+        configured = self._pyconfig.values.get(f"verbosity_{verbosity_type}")
+        text = str(configured).strip() if configured is not None else "auto"
+        return int(text) if text.lstrip("-").isdigit() else level
 
 
 class Parser:

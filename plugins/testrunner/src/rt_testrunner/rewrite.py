@@ -1,18 +1,26 @@
-"""Load a test file as a module, with its ``assert`` statements rewritten to report the values involved.
+"""Load a test file as a module, with its ``assert`` statements rewritten to explain a failure as pytest does.
 
-A small AST rewrite written here instead of pytest's ``_pytest.assertion.rewrite``: importing that module pulls
-in most of pytest (about 100 ms measured with ``-X importtime``), which alone would blow the start-up target of
-``rt test``. This one captures the operands of a comparison, a boolean operation, ``not`` or a call into
-temporaries (named ``@py_rt_N``, which no Python source can spell; the ``@py`` prefix of pytest's own
-temporaries, by which libraries tell rewritten code from the source, e.g. ``executing``'s
-``is_rewritten_by_pytest``, which icecream and stack_data rely on to map bytecode back to the source) and, only when the assert fails, builds a
-message with the source text, each operand's value and, for ``==``, a diff.
+A rewrite written here instead of pytest's ``_pytest.assertion.rewrite``: importing that module pulls in most
+of pytest (about 100 ms measured with ``-X importtime``), which alone would blow the start-up target of ``rt
+test``. It follows pytest's rules, because suites read the text it produces (:mod:`rt_testrunner.assertion_text`
+says how it is worded): each part of the asserted expression that pytest explains (names, attributes, calls,
+comparisons, ``and``/``or``, unary and binary operators, starred and keyword arguments, walrus targets) is
+evaluated into a temporary, in the order and with the short-circuits pytest's rewrite gives them (every
+comparison of a chain runs, as under pytest; the operands of ``and``/``or`` after the deciding one do not).
+The temporaries are named ``@py_rt_N``, which no Python source can spell, with the ``@py`` prefix of
+pytest's own, by which libraries tell rewritten code from the source (``executing``'s
+``is_rewritten_by_pytest``, which icecream and stack_data rely on to map bytecode back to the source).
+
+Only when the assert fails is :func:`rt_testrunner.assertion_text.assert_failed` called, with the assert's
+*plan* (a constant: nested tuples describing the expression) and the tuple of captured values. A passing
+assert costs its temporaries and nothing else.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import gc
 import importlib.util
 import marshal
 import os
@@ -20,22 +28,39 @@ import struct
 import sys
 import types
 import zlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from rt_testrunner.explain import compare
+from rt_testrunner.assertion_text import UNSET, assert_failed
 
 _HELPER = "@py_rt_assert_failed"
 _UNSET = "@py_rt_unset"
 
+__all__ = [
+    "UNSET",
+    "assert_failed",
+    "compile_test_file",
+    "load_test_module",
+    "namespace_entries",
+    "rewrite_tree",
+]
 
-class _Unset:
-    def __repr__(self) -> str:
-        return "<not evaluated>"
-
-
-UNSET = _Unset()
-_OPS = {
+_UNARY = {ast.Not: "not ", ast.Invert: "~", ast.USub: "-", ast.UAdd: "+"}
+_SYMBOLS: dict[type[ast.AST], str] = {
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.BitAnd: "&",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.MatMult: "@",
     ast.Eq: "==",
     ast.NotEq: "!=",
     ast.Lt: "<",
@@ -48,246 +73,282 @@ _OPS = {
     ast.NotIn: "not in",
 }
 
-
-def _is_literal(source: str) -> bool:
-    """A literal's value says nothing its source does not (pytest shows no ``where`` line for it)."""
-    try:
-        ast.literal_eval(source)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return False
-    return True
+Plan = tuple[Any, ...]
 
 
-def assert_failed(
-    source: str,
-    labels: tuple[str, ...],
-    values: tuple[Any, ...],
-    op: str | None,
-    message: Any = None,
-    parts: tuple[tuple[str | None, Any, Any, Any], ...] = (),
-) -> AssertionError:
-    """Build the AssertionError raised by a rewritten ``assert`` (called only on failure). ``parts`` are the
-    comparisons inside an ``and``/``or`` (operator, left, right, result): each that ran and failed is
-    explained as a comparison of its own, as pytest explains them."""
-    lines = [f"assert {source}"]
-    shown: list[tuple[str, Any]] = []
-    seen: set[tuple[str, int]] = set()
-    for label, value in zip(labels, values, strict=True):
-        if value is UNSET or not label or _is_literal(label) or (label, id(value)) in seen:
-            continue
-        seen.add((label, id(value)))
-        shown.append((label, value))
-    for index, (label, value) in enumerate(shown):
-        lead = " + where" if index == 0 else " +   and"
-        text = repr(value)
-        if len(text) > 240:
-            text = text[:237] + "..."
-        lines.append(f"{lead} {label} = {text}" if label != text else f"{lead} {text}")
-    if len(values) == 2 and not any(v is UNSET for v in values) and not parts:
-        explanation = _explain(op, *values)
-        if explanation:
-            lines.append("")
-            lines.extend(explanation)
-    for part_op, left, right, result in parts:
-        if result is UNSET or result or left is UNSET or right is UNSET:
-            continue  # not reached (short-circuited), or it held: another operand failed
-        explanation = _explain(part_op, left, right)
-        if explanation:
-            lines.append("")
-            lines.extend(explanation)
-    text = "\n".join(lines)
-    if message is not None:
-        text = f"{message}\n{text}"
-    return AssertionError(text)
+def namespace_entries() -> dict[str, Any]:
+    """The names rewritten code reads from its module's namespace."""
+    return {_HELPER: assert_failed, _UNSET: UNSET}
 
 
-def _explain(op: str | None, left: Any, right: Any) -> list[str]:
-    """The lines explaining a failed comparison: the first non-empty answer of the suite's
-    ``pytest_assertrepr_compare(config, op, left, right)`` hooks (its conftest.py files' and plugins', called
-    in pluggy's order, as pytest calls them for each failed comparison of a rewritten assert), else rt's own
-    (:func:`rt_testrunner.explain.compare`, which is what pytest's own implementation of the hook answers)."""
-    pyruntest = sys.modules.get("rt_testrunner.pyruntest")
-    item = pyruntest.RUNNING.get() if pyruntest is not None else None
-    if item is not None and op is not None:
-        hooks = item.session.hooks_for("pytest_assertrepr_compare", item.file)
-        if hooks:
-            from rt_testrunner import pyplugins
-
-            available = {"config": item.session.config, "op": op, "left": left, "right": right}
-            for answer in pyplugins.call("pytest_assertrepr_compare", hooks, available):
-                if answer:
-                    # one line per item, as pytest shows them: a newline inside one is written as \n
-                    return [str(line).replace("\n", "\\n") for line in answer]
-    return compare(op, left, right)
+def _place(node: ast.AST) -> dict[str, Any]:
+    return {
+        "lineno": node.lineno,  # type: ignore[attr-defined]
+        "col_offset": node.col_offset,  # type: ignore[attr-defined]
+        "end_lineno": node.end_lineno,  # type: ignore[attr-defined]
+        "end_col_offset": node.end_col_offset,  # type: ignore[attr-defined]
+    }
 
 
-def _locate(new: ast.AST, origin: ast.AST) -> None:
-    """Give the nodes created for one assert the assert's position. ``ast.fix_missing_locations`` would do it
-    but walks the whole module, which measured as the largest cost of loading a file with many asserts."""
-    for child in ast.walk(new):
-        if "lineno" in child._attributes and not hasattr(child, "lineno"):
-            ast.copy_location(child, origin)
-        elif "lineno" in child._attributes and getattr(child, "end_lineno", None) is None:
-            child.end_lineno, child.end_col_offset = origin.end_lineno, origin.end_col_offset  # type: ignore[attr-defined]
+def _walrus_targets(nodes: Iterable[ast.expr]) -> set[str]:
+    return {
+        sub.target.id
+        for node in nodes
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name)
+    }
 
 
-class _AssertRewriter(ast.NodeTransformer):
-    def __init__(self, source: str, keep_messages: bool = False) -> None:
-        self.lines = source.splitlines(keepends=True)
-        self.counter = 0
-        #: a helper module's ``assert x, "message"`` stays plain (see :func:`compile_test_file`)
-        self.keep_messages = keep_messages
+class _AssertRewrite:
+    """The statements replacing one ``assert``: the evaluation of its parts into temporaries (nested ``if``
+    blocks where ``and``/``or`` short-circuit), then ``if not <test>: raise <failure>``, then the temporaries
+    cleared (a test of a weak reference or of garbage collection must not see them kept alive)."""
 
-    def segment(self, node: ast.expr) -> str:
-        """The source text of ``node``. ``ast.get_source_segment`` re-splits the whole file on every call,
-        which made rewriting a 100-assert file quadratic; the lines are split once here."""
-        end_line, end_col = node.end_lineno, node.end_col_offset
-        if end_line is None or end_col is None:
-            return ast.unparse(node)
-        first, last = node.lineno - 1, end_line - 1
-        if first == last:
-            text = self.lines[first].encode()[node.col_offset : end_col].decode()
-        else:
-            parts = [
-                self.lines[first].encode()[node.col_offset :].decode(),
-                *self.lines[first + 1 : last],
-                self.lines[last].encode()[:end_col].decode(),
-            ]
-            text = "".join(parts)
-        return text if text.strip() else ast.unparse(node)
+    def __init__(self, origin: ast.Assert, walrus: bool) -> None:
+        self.at = _place(origin)
+        self.block: list[ast.stmt] = []
+        self.temps: list[str] = []
+        #: temporaries assigned inside a short-circuited block: set to UNSET first, so reading them is safe
+        self.maybe_unset: list[str] = []
+        #: the expressions whose values the failure reads, by index (what the plan refers to)
+        self.values: list[ast.expr] = []
+        self.depth = 0
+        #: whether the module has any ``:=`` at all (else the walrus checks are skipped)
+        self.walrus = walrus
 
-    def _temp(self, node: ast.expr, labels: list[str], names: list[str], constants: bool = False) -> ast.expr:
-        if isinstance(node, ast.Constant) and not constants:
-            return node
-        name = f"@py_rt_{self.counter}"
-        self.counter += 1
-        names.append(name)
-        labels.append(self.segment(node))
-        return ast.NamedExpr(target=ast.Name(name, ast.Store()), value=node)
+    def name(self, name: str, store: bool = False) -> ast.Name:
+        return ast.Name(name, ast.Store() if store else ast.Load(), **self.at)
 
-    def _keep_alive(self, node: ast.expr, hidden: list[str]) -> ast.expr:
-        """Hold the intermediate values of calls (their arguments and receivers) in temporaries until the
-        assert is done, as pytest's rewrite does: ``hash(C(1)) != hash(C(1))`` compares two live objects."""
-        if isinstance(node, ast.Call):
-            node.func = self._keep_alive(node.func, hidden)
-            node.args = [
-                a if isinstance(a, ast.Starred) else self._hold(self._keep_alive(a, hidden), hidden)
-                for a in node.args
-            ]
-        elif isinstance(node, ast.Attribute | ast.Subscript):
-            node.value = self._hold(self._keep_alive(node.value, hidden), hidden)
-        return node
+    def temp(self) -> str:
+        name = f"@py_rt_{len(self.temps)}"
+        self.temps.append(name)
+        if self.depth:
+            self.maybe_unset.append(name)
+        return name
 
-    def _hold(self, node: ast.expr, hidden: list[str]) -> ast.expr:
-        if not isinstance(node, ast.Call):
-            return node
-        name = f"@py_rt_{self.counter}"
-        self.counter += 1
-        hidden.append(name)
-        return ast.NamedExpr(target=ast.Name(name, ast.Store()), value=node)
+    def assign(self, value: ast.expr) -> ast.Name:
+        name = self.temp()
+        self.block.append(ast.Assign([self.name(name, True)], value, **self.at))
+        return self.name(name)
 
-    def visit_Assert(self, node: ast.Assert) -> Any:
-        if self.keep_messages and node.msg is not None:
-            return node
-        test = node.test
-        labels: list[str] = []
-        names: list[str] = []
-        hidden: list[str] = []
-        parts: list[tuple[str | None, str, str, str]] = []
-        op: str | None = None
-        if isinstance(test, ast.Compare):
-            # one comparison: constants are kept too, for the explanation of the two sides
-            single = len(test.ops) == 1
-            source_text = self.segment(test)
-            new_test: ast.expr = ast.Compare(
-                left=self._temp(self._keep_alive(test.left, hidden), labels, names, single),
-                ops=test.ops,
-                comparators=[
-                    self._temp(self._keep_alive(c, hidden), labels, names, single) for c in test.comparators
-                ],
-            )
-            if len(test.ops) == 1:
-                op = _OPS.get(type(test.ops[0]))
-        elif isinstance(test, ast.BoolOp):
-            new_values: list[ast.expr] = []
-            for value in test.values:
-                if isinstance(value, ast.Compare) and len(value.ops) == 1:
-                    # ``a == b and c == d``: each comparison's operands are kept (and shown), and the one
-                    # that failed is explained as a comparison alone would be
-                    left = self._temp(self._keep_alive(value.left, hidden), labels, names, True)
-                    right = self._temp(self._keep_alive(value.comparators[0], hidden), labels, names, True)
-                    result = f"@py_rt_{self.counter}"
-                    self.counter += 1
-                    # the comparison's result: not shown (no label), only read to explain the failed one
-                    parts.append((_OPS.get(type(value.ops[0])), names[-2], names[-1], result))
-                    names.append(result)
-                    labels.append("")
-                    compared = ast.Compare(left=left, ops=value.ops, comparators=[right])
-                    new_values.append(ast.NamedExpr(target=ast.Name(result, ast.Store()), value=compared))
-                else:
-                    new_values.append(self._temp(value, labels, names))
-            new_test = ast.BoolOp(op=test.op, values=new_values)
-        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            new_test = ast.UnaryOp(op=test.op, operand=self._temp(test.operand, labels, names))
-        elif isinstance(test, ast.Call):
-            args = [a if isinstance(a, ast.Starred) else self._temp(a, labels, names) for a in test.args]
-            call = ast.Call(func=test.func, args=args, keywords=test.keywords)
-            new_test = self._temp(call, labels, names)
-            # report the call's result first, then its arguments
-            labels.insert(0, self.segment(test))
-            labels.pop()
-            names.insert(0, names.pop())
-        else:
-            new_test = self._temp(test, labels, names)
-        source = source_text if isinstance(test, ast.Compare) else self.segment(test)
-        failure = ast.Raise(
-            exc=ast.Call(
-                func=ast.Name(_HELPER, ast.Load()),
-                args=[
-                    ast.Constant(source),
-                    ast.Tuple([ast.Constant(label) for label in labels], ast.Load()),
-                    ast.Tuple([ast.Name(name, ast.Load()) for name in names], ast.Load()),
-                    ast.Constant(op),
-                    node.msg if node.msg is not None else ast.Constant(None),
-                    ast.Tuple(
-                        [
-                            ast.Tuple(
-                                [ast.Constant(part_op), *(ast.Name(n, ast.Load()) for n in part_names)],
-                                ast.Load(),
-                            )
-                            for part_op, *part_names in parts
-                        ],
-                        ast.Load(),
-                    ),
-                ],
-                keywords=[],
-            ),
-            cause=None,
+    def index(self, expression: ast.expr) -> int:
+        self.values.append(expression)
+        return len(self.values) - 1
+
+    def reference(self, result: ast.expr) -> ast.expr:
+        """A fresh load of a result (a name or a constant), to read it again."""
+        if isinstance(result, ast.Name):
+            return self.name(result.id)
+        if isinstance(result, ast.Constant):
+            return ast.Constant(result.value, **self.at)
+        raise TypeError(f"not a stable result: {ast.dump(result)}")  # pragma: no cover - a rewrite bug
+
+    def visit(self, node: ast.expr) -> tuple[ast.expr, Plan]:
+        method = _VISITORS.get(type(node))
+        return method(self, node) if method is not None else self.generic(node)
+
+    def generic(self, node: ast.expr) -> tuple[ast.expr, Plan]:
+        if isinstance(node, ast.Constant):
+            return node, ("r", self.index(self.reference(node)))
+        result = self.assign(node)
+        return result, ("r", self.index(self.reference(result)))
+
+    def operand(self, node: ast.expr, later: list[ast.expr]) -> tuple[ast.expr, Plan]:
+        """An operand evaluated before ``later``: a name that a walrus in ``later`` rebinds is copied first
+        (Python reads it before the walrus runs, and so must the explanation)."""
+        result, plan = self.visit(node)
+        if self.walrus and isinstance(result, ast.Name) and result.id in _walrus_targets(later):
+            snapshot = self.assign(self.reference(result))
+            return snapshot, ("r", self.index(self.reference(snapshot)))
+        return result, plan
+
+    def visit_name(self, node: ast.Name) -> tuple[ast.expr, Plan]:
+        if self.depth:  # it may not run: captured when it does
+            result = self.assign(node)
+            return result, ("n", node.id, self.index(self.reference(result)))
+        return node, ("n", node.id, self.index(self.name(node.id)))
+
+    def visit_named(self, node: ast.NamedExpr) -> tuple[ast.expr, Plan]:
+        target = node.target.id
+        if self.depth:
+            name = self.temp()
+            wrapped = ast.NamedExpr(self.name(name, True), node, **self.at)
+            return wrapped, ("n", target, self.index(self.name(name)))
+        return node, ("n", target, self.index(self.name(target)))
+
+    def visit_attribute(self, node: ast.Attribute) -> tuple[ast.expr, Plan]:
+        if not isinstance(node.ctx, ast.Load):
+            return self.generic(node)
+        owner, owner_plan = self.visit(node.value)
+        result = self.assign(ast.Attribute(owner, node.attr, ast.Load(), **_place(node)))
+        return result, ("a", self.index(self.reference(result)), owner_plan, node.attr)
+
+    def visit_call(self, node: ast.Call) -> tuple[ast.expr, Plan]:
+        operands = [*node.args, *(keyword.value for keyword in node.keywords)]
+        function, function_plan = self.operand(node.func, operands)
+        arguments: list[ast.expr] = []
+        keywords: list[ast.keyword] = []
+        parts: list[tuple[str, Plan]] = []
+        for position, argument in enumerate(node.args):
+            if isinstance(argument, ast.Starred):
+                value, plan = self.visit(argument.value)
+                arguments.append(ast.Starred(value, argument.ctx, **_place(argument)))
+                parts.append(("*", plan))
+            else:
+                value, plan = self.operand(argument, operands[position + 1 :])
+                arguments.append(value)
+                parts.append(("", plan))
+        for position, keyword in enumerate(node.keywords, start=len(node.args)):
+            value, plan = self.operand(keyword.value, operands[position + 1 :])
+            keywords.append(ast.keyword(keyword.arg, value, **_place(keyword)))
+            parts.append((f"{keyword.arg}=" if keyword.arg else "**", plan))
+        result = self.assign(ast.Call(function, arguments, keywords, **_place(node)))
+        return result, ("c", self.index(self.reference(result)), function_plan, tuple(parts))
+
+    def visit_unary(self, node: ast.UnaryOp) -> tuple[ast.expr, Plan]:
+        operand, plan = self.visit(node.operand)
+        result = self.assign(ast.UnaryOp(node.op, operand, **_place(node)))
+        return result, ("u", _UNARY[type(node.op)], plan)
+
+    def visit_binary(self, node: ast.BinOp) -> tuple[ast.expr, Plan]:
+        left, left_plan = self.operand(node.left, [node.right])
+        right, right_plan = self.visit(node.right)
+        result = self.assign(ast.BinOp(left, node.op, right, **_place(node)))
+        return result, ("b", _SYMBOLS[type(node.op)], left_plan, right_plan)
+
+    def visit_boolean(self, node: ast.BoolOp) -> tuple[ast.expr, Plan]:
+        """Each operand after the first is evaluated in an ``if`` block entered only when the one before it
+        did not decide (true for ``and``, false for ``or``)."""
+        is_or = isinstance(node.op, ast.Or)
+        result_name = self.temp()
+        outer_block, outer_depth = self.block, self.depth
+        plans: list[Plan] = []
+        conditions: list[int] = []
+        last = len(node.values) - 1
+        for position, value in enumerate(node.values):
+            result, plan = self.visit(value)
+            self.block.append(ast.Assign([self.name(result_name, True)], result, **self.at))
+            if position < last:
+                if isinstance(result, ast.NamedExpr) or (
+                    self.walrus
+                    and isinstance(result, ast.Name)
+                    and result.id in _walrus_targets(node.values[position + 1 :])
+                ):
+                    # read the value it had, not the expression again (nor a later walrus's value)
+                    result = self.assign(self.name(result_name))
+                    plan = ("r", self.index(self.reference(result)))
+                conditions.append(self.index(self.reference(result)))
+                test = self.reference(result)
+                if is_or:
+                    test = ast.UnaryOp(ast.Not(), test, **self.at)
+                inner: list[ast.stmt] = []
+                self.block.append(ast.If(test, inner, [], **self.at))
+                self.block = inner
+                self.depth += 1
+            plans.append(plan)
+        self.block, self.depth = outer_block, outer_depth
+        return self.name(result_name), ("o", is_or, tuple(plans), tuple(conditions))
+
+    def visit_compare(self, node: ast.Compare) -> tuple[ast.expr, Plan]:
+        left, left_plan = self.operand(node.left, node.comparators)
+        if isinstance(left, ast.NamedExpr):
+            left = self.assign(left)
+        plans = [left_plan]
+        parenthesized = [isinstance(node.left, ast.Compare | ast.BoolOp)]
+        operands = [self.index(self.reference(left))]
+        symbols: list[str] = []
+        results: list[ast.Name] = []
+        for position, (op, comparator) in enumerate(zip(node.ops, node.comparators, strict=True)):
+            right, right_plan = self.operand(comparator, node.comparators[position + 1 :])
+            if isinstance(right, ast.NamedExpr):
+                right = self.assign(right)
+            plans.append(right_plan)
+            parenthesized.append(isinstance(comparator, ast.Compare | ast.BoolOp))
+            operands.append(self.index(self.reference(right)))
+            symbols.append(_SYMBOLS[type(op)])
+            compared = ast.Compare(self.reference(left), [op], [self.reference(right)], **_place(node))
+            results.append(self.assign(compared))
+            left = right
+        plan = (
+            "C",
+            tuple(symbols),
+            tuple(plans),
+            tuple(parenthesized),
+            tuple(operands),
+            tuple(self.index(self.reference(result)) for result in results),
         )
+        if len(results) == 1:
+            return results[0], plan
+        return ast.BoolOp(ast.And(), [self.reference(result) for result in results], **self.at), plan
+
+    def statements(self, test: ast.expr, message: ast.expr | None) -> list[ast.stmt]:
+        top, plan = self.visit(test)
+        arguments: list[ast.expr] = [
+            # as text: a nested tuple constant made compile() five times slower (merging constants)
+            ast.Constant(repr(plan), **self.at),
+            ast.Tuple(self.values, ast.Load(), **self.at),
+        ]
+        if message is not None:
+            arguments.append(message)
+        failure = ast.Raise(ast.Call(self.name(_HELPER), arguments, [], **self.at), None, **self.at)
         statements: list[ast.stmt] = []
-        if names:
-            statements.append(
-                ast.Assign(
-                    targets=[ast.Name(name, ast.Store()) for name in names],
-                    value=ast.Name(_UNSET, ast.Load()),
-                )
-            )
-        statements.append(ast.If(test=ast.UnaryOp(ast.Not(), new_test), body=[failure], orelse=[]))
-        if names or hidden:
-            # the temporaries must not keep the values alive after the assert (a test of a weak reference or
-            # of garbage collection would fail only under rt); pytest clears its own the same way
-            statements.append(
-                ast.Assign(
-                    targets=[ast.Name(name, ast.Store()) for name in [*names, *hidden]],
-                    value=ast.Constant(None),
-                )
-            )
-        for statement in statements:
-            _locate(statement, node)
+        if self.maybe_unset:
+            targets: list[ast.expr] = [self.name(name, True) for name in self.maybe_unset]
+            statements.append(ast.Assign(targets, self.name(_UNSET), **self.at))
+        statements.extend(self.block)
+        statements.append(ast.If(ast.UnaryOp(ast.Not(), top, **self.at), [failure], [], **self.at))
+        if self.temps:
+            cleared: list[ast.expr] = [self.name(name, True) for name in self.temps]
+            statements.append(ast.Assign(cleared, ast.Constant(None, **self.at), **self.at))
         return statements
 
 
-REWRITE_VERSION = 7
+_VISITORS: dict[type[ast.AST], Callable[[_AssertRewrite, Any], tuple[ast.expr, Plan]]] = {
+    ast.Name: _AssertRewrite.visit_name,
+    ast.NamedExpr: _AssertRewrite.visit_named,
+    ast.Attribute: _AssertRewrite.visit_attribute,
+    ast.Call: _AssertRewrite.visit_call,
+    ast.UnaryOp: _AssertRewrite.visit_unary,
+    ast.BinOp: _AssertRewrite.visit_binary,
+    ast.BoolOp: _AssertRewrite.visit_boolean,
+    ast.Compare: _AssertRewrite.visit_compare,
+}
+
+
+def rewrite_tree(tree: ast.Module, source: str, keep_messages: bool = False) -> ast.Module:
+    """Replace every ``assert`` of ``tree`` (in place; returned for convenience). Statement lists are walked,
+    never expressions, which cannot hold an assert. A module whose docstring says ``PYTEST_DONT_REWRITE`` is
+    left alone, as pytest leaves it. ``keep_messages``: an assert with a message stays plain (see
+    :func:`compile_test_file`)."""
+    docstring = ast.get_docstring(tree, clean=False)
+    if docstring is not None and "PYTEST_DONT_REWRITE" in docstring:
+        return tree
+    walrus = ":=" in source
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        for field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                if not any(isinstance(child, ast.Assert) for child in value):
+                    pending.extend(
+                        child
+                        for child in value
+                        if isinstance(child, ast.stmt | ast.excepthandler | ast.match_case)
+                    )
+                    continue
+                replaced: list[Any] = []
+                for child in value:
+                    if isinstance(child, ast.Assert) and not (keep_messages and child.msg is not None):
+                        replaced.extend(_AssertRewrite(child, walrus).statements(child.test, child.msg))
+                    else:
+                        replaced.append(child)
+                        if isinstance(child, ast.stmt | ast.excepthandler | ast.match_case):
+                            pending.append(child)
+                setattr(node, field, replaced)
+    return tree
+
+
+REWRITE_VERSION = 8
 _CACHE_TAG = f"{sys.implementation.cache_tag}-rt-test-{REWRITE_VERSION}"
 
 
@@ -343,10 +404,18 @@ def compile_test_file(path: Path, helper: bool = False) -> types.CodeType:
     # decode as Python does: a PEP 263 coding line or a BOM is honoured, universal newlines
     source = importlib.util.decode_source(path.read_bytes())
     filename = str(path)
-    tree = ast.parse(source, filename)
-    if "assert" in source:
-        tree = _AssertRewriter(source, keep_messages=helper).visit(tree)
-    code = compile(tree, filename, "exec", dont_inherit=True)
+    # the cyclic garbage collector, run again and again over the growing tree of a big file, measured as more
+    # than half the time of the rewrite (bench/assert_rewrite.py): the tree holds no garbage to find
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        tree = ast.parse(source, filename)
+        if "assert" in source:
+            tree = rewrite_tree(tree, source, keep_messages=helper)
+        code = compile(tree, filename, "exec", dont_inherit=True)
+    finally:
+        if collecting:
+            gc.enable()
     _write_cache(path, stat, code, helper)
     return code
 
