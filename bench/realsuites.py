@@ -245,6 +245,9 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # setup.cfg's [tool:pytest] with testpaths and filterwarnings = error; the same 2 failed (no DNS here, and
     # this Python's IPv6 address formatting)
     "email-validator": ("2.4.0", ("dnspython", "idna"), {}),
+    # session 10: its tests compare the first line of a rewritten assert's message (`assert ('fo',) == ('',)`)
+    # and pytest's `Use -v to get more diff`, through its own rewritten assert_called_with
+    "pytest-mock": ("3.17.0", ("pytest-asyncio", "mock"), {"PYTHONPATH": "src"}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {

@@ -176,6 +176,12 @@ class RunFinished:
     subtests_passed: int = (
         0  # subtests that passed (not results of their own): pytest 9's "N subtests passed"
     )
+    #: warnings pytest-style tests and their collection raised (pytest's warnings plugin records them; its
+    #: summary's "N warnings")
+    warnings: int = 0
+    #: ``record_testsuite_property(name, value)`` pairs of the run, values as text (pytest's junitxml writes
+    #: them as the ``<properties>`` of its ``<testsuite>``)
+    testsuite_properties: tuple[tuple[str, str], ...] = ()
 
     @property
     def tests(self) -> int:

@@ -60,9 +60,6 @@ DISPLAY_OPTIONS = frozenset(
         "--basetemp",
         "--log-format",
         "--log-date-format",
-        "--log-cli-level",
-        "--log-cli-format",
-        "--log-cli-date-format",
         "--log-file",
         "--log-file-level",
         "--log-file-format",
@@ -141,6 +138,9 @@ TAKE_VALUE = (
         "--junitxml",
         "--junit-xml",
         "--log-level",
+        "--log-cli-level",
+        "--log-cli-format",
+        "--log-cli-date-format",
         "--pdbcls",
         "--cov-fail-under",
         "--asyncio-mode",
@@ -318,6 +318,8 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             warnings.append(value)
         elif name == "--log-level":
             overrides.append(("log_level", value))
+        elif name in ("--log-cli-level", "--log-cli-format", "--log-cli-date-format"):
+            overrides.append((name[2:].replace("-", "_"), value))  # live logging (live_log.py)
         elif name in (
             "--asyncio-mode",
             "--anyio-mode",

@@ -543,5 +543,14 @@ def real_streams() -> tuple[TextIO, TextIO]:
     return sys.stdout, sys.stderr
 
 
+def terminal_stream(which: str) -> TextIO:
+    """The terminal's stream ``which`` (``"out"``, ``"err"``), written past any capture: live logging's."""
+    terminal = _terminal(which)
+    if terminal is not None:
+        return terminal
+    real_out, real_err = real_streams()
+    return real_out if which == "out" else real_err
+
+
 def installed() -> bool:
     return bool(_INSTALLED)

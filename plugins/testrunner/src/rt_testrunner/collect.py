@@ -20,7 +20,7 @@ from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import SkipTest
 from rt_testrunner.pymarks import strict_marks
 from rt_testrunner.pysession import PytestSession
-from rt_testrunner.pywarnings import apply_filter
+from rt_testrunner.pywarnings import apply_filter, count_recorded
 from rt_testrunner.rewrite import load_test_module
 
 #: the flag of a file's root suite when the file was not collected (``collect_ignore``, ``--ignore``,
@@ -100,13 +100,16 @@ def warnings_while_collecting(session: PytestSession) -> Iterator[None]:
     if not session.warnings_plugin:
         yield
         return
-    with warnings.catch_warnings(record=True):
+    with warnings.catch_warnings(record=True) as caught:
         if not sys.warnoptions:
             warnings.filterwarnings("always", category=DeprecationWarning)
             warnings.filterwarnings("always", category=PendingDeprecationWarning)
         for text in session.warning_filters:
             apply_filter(text)
-        yield
+        try:
+            yield
+        finally:
+            count_recorded(caught, "collect")
 
 
 def _import(test_file: TestFile, session: PytestSession, reload: bool) -> ModuleType:

@@ -237,6 +237,9 @@ _PYTEST_OPTIONS: tuple[tuple[tuple[str, ...], bool, str | None], ...] = (
     (("--strict-markers", "--strict"), False, "pytest's: an unregistered mark is an error"),
     (("--capture",), True, "pytest's: no turns capture off (-s); fd, sys and tee-sys capture"),
     (("--log-level",), True, "pytest's: the level caplog and captured logging keep"),
+    (("--log-cli-level",), True, "pytest's: live logging, records at LEVEL shown as they happen"),
+    (("--log-cli-format",), True, None),
+    (("--log-cli-date-format",), True, None),
     (("--asyncio-mode",), True, "pytest-asyncio's: auto or strict"),
     (("--color",), True, "pytest's: yes, no or auto"),
     # accepted and ignored: they change only how pytest displays a run (rt's display is its own)

@@ -207,11 +207,20 @@ class JUnitReporter:
             f'<testsuites name="rt test"{counts.attributes()} time="{_seconds(event.duration)}">',
         ]
         for suite in self.files.values():
-            self._suite(lines, suite, 1, top=True)
+            self._suite(lines, suite, 1, top=True, properties=event.testsuite_properties)
         lines.append("</testsuites>")
         return "\n".join(lines) + "\n"
 
-    def _suite(self, lines: list[str], suite: _Suite, depth: int, top: bool) -> None:
+    def _suite(
+        self,
+        lines: list[str],
+        suite: _Suite,
+        depth: int,
+        top: bool,
+        properties: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """A suite and what it holds. ``properties``: the run's ``record_testsuite_property`` pairs, which pytest
+        writes in its one ``<testsuite>``, written in each file's (rt's top-level suites) as their first child."""
         pad = "  " * depth
         counts = _Counts.of([suite])
         time = suite.duration if suite.duration is not None else sum(c.duration for c in suite.all_cases())
@@ -220,6 +229,10 @@ class JUnitReporter:
             f"{pad}<testsuite name={_attr(suite.name)} file={_attr(suite.file)}{line}{counts.attributes()} "
             f'time="{_seconds(time)}" hostname={_attr(self.hostname)}>'
         )
+        if properties:
+            lines.append(f"{pad}  <properties>")
+            lines.extend(f"{pad}    <property name={_attr(n)} value={_attr(v)} />" for n, v in properties)
+            lines.append(f"{pad}  </properties>")
         if suite.load_error is not None:
             error = suite.load_error
             lines.append(

@@ -118,6 +118,8 @@ class Pool:
         self.pending: deque[Work] = deque(Work(i) for i in timing_files.slowest_first(self.files, known))
         #: the parts of files cut in parts (plan.py) that are done, by file index and part, until all are
         self.parts_done: dict[int, dict[int, tuple[list[tuple[Any, ...]], FileFinished]]] = {}
+        #: whether a worker's collection warnings were added to the count (the first to send them)
+        self.collection_warnings_counted = False
         #: each worker's messages, in batches (what its pipe held when its reader thread read it)
         self.messages: queue.Queue[tuple[_Worker, list[tuple[Any, ...]]]] = queue.Queue()
         self.workers: list[_Worker] = []
@@ -408,6 +410,11 @@ class Pool:
         self.filtered_out += done.filtered_out
         self.recorder.reruns += done.reruns
         self.recorder.subtests_passed += done.subtests_passed
+        self.recorder.warnings += done.warnings
+        self.recorder.testsuite_properties += done.testsuite_properties
+        if done.collection_warnings is not None and not self.collection_warnings_counted:
+            self.collection_warnings_counted = True  # every worker collected the same files: one counts
+            self.recorder.warnings += done.collection_warnings
         self._add_snapshots(done)
         if done.interrupted:
             self.recorder.interrupt(done.exit_code, done.interrupt_reason)

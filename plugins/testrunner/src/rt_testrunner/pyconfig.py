@@ -85,7 +85,21 @@ class PytestConfig:
         """``log_level`` (or ``--log-level`` in ``addopts``): the level the root logger is lowered to while
         each test runs, so ``caplog`` and the captured log see records down to it, as in pytest; a level
         name (any case) or a number. ConfigError for anything else, as pytest refuses it."""
-        value = self.values.get("log_level")
+        return self._level("log_level")
+
+    @property
+    def log_cli(self) -> bool:
+        """pytest's live logging: ``log_cli = true``, or a ``log_cli_level`` (``--log-cli-level``) given."""
+        return self.flag("log_cli") or self.values.get("log_cli_level") not in (None, "")
+
+    @property
+    def log_cli_level(self) -> int | None:
+        """The level of live logging's records: ``log_cli_level``, else ``log_level``, else none of its own."""
+        level = self._level("log_cli_level")
+        return level if level is not None else self.log_level
+
+    def _level(self, name: str) -> int | None:
+        value = self.values.get(name)
         if value is None or value == "":
             return None
         text = str(value).strip()
@@ -96,7 +110,7 @@ class PytestConfig:
         level = logging.getLevelName(text.upper())
         if not isinstance(level, int):
             raise ConfigError(
-                f"log_level = {text!r} in {self.inifile or 'the pytest configuration'} is not a logging level"
+                f"{name} = {text!r} in {self.inifile or 'the pytest configuration'} is not a logging level"
                 " (DEBUG, INFO, WARNING, ERROR, CRITICAL or a number)"
             )
         return level

@@ -14,11 +14,10 @@ import contextvars
 import inspect
 import os
 import sys
-import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
-from rt_testrunner import capture, clock, pyplugins
+from rt_testrunner import capture, clock, pyplugins, pywarnings
 from rt_testrunner.fixtures import NOTSET, FixtureDef, Setup
 from rt_testrunner.pynodes import Node
 from rt_testrunner.pyskipping import check_skips, xfail_spec
@@ -99,10 +98,12 @@ async def _run_item(item: PyItem) -> None:
     xfail = check_skips(item)
     if state is not None:
         state.xfail = xfail
-    caught = (
-        warnings.catch_warnings(record=True) if item.session.warnings_plugin else contextlib.nullcontext()
-    )
-    with caught, _root_log_level(item.session.log_level):
+    caught = pywarnings.recording() if item.session.warnings_plugin else contextlib.nullcontext()
+    root_level = item.session.log_level
+    if item.session.live_log is not None:
+        item.session.live_log.attach()  # once logging is imported (the suite's modules import it, not rt)
+        root_level = _lowest(root_level, item.session.live_log.level)
+    with caught, _root_log_level(root_level):
         if item.session.warnings_plugin:
             apply_warning_filters(item)
         setup = Setup(item, item.session.registry, item.session.scopes)
@@ -192,6 +193,8 @@ def _current_test(item: PyItem, when: str) -> None:
     and phase, which suites read and subprocesses inherit; removed after the test's teardown), the captured
     output's section, and ``caplog``'s records, which are the phase's own, as pytest's."""
     os.environ["PYTEST_CURRENT_TEST"] = f"{item.nodeid} ({when})".replace("\x00", "(null)")
+    if item.session.live_log is not None:
+        item.session.live_log.phase = when
     output = capture.CURRENT.get()
     if output is not None:
         output.enter(when)
@@ -314,6 +317,13 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
             raise subtests.SubtestsFailed(failed)
 
 
+def _lowest(first: int | None, second: int | None) -> int | None:
+    """The lower of two optional levels (the root logger is lowered for caplog's and for live logging's)."""
+    if first is None or second is None:
+        return first if second is None else second
+    return min(first, second)
+
+
 @contextlib.contextmanager
 def _root_log_level(level: int | None) -> Iterator[None]:
     """The configured ``log_level`` on the root logger while a test runs (lowered, never raised), and the
@@ -335,6 +345,8 @@ def _root_log_level(level: int | None) -> Iterator[None]:
 def finish_session(session: PytestSession, exitstatus: int = 0) -> Any:
     """Tear down package and session fixtures at the end of the run, then call the conftests'
     ``pytest_sessionfinish(session, exitstatus)`` (``exitstatus`` 1 when a test failed, as pytest's)."""
+    if session.live_log is not None:
+        session.live_log.detach()
     results = []
     for key in list(session.scopes.by_scope):
         if key[0] in ("package", "session"):

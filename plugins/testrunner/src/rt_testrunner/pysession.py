@@ -21,6 +21,7 @@ from rt_testrunner import builtin_fixtures, importing, pyplugins
 from rt_testrunner.async_plugins import AsyncModes
 from rt_testrunner.execute import BackendKey, backend_key
 from rt_testrunner.fixtures import FixtureDef, Registry, ScopeState, argnames
+from rt_testrunner.live_log import LiveLog
 from rt_testrunner.model import Suite
 from rt_testrunner.pycollect_module import ModuleCollection
 from rt_testrunner.pyconfig import PytestConfig
@@ -102,7 +103,7 @@ class PytestSession(ModuleCollection):
         self.setup_hooks: list[tuple[str, Callable[..., Any]]] = []
         #: ``pytest_runtest_teardown(item, nextitem)``, by folder: called before the test's fixtures are torn down
         self.teardown_hooks: list[tuple[str, Callable[..., Any]]] = []
-        #: what ``record_testsuite_property`` records (kept for the suite's own readers; not in rt's JUnit file)
+        #: what ``record_testsuite_property`` records (the JUnit file's ``<properties>`` of each file's suite)
         self.testsuite_properties: list[tuple[str, object]] = []
         #: ``pytest_runtest_makereport(item, call)``, by folder: given each phase's report (makereport.py)
         self.report_hooks: list[tuple[str, Callable[..., Any]]] = []
@@ -136,6 +137,8 @@ class PytestSession(ModuleCollection):
         self.warnings_plugin = "warnings" not in self.blocked
         self.logging_plugin = "logging" not in self.blocked
         self.log_level = pyconfig.log_level if self.logging_plugin else None
+        #: pytest's live logging (``log_cli``), None when off
+        self.live_log = LiveLog(pyconfig) if self.logging_plugin and pyconfig.log_cli else None
         self.async_modes = AsyncModes(pyconfig.values)
         self.loaded_plugins: set[str] = set()
         self.shouldstop: bool | str = False
@@ -405,6 +408,11 @@ class PytestSession(ModuleCollection):
         from rt_testrunner.reruns import rerun_count
 
         return rerun_count(self.config.pluginmanager, item.node)
+
+    def suite_properties(self, start: int = 0) -> tuple[tuple[str, str], ...]:
+        """The ``record_testsuite_property`` pairs from the ``start``-th on, values as the text pytest's junitxml
+        writes (``str(value)``)."""
+        return tuple((str(name), str(value)) for name, value in self.testsuite_properties[start:])
 
     def hooks_for(self, name: str, file: str) -> list[Callable[..., Any]]:
         """The ``name`` hooks of the plugins and the conftest.py files above ``file``, in the order they

@@ -20,11 +20,39 @@ The hooks are installed for the run of a pytest suite (unless ``-p no:unraisable
 from __future__ import annotations
 
 import collections
+import contextlib
 import re
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
+
+#: warnings recorded in this process, for the summary's "N warnings": while collecting, around the tests
+_recorded = {"collect": 0, "tests": 0}
+
+
+def count_recorded(caught: list[warnings.WarningMessage] | None, when: str = "tests") -> None:
+    """Count what a ``catch_warnings(record=True)`` block kept, as pytest's warnings plugin reports each."""
+    if caught:
+        _recorded[when] += len(caught)
+
+
+def recorded(when: str | None = None) -> int:
+    """How many warnings were recorded in this process so far (while collecting, around the tests, or both).
+    A ``--parallel`` worker collects every file, so only one worker's collection warnings count."""
+    return _recorded[when] if when is not None else sum(_recorded.values())
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[None]:
+    """Warnings kept from the output (pytest shows them in its summary), and counted."""
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            yield
+        finally:
+            count_recorded(caught)
+
 
 if TYPE_CHECKING:
     from rt_testrunner.pynodes import PyItem

@@ -100,6 +100,8 @@ def summary_lines(event: RunFinished) -> list[str]:
         lines.append(f" {event.reruns} rerun")
     if event.subtests_passed:
         lines.append(f" {event.subtests_passed} subtests passed")  # pytest 9's words, "1 subtests passed" too
+    if event.warnings:
+        lines.append(f" {plural(event.warnings, 'warning')}")  # pytest's "1 warning", "2 warnings"
     if event.interrupted and event.errors and not (event.passed or event.failed or event.xfailed):
         # pytest-style files that failed to collect: no test ran, as pytest's run stops there
         lines.insert(0, f"Interrupted: {plural(event.errors, 'error')} during collection")

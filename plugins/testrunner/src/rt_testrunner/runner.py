@@ -28,7 +28,17 @@ from rt.events import (
     TestStatus,
 )
 from rt.interfaces import Reporter
-from rt_testrunner import capture, clock, collect, importing, outcomes, pyconfig, snapshots, timeouts
+from rt_testrunner import (
+    capture,
+    clock,
+    collect,
+    importing,
+    outcomes,
+    pyconfig,
+    pywarnings,
+    snapshots,
+    timeouts,
+)
 from rt_testrunner.discovery import SUFFIXES, TestFile, python_file_matches
 from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome
 from rt_testrunner.failures import render_exception
@@ -109,6 +119,8 @@ class Runner:
         files the main process hands it, one at a time, while it collected them all as a one-process run
         does)."""
         started = clock.perf_counter()
+        warnings_before = pywarnings.recorded()
+        properties_before = len(self.session.testsuite_properties)
         emit = self.recorder.emit
         emit(
             RunStarted(
@@ -135,6 +147,8 @@ class Runner:
                     await self._run_files(files, files if order is None else order)
         finally:
             capture.uninstall()
+        self.recorder.warnings += pywarnings.recorded() - warnings_before
+        self.recorder.testsuite_properties += self.session.suite_properties(properties_before)
         finished = self.recorder.run_finished(
             files=len(files),
             duration=clock.perf_counter() - started,

@@ -34,6 +34,10 @@ class Tally:
         self.interrupt_reason: str | None = None
         #: subtests that passed, which pytest 9 counts apart from the tests ("5 subtests passed")
         self.subtests_passed = 0
+        #: warnings recorded while collecting and running pytest-style tests (pywarnings.recorded)
+        self.warnings = 0
+        #: ``record_testsuite_property`` pairs, in the order recorded
+        self.testsuite_properties: list[tuple[str, str]] = []
 
     def interrupt(self, exit_code: int | None = None, reason: str | None = None) -> None:
         """A test raised KeyboardInterrupt: it failed, and no further test starts (the summary and the
@@ -72,6 +76,8 @@ class Tally:
             exit_code=self.exit_code,
             interrupt_reason=self.interrupt_reason,
             subtests_passed=self.subtests_passed,
+            warnings=self.warnings,
+            testsuite_properties=tuple(self.testsuite_properties),
             snapshots=snapshots,
             reruns=self.reruns,
         )

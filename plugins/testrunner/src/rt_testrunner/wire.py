@@ -229,6 +229,11 @@ class FileDone:
     exit_code: int | None = None  # pytest.exit(msg, returncode=N)'s N
     interrupt_reason: str | None = None  # pytest.exit(msg)'s "_pytest.outcomes.Exit: msg"
     subtests_passed: int = 0  # this file's subtests that passed (pytest 9's ` N subtests passed`)
+    warnings: int = 0  # warnings recorded around the tests since the last file
+    #: ``record_testsuite_property`` pairs recorded since the last file
+    testsuite_properties: tuple[tuple[str, str], ...] = ()
+    #: warnings recorded while collecting the run's files (every worker collects them all): sent once
+    collection_warnings: int | None = None
     #: the file was not collected (a conftest.py's ``collect_ignore``): the main process does not show it
     not_collected: bool = False
 

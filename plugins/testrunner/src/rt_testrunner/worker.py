@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from rt.events import FileFinished, RunFinished, RunStarted, SnapshotCounts, TestEvent
-from rt_testrunner import wire
+from rt_testrunner import pywarnings, wire
 from rt_testrunner.runner import FilePart, Runner
 
 if TYPE_CHECKING:
@@ -48,6 +48,9 @@ class _Forwarder:
         self._sent_obsolete = 0
         self._sent_reruns = 0
         self._sent_subtests = 0
+        self._sent_warnings = 0
+        self._sent_collection = False
+        self._sent_properties = 0
 
     def handle(self, event: TestEvent) -> None:
         if isinstance(event, RunStarted | RunFinished):
@@ -70,7 +73,13 @@ class _Forwarder:
             interrupt_reason=runner.recorder.interrupt_reason,
             not_collected=event.file in runner.not_collected,
             subtests_passed=runner.recorder.subtests_passed - self._sent_subtests,
+            warnings=pywarnings.recorded("tests") - self._sent_warnings,
+            collection_warnings=None if self._sent_collection else pywarnings.recorded("collect"),
+            testsuite_properties=runner.session.suite_properties(self._sent_properties),
         )
+        self._sent_properties = len(runner.session.testsuite_properties)
+        self._sent_warnings = pywarnings.recorded("tests")
+        self._sent_collection = True
         self._sent_filtered = runner.filtered_out
         self._sent_reruns = runner.recorder.reruns
         self._sent_subtests = runner.recorder.subtests_passed

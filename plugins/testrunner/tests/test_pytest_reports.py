@@ -1,0 +1,169 @@
+"""What pytest reports besides the outcome counts, reported by ``rt test`` too: the summary's warnings count,
+``record_testsuite_property`` in the JUnit file, ``log_cli`` live logging.
+
+Each test writes a small project, runs it under pytest and under ``rt test``, and compares what both report.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from rt.testing import run_cli, run_pytest, summary_counts, write_files
+
+WARNING_PROJECT = {
+    "test_warns.py": """
+    import warnings
+
+    warnings.warn("at import", UserWarning)  # recorded while collecting
+
+    def test_one_warning():
+        warnings.warn("once", UserWarning)
+
+    def test_same_place_twice():
+        for _ in range(2):
+            warnings.warn("twice, one place", UserWarning)  # the default action shows it once
+
+    def test_deprecations_always_count():
+        for _ in range(2):
+            warnings.warn("old", DeprecationWarning)
+
+    def test_quiet():
+        pass
+
+    @__import__("pytest").mark.filterwarnings("ignore::UserWarning")
+    def test_ignored():
+        warnings.warn("ignored", UserWarning)
+    """,
+    "test_more.py": """
+    import warnings
+
+    def test_other_file():
+        warnings.warn("elsewhere", RuntimeWarning)
+    """,
+}
+
+_PYTEST_WARNINGS = re.compile(r"(\d+) warnings? in ")
+
+
+def _pytest_warnings(output: str) -> int:
+    found = _PYTEST_WARNINGS.search(output.strip().splitlines()[-1])
+    return int(found.group(1)) if found else 0
+
+
+@pytest.mark.parametrize("arguments", [(), ("--parallel=2",)], ids=["one_process", "parallel"])
+def test_the_summary_counts_warnings_as_pytest_does(tmp_path: Path, arguments: tuple[str, ...]) -> None:
+    """pytest's last line says "N warnings" (the warnings recorded while collecting and around each test,
+    after the filters); rt's summary has ` N warnings`, also when workers ran the files."""
+    write_files(tmp_path, WARNING_PROJECT)
+    expected = _pytest_warnings(run_pytest(cwd=tmp_path).stdout)
+    assert expected == 6
+    rt_run = run_cli("test", *arguments, cwd=tmp_path)
+    assert summary_counts(rt_run.stderr)["pass"] == 6, rt_run.output
+    assert f" {expected} warnings\n" in rt_run.stderr, rt_run.output
+
+
+def test_no_warnings_no_count_and_one_is_singular(tmp_path: Path) -> None:
+    write_files(tmp_path, {"test_a.py": "import warnings\n\ndef test_a():\n    warnings.warn('x')\n"})
+    assert _pytest_warnings(run_pytest(cwd=tmp_path).stdout) == 1
+    assert " 1 warning\n" in run_cli("test", cwd=tmp_path).stderr
+    write_files(tmp_path, {"test_a.py": "def test_a():\n    pass\n"})
+    assert _pytest_warnings(run_pytest(cwd=tmp_path).stdout) == 0
+    assert "warning" not in run_cli("test", cwd=tmp_path).stderr
+    # -p no:warnings: pytest records none, nor does rt
+    write_files(tmp_path, {"test_a.py": "import warnings\n\ndef test_a():\n    warnings.warn('x')\n"})
+    assert _pytest_warnings(run_pytest("-p", "no:warnings", cwd=tmp_path).stdout) == 0
+    assert " warning" not in run_cli("test", "-p", "no:warnings", cwd=tmp_path).stderr
+
+
+PROPERTY_PROJECT = {
+    "test_first.py": """
+    def test_records(record_testsuite_property):
+        record_testsuite_property("ARCH", "PPC")
+        record_testsuite_property("STORAGE_TYPE", "CEPH")
+
+    def test_plain():
+        pass
+    """,
+    "test_second.py": """
+    def test_records_a_number(record_testsuite_property):
+        record_testsuite_property("RUNS", 3)
+    """,
+}
+
+
+def _suite_properties(suite: ElementTree.Element) -> list[tuple[str | None, str | None]]:
+    return [(p.get("name"), p.get("value")) for p in suite.findall("./properties/property")]
+
+
+@pytest.mark.parametrize("arguments", [(), ("--parallel=2",)], ids=["one_process", "parallel"])
+def test_record_testsuite_property_is_written_to_the_junit_file(
+    tmp_path: Path, arguments: tuple[str, ...]
+) -> None:
+    """pytest's junitxml writes the run's ``record_testsuite_property`` pairs (values as text) as the
+    ``<properties>`` of its ``<testsuite>``; rt writes them in each file's ``<testsuite>`` (its layout has one
+    per file), also when workers recorded them."""
+    write_files(tmp_path, PROPERTY_PROJECT)
+    run_pytest("--junitxml", str(tmp_path / "pytest.xml"), cwd=tmp_path)
+    expected = _suite_properties(ElementTree.parse(tmp_path / "pytest.xml").getroot().find("testsuite"))  # type: ignore[arg-type]
+    assert sorted(expected) == [("ARCH", "PPC"), ("RUNS", "3"), ("STORAGE_TYPE", "CEPH")]
+    run = run_cli("test", *arguments, "--junitxml", str(tmp_path / "rt.xml"), cwd=tmp_path)
+    assert run.code == 0, run.output
+    suites = ElementTree.parse(tmp_path / "rt.xml").getroot().findall("testsuite")
+    assert len(suites) == 2
+    for suite in suites:
+        assert sorted(_suite_properties(suite)) == sorted(expected)
+        assert suite[0].tag == "properties"  # the schema's place for them: the suite's first child
+
+
+LIVE_LOG_PROJECT = {
+    "pytest.ini": "[pytest]\nlog_cli = true\nlog_cli_level = INFO\n",
+    "test_live.py": """
+    import logging
+
+    log = logging.getLogger("app")
+
+    def test_logs():
+        log.debug("below the level")
+        log.info("shown while the test runs")
+        print("captured, not shown")
+
+    def test_fails():
+        log.warning("a warning first")
+        assert False
+    """,
+}
+
+
+def test_log_cli_shows_records_as_they_happen(tmp_path: Path) -> None:
+    """``log_cli = true``: pytest prints each record at ``log_cli_level`` as it is emitted, under a ``live log
+    call`` separator, in its default format; rt prints the same lines, before the test's result line (it
+    runs live, not after the test), and the captured output stays captured."""
+    write_files(tmp_path, LIVE_LOG_PROJECT)
+    pytest_run = run_pytest(cwd=tmp_path)
+    rt_run = run_cli("test", cwd=tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 1, "fail": 1}
+    for line in (
+        "INFO     app:test_live.py:8 shown while the test runs",
+        "WARNING  app:test_live.py:12 a warning first",
+        "-" * 28 + " live log call " + "-" * 29,
+    ):
+        assert line in pytest_run.stdout, pytest_run.output
+        assert line in rt_run.stderr, rt_run.output
+    assert "below the level" not in pytest_run.stdout and "below the level" not in rt_run.output
+    assert "captured, not shown" not in rt_run.output
+    assert rt_run.stderr.index("shown while the test runs") < rt_run.stderr.index("(pass) test_logs")
+    # without log_cli nothing is live (the warning is only in the failure's captured log)
+    write_files(tmp_path, {"pytest.ini": "[pytest]\n"})
+    quiet = run_cli("test", cwd=tmp_path)
+    assert "live log" not in quiet.output and "shown while the test runs" not in quiet.output
+    # --log-cli-level on the command line turns it on too, as pytest's
+    louder = run_cli("test", "--log-cli-level=DEBUG", cwd=tmp_path)
+    assert "DEBUG    app:test_live.py:7 below the level" in louder.stderr, louder.output
+    assert (
+        "DEBUG    app:test_live.py:7 below the level"
+        in run_pytest("--log-cli-level=DEBUG", cwd=tmp_path).stdout
+    )
