@@ -668,10 +668,15 @@ def test_assertion_messages_explain_the_difference(tmp_path: Path) -> None:
     assert "    a\n  - B\n  + b\n    c" in err
     assert "Left contains one more item: 1" in err
     assert "Omitting 1 identical items" in err and "{'b': 2} != {'b': 3}" in err
-    assert "Left contains 1 more item:\n  {'c': 3}" in err and "Right contains 1 more item:\n  {'d': 4}" in err
+    assert (
+        "Left contains 1 more item:\n  {'c': 3}" in err and "Right contains 1 more item:\n  {'d': 4}" in err
+    )
     assert "Extra items in the left set:\n  1\n  Extra items in the right set:\n  3" in err
     assert "Omitting 1 identical items, use -vv to show\n  Differing attributes:\n  ['label']" in err
-    assert "Drill down into differing attribute items:\n    items: [1] != [2]\n    At index 0 diff: 1 != 2" in err
+    assert (
+        "Drill down into differing attribute items:\n    items: [1] != [2]\n    At index 0 diff: 1 != 2"
+        in err
+    )
 
 
 def test_module_level_skip_counts_as_one_skipped_test(tmp_path: Path) -> None:
