@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from rt.config import KERNEL_OPTIONS, Config
+from rt.config import KERNEL_OPTIONS, Config, read_toml
 from rt.errors import ConfigError
 from rt.hookspecs import hookimpl
 from rt.interfaces import ConfigOption
@@ -140,6 +141,28 @@ def test_invalid_toml_is_reported_with_the_file(tmp_path):
     (tmp_path / "rt.toml").write_text("[demo\n")
     with pytest.raises(ConfigError, match="invalid TOML"):
         Config.load(tmp_path, {})
+
+
+def test_a_file_that_is_not_utf8_is_a_config_error(tmp_path):
+    (tmp_path / "rt.toml").write_bytes(b"[demo]\nname = '\xff'\n")
+    with pytest.raises(ConfigError, match="rt.toml: invalid TOML: not UTF-8"):
+        Config.load(tmp_path, {})
+
+
+def test_read_toml_parses_a_file_once_while_it_is_unchanged(tmp_path):
+    # rt test reads pyproject.toml for [tool.rt] and for pytest's section: the second read is the first's
+    path = tmp_path / "pyproject.toml"
+    path.write_text("[tool.demo]\nx = 1\n")
+    first = read_toml(path)
+    assert first == {"tool": {"demo": {"x": 1}}}
+    assert read_toml(str(path)) is first
+    path.write_text("[tool.demo]\nx = 22\n")  # another size: parsed again
+    assert read_toml(path) == {"tool": {"demo": {"x": 22}}}
+    path.write_text("[tool.demo\n")
+    with pytest.raises(tomllib.TOMLDecodeError):
+        read_toml(path)
+    with pytest.raises(tomllib.TOMLDecodeError):  # a failure is not kept as a result either
+        read_toml(path)
 
 
 def test_plugin_declared_options_are_validated_by_the_kernel(tmp_path):

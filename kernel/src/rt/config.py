@@ -126,12 +126,40 @@ def _read_toml(path: Path) -> dict[str, Any]:
     import tomllib  # only when a file exists: most library uses of rt never read one
 
     try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
+        return read_toml(path)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+#: parsed TOML files by absolute path, each with the (mtime, size, inode) it was read at: :func:`read_toml`
+_PARSED: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+
+
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The TOML file at ``path``, parsed (``tomllib``), read once per process while it is unchanged.
+
+    A project's pyproject.toml is read twice by ``rt test``: here, for ``[tool.rt]``, and by the test
+    runner for pytest's ``[tool.pytest.ini_options]``; parsing it is about 2 million instructions per KB, so
+    the second reader gets the first one's result. A file whose modification time, size or inode changed is
+    parsed again. The result is shared: callers must not change it (copy what they keep). Raises what
+    ``open`` and ``tomllib.loads`` raise (``OSError``, ``UnicodeDecodeError``, ``tomllib.TOMLDecodeError``);
+    nothing is kept for a file that failed."""
+    import tomllib
+
+    key = os.path.abspath(path)
+    with open(key, "rb") as file:
+        info = os.fstat(file.fileno())
+        stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+        kept = _PARSED.get(key)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        data = tomllib.loads(file.read().decode("utf-8"))
+    _PARSED[key] = (stamp, data)
+    return data
 
 
 def _split_sections(table: Mapping[str, Any], label: str) -> dict[str, dict[str, Any]]:

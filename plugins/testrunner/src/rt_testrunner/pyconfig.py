@@ -153,8 +153,10 @@ def _ini_section(path: Path, section: str) -> dict[str, Any] | None:
 def _toml_section(path: Path) -> dict[str, Any] | None:
     import tomllib  # only when a pyproject.toml is there (`rt test` start-up is a measured target)
 
+    from rt.config import read_toml  # the kernel parsed it already when it looked for [tool.rt]
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_toml(path)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
     tool = data.get("tool", {}).get("pytest")
@@ -162,7 +164,7 @@ def _toml_section(path: Path) -> dict[str, Any] | None:
         return None
     legacy = tool.get("ini_options")
     if isinstance(legacy, dict):
-        return legacy
+        return dict(legacy)  # a copy: the parsed file is shared with the kernel's configuration
     return {key: value for key, value in tool.items() if key != "ini_options"}
 
 
