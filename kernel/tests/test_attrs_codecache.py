@@ -193,3 +193,52 @@ def test_a_frozen_class_hits_under_another_hash_seed_with_its_own_seed_in_the_co
 )
 def test_only_the_hash_seed_may_differ(stored: str, script: str, expected: tuple[int, int] | None) -> None:
     assert _attrs_codecache._hash_constants(stored, script) == expected
+
+
+FIRST_IMPORT = """
+import json, sys
+sys.dont_write_bytecode = False
+from rt import _attrs_codecache
+
+assert "attr" not in sys.modules
+_attrs_codecache.install(sys.argv[1])
+import attr, attr._make
+from attr import validators
+
+cache = _attrs_codecache.installed()
+own = sorted(name.rpartition(" ")[2].rstrip(">") for name in cache.used)
+_attrs_codecache.uninstall()
+check = validators.instance_of(int)
+check(None, attr.fields(attr.make_class("C", ["a"]))[0], 1)
+print(json.dumps({
+    "hits": cache.hits,
+    "new": cache.new,
+    "own": own,
+    "finder_left": [type(f).__name__ for f in sys.meta_path if "AfterMake" in type(f).__name__],
+    "loader": type(attr._make.__loader__).__name__,
+    "same_loader": attr._make.__spec__.loader is attr._make.__loader__,
+    "repr": repr(check),
+}))
+"""
+
+
+def test_attrs_own_classes_take_stored_code_when_rt_imports_attrs(run_python: Any, tmp_path: Path) -> None:
+    """The ``rt`` command's install imports attrs itself: the classes attrs' import creates after
+    ``attr._make`` (its validators) are stored and reused, and ``attr._make`` keeps its own loader."""
+    import json
+
+    path = str(tmp_path / "attrs-methods.marshal")
+    runs = []
+    for _ in range(2):
+        code = f"import sys; sys.argv[1:] = [{path!r}]\n" + FIRST_IMPORT
+        result = run_python(code, env={"PYTHONHASHSEED": "0"})
+        assert result.returncode == 0, result.stderr
+        runs.append(json.loads(result.stdout))
+    first, second = runs
+    assert "attr.validators._InstanceOfValidator" in first["own"]
+    assert first["new"] == len(first["own"]) >= 10 and first["hits"] == 0
+    assert second["hits"] == len(first["own"]) and second["new"] == 0
+    for run in runs:
+        assert run["finder_left"] == []
+        assert run["loader"] == "SourceFileLoader" and run["same_loader"]
+        assert run["repr"] == "<instance_of validator for type <class 'int'>>"

@@ -18,7 +18,9 @@ Only the ``rt`` command installs it, and only while rt starts: :mod:`rt.cli` whi
 then ``rt test`` while it imports the runner; :func:`uninstall` restores attrs' own function before a
 command's code runs (a script under ``rt run``) and before ``rt test`` imports a test file, so a program or a
 suite sees attrs untouched. Only classes of rt's
-packages (``rt``, ``rt_*``) are stored; another class created meanwhile is compiled as attrs does it.
+packages (``rt``, ``rt_*``) and attrs' own (those its import creates after ``attr._make``, when the ``rt``
+command imports attrs: :class:`_AfterMake`) are stored; another class created meanwhile is compiled as attrs
+does it.
 """
 
 from __future__ import annotations
@@ -98,12 +100,12 @@ class _Cache:
 
 def _is_own(filename: str) -> bool:
     """``<attrs generated methods rt_testrunner.state.TestState>``: a class of an rt package (not of the test
-    files rt imports as ``rt_test_files.*``)."""
+    files rt imports as ``rt_test_files.*``), or of attrs itself (``attr.validators._InstanceOfValidator``)."""
     if not filename.startswith(_PREFIX):
         return False
     qualified = filename[len(_PREFIX) :].partition(" ")[2]
     package = qualified.partition(".")[0]
-    return (package == "rt" or package.startswith("rt_")) and package != "rt_test_files"
+    return (package in ("rt", "attr") or package.startswith("rt_")) and package != "rt_test_files"
 
 
 def _hash_constants(stored: str, script: str) -> tuple[int, int] | None:
@@ -194,19 +196,82 @@ def default_path() -> str | None:
 
 def install(path: str | None = None) -> bool:
     """Route attrs' compiling through the cache at ``path`` (default :func:`default_path`); ``False`` (and
-    attrs untouched) when attrs has no ``_compile_and_eval`` as this module knows it."""
-    global _state
+    attrs untouched) when attrs has no ``_compile_and_eval`` as this module knows it.
+
+    When attrs is not imported yet (the ``rt`` command's start), it is imported here with
+    :class:`_AfterMake` on ``sys.meta_path``, which puts the cache in place as soon as ``attr._make`` has run:
+    the classes the rest of attrs' own import creates (its validators, ``VersionInfo``) then take their
+    methods from the cache too, about 10 million instructions of every start-up."""
     if _state is not None:
         return True
+    if "attr" not in sys.modules:
+        finder = _AfterMake(path)
+        sys.meta_path.insert(0, finder)
+        try:
+            import attr  # noqa: F401 - imported here so that attr._make passes through the finder
+        finally:
+            finder.remove()
+        if _state is not None:
+            return True
     from attr import _make
 
-    make = getattr(_make, "_compile_and_eval", None)
+    return _install_into(_make, path)
+
+
+def _install_into(module: Any, path: str | None) -> bool:
+    global _state
+    make = getattr(module, "_compile_and_eval", None)
     code = getattr(make, "__code__", None)
     if code is None or code.co_varnames[: len(_PARAMETERS)] != _PARAMETERS:
         return False
-    _state = _Cache(path if path is not None else default_path(), make, _make)
-    _make._compile_and_eval = _state.compile_and_eval
+    _state = _Cache(path if path is not None else default_path(), make, module)
+    module._compile_and_eval = _state.compile_and_eval
     return True
+
+
+class _AfterMake:
+    """A finder at the head of ``sys.meta_path`` while :func:`install` imports attrs: it finds ``attr._make``
+    through the finders after it, and has the cache installed once that module has run. The module keeps the
+    spec and loader those finders gave it (its ``__loader__`` is never this), and the finder leaves
+    ``sys.meta_path`` at its first use or when the import ends."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+
+    def remove(self) -> None:
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "attr._make":
+            return None
+        self.remove()
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _InstallAfter(spec.loader, self.path)
+        return spec
+
+
+class _InstallAfter:
+    """``attr._make``'s loader, which installs the cache into the module once it has run."""
+
+    def __init__(self, loader: Any, path: str | None) -> None:
+        self.loader = loader
+        self.path = path
+
+    def create_module(self, spec: Any) -> Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        module.__spec__.loader = module.__loader__ = self.loader  # the module sees its own loader only
+        self.loader.exec_module(module)
+        _install_into(module, self.path)
 
 
 def uninstall() -> None:
