@@ -799,6 +799,8 @@ def test_a_pytest_suite_run_loads_none_of_rts_optional_modules(tmp_path: Path) -
         "rt_testrunner.expect",
         "rt_testrunner.mocking",
         "rt_testrunner.coverage_run",
+        "rt_testrunner.failures",  # a failure's rendering
+        "rt_testrunner.explain",  # a failed assert's explanation
         "configparser",
         "tempfile",
         "importlib.abc",

@@ -14,7 +14,6 @@ import attrs
 from rt.events import Location, TestFailure, TestFinished, TestStatus
 from rt_testrunner import outcomes
 from rt_testrunner.execute import Outcome
-from rt_testrunner.failures import plain_failure, render_exception
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.tally import Tally
 
@@ -68,7 +67,9 @@ class Recorder(Tally):
             if kind is outcomes.Kind.FAIL:
                 return (
                     TestStatus.FAIL,
-                    plain_failure(outcomes.reason(error) or "Failed", "Failed", self.location(case.location)),
+                    _plain_failure(
+                        outcomes.reason(error) or "Failed", "Failed", self.location(case.location)
+                    ),
                     "",
                 )
         elif outcome.xfail is not None and not outcome.timed_out:
@@ -76,7 +77,7 @@ class Recorder(Tally):
             if strict:
                 return (
                     TestStatus.FAIL,
-                    plain_failure(
+                    _plain_failure(
                         f"[XPASS(strict)] {reason}".rstrip(), "XPassStrict", self.location(case.location)
                     ),
                     reason,
@@ -92,11 +93,11 @@ class Recorder(Tally):
         if case.has("todo"):
             if failed:
                 return TestStatus.TODO, None
-            return TestStatus.FAIL, plain_failure(TODO_PASSED, "TodoPassed", self.location(case.location))
+            return TestStatus.FAIL, _plain_failure(TODO_PASSED, "TodoPassed", self.location(case.location))
         if case.has("failing") and not outcome.timed_out:
             if failed:
                 return TestStatus.PASS, None
-            return TestStatus.FAIL, plain_failure(
+            return TestStatus.FAIL, _plain_failure(
                 FAILING_PASSED, "FailingPassed", self.location(case.location)
             )
         if failed:
@@ -108,8 +109,10 @@ class Recorder(Tally):
 
     def failure(self, outcome: Outcome, timeout_ms: int) -> TestFailure:
         if outcome.timed_out:
-            return plain_failure(f"this test timed out after {timeout_ms}ms.", "Timeout", timed_out=True)
+            return _plain_failure(f"this test timed out after {timeout_ms}ms.", "Timeout", timed_out=True)
         assert outcome.error is not None
+        from rt_testrunner.failures import render_exception
+
         return render_exception(outcome.error, self.root)
 
     def hook_failure(self, suite: Suite, kind: str, error: Outcome, file: str, timeout_ms: int) -> None:
@@ -136,3 +139,13 @@ def display_location(location: Location | None, root: Path) -> Location | None:
     if location.file.startswith(prefix):
         return Location(location.file[len(prefix) :].replace(os.sep, "/"), location.line, location.column)
     return location
+
+
+def _plain_failure(
+    message: str, kind: str = "Error", location: Location | None = None, timed_out: bool = False
+) -> TestFailure:
+    """:func:`rt_testrunner.failures.plain_failure`, that module imported only when a test fails (a passing
+    run never imports it)."""
+    from rt_testrunner.failures import plain_failure
+
+    return plain_failure(message, kind, location, timed_out)

@@ -41,7 +41,6 @@ from rt_testrunner import (
 )
 from rt_testrunner.discovery import SUFFIXES, TestFile, python_file_matches
 from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome
-from rt_testrunner.failures import render_exception
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.options import RunOptions
 from rt_testrunner.pyruntest import NO_TIMEOUT_MS, finish_session
@@ -176,7 +175,7 @@ class Runner:
                     except BaseException as exc:  # a test file's error of any kind is a collection error
                         if isinstance(exc, GeneratorExit):
                             raise
-                        errors.append((test_file.relative, render_exception(exc, self.options.root)))
+                        errors.append((test_file.relative, _rendered(exc, self.options.root)))
                         continue
                     tests = root.tests()
                     only_mode = self.options.only or any(t.has("only") for t in tests)
@@ -247,7 +246,7 @@ class Runner:
             try:
                 collect.load_preload(path, self.preload_root)
             except Exception as exc:  # noqa: BLE001 - a test's error of any kind is a result
-                return script, render_exception(exc, self.options.root)
+                return script, _rendered(exc, self.options.root)
         return None
 
     def _collect_pytest_files(self, files: Sequence[TestFile]) -> TestFile | None:
@@ -451,7 +450,7 @@ class Runner:
                     for _ in range(2 if doctests_too else 1):
                         self.recorder.record(skipped)
                     break
-                error = render_exception(exc, self.options.root)
+                error = _rendered(exc, self.options.root)
                 if doctests_too:
                     ignored = self.session.pyconfig.doctest_ignore_import_errors and isinstance(
                         exc, ImportError
@@ -694,3 +693,11 @@ def _properties(case: TestCase) -> tuple[tuple[str, str], ...]:
     if not recorded:
         return ()
     return tuple((str(name), str(value)) for name, value in recorded)
+
+
+def _rendered(exc: BaseException, root: Path) -> TestFailure:
+    """A load or preload error as a failure; :mod:`rt_testrunner.failures` is imported only when one
+    happens (a passing run never does)."""
+    from rt_testrunner.failures import render_exception
+
+    return render_exception(exc, root)
