@@ -248,6 +248,8 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # session 10: its tests compare the first line of a rewritten assert's message (`assert ('fo',) == ('',)`)
     # and pytest's `Use -v to get more diff`, through its own rewritten assert_called_with
     "pytest-mock": ("3.17.0", ("pytest-asyncio", "mock"), {"PYTHONPATH": "src"}),
+    # pytest-benchmark's --benchmark-skip in addopts: an option a plugin registers takes its value from addopts
+    "portion": ("2.6.3", ("portion==2.6.3", "pytest-benchmark"), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {

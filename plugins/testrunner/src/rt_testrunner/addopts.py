@@ -108,6 +108,8 @@ UNSUPPORTED = {
     "--fixtures-per-test": "rt test lists no fixtures",
     "--markers": "rt test lists no markers",
 }
+#: the reason given for an option neither rt nor a plugin or conftest.py of the run registers
+UNKNOWN = "not an option rt knows"
 #: ``--capture``'s methods besides ``no`` (pytest's)
 CAPTURE_METHODS = ("fd", "sys", "tee-sys")
 #: ``--doctest-report``'s choices (pytest's; any case)
@@ -207,12 +209,23 @@ class AddOpts:
     #: assertion's explanation gives (reprs in full at 2, as pytest's)
     verbose: int = 0
 
-    def notice(self, config: PytestConfig) -> str | None:
-        """The one line telling the user which options of their configuration rt does not honour."""
-        if not self.unsupported:
+    def notice(self, config: PytestConfig, registered: set[str] | None = None) -> str | None:
+        """The one line telling the user which options of their configuration rt does not honour. Without
+        ``registered``, before the run: the options rt itself refuses (``-n``, ``--cov`` ...). With the option
+        names the plugins and conftest.py files registered, once the run's files are collected: the options
+        none of them knows (an option a plugin registers takes its value from ``addopts``, as in pytest)."""
+        if registered is None:
+            entries = [(option, reason) for option, reason in self.unsupported if reason != UNKNOWN]
+        else:
+            entries = [
+                (option, reason)
+                for option, reason in self.unsupported
+                if reason == UNKNOWN and option.split()[0].partition("=")[0] not in registered
+            ]
+        if not entries:
             return None
         where = config.inifile.name if config.inifile is not None else "the pytest configuration"
-        listed = "; ".join(f"{option} ({reason})" for option, reason in self.unsupported)
+        listed = "; ".join(f"{option} ({reason})" for option, reason in entries)
         return f"rt test: ignoring addopts of {where}: {listed}"
 
 
@@ -253,6 +266,10 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
         word = words[index]
         index += 1
         if not word.startswith("-"):
+            if unsupported and unsupported[-1][1] == UNKNOWN and " " not in unsupported[-1][0]:
+                # the value of an option rt does not know (``--repeat 3``), which a plugin may register
+                unsupported[-1] = (f"{unsupported[-1][0]} {word}", UNKNOWN)
+                continue
             unsupported.append((word, "paths in addopts are not read; give them on the command line"))
             continue
         name, equals, value = word.partition("=")
@@ -356,9 +373,7 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             shown = word if not has_value or "=" in word else f"{name} {value}"
             unsupported.append((shown, UNSUPPORTED[name]))
         else:
-            unsupported.append(
-                (word if not has_value or "=" in word else f"{name} {value}", "not an option rt knows")
-            )
+            unsupported.append((word if not has_value or "=" in word else f"{name} {value}", UNKNOWN))
     return AddOpts(
         doctest_globs=tuple(doctest_globs),
         warnings=tuple(warnings),

@@ -240,6 +240,10 @@ class Config:
         self.hook: Any = None
         #: ``config.add_cleanup(func)``: called last first when the session ends (pytest-mock registers one)
         self.cleanups: list[Callable[[], None]] = []
+        #: the words of ``addopts`` and ``PYTEST_ADDOPTS``, where an option a plugin or conftest.py registers
+        #: takes its value (pytest-benchmark's ``--benchmark-skip``), and the option names registered so far
+        self.option_words: list[str] = []
+        self.registered_options: set[str] = set()
 
     def add_cleanup(self, func: Callable[[], None]) -> None:
         self.cleanups.append(func)
@@ -323,8 +327,25 @@ class Config:
         return int(text) if text.lstrip("-").isdigit() else level
 
 
+def _given_value(
+    names: tuple[str, ...], attributes: dict[str, Any], dest: str, default: Any, words: list[str]
+) -> Any:
+    """The value ``words`` give the option ``names``, read by argparse as pytest reads it (its action,
+    ``type``, ``nargs``, ``choices``); the other words are left alone. A value argparse refuses leaves the
+    default, with a line on stderr (pytest would refuse to start)."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    parser.add_argument(*names, **{**attributes, "dest": dest, "default": default})
+    try:
+        found, _ = parser.parse_known_args(words)
+    except (argparse.ArgumentError, ValueError, TypeError) as exc:
+        sys.stderr.write(f"rt test: {'/'.join(names)} in addopts: {exc}\n")
+        return default
+    return getattr(found, dest, default)
+
+
 class Parser:
-    """What ``pytest_addoption(parser)`` registers; only the defaults matter to rt."""
+    """What ``pytest_addoption(parser)`` registers: each option's default, or the value ``addopts`` (or
+    ``PYTEST_ADDOPTS``) gives it, as pytest parses them with every plugin's and conftest.py's options."""
 
     def __init__(self, config: Config) -> None:
         self._config = config
@@ -344,6 +365,10 @@ class Parser:
         convert = attributes.get("type")
         if isinstance(default, str) and callable(convert):
             default = convert(default)  # as argparse does with a string default
+        self._config.registered_options.update(names)
+        words = self._config.option_words
+        if any(word in names or word.partition("=")[0] in names for word in words):
+            default = _given_value(names, attributes, dest, default, words)
         setattr(self._config.option, dest, default)
 
     _addoption = addoption

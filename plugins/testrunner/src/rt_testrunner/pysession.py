@@ -69,6 +69,8 @@ class PytestSession(ModuleCollection):
         self.root = root
         self.backend = backend
         self.config = Config(pyconfig, root)
+        self.config.option_words = self._plugin_words()
+        self._told_unknown_options = False
         #: the installed plugins (entry points ``pytest11``) and the objects they registered, in order
         self.plugins: list[Any] = []
         self.plugins_loaded = False
@@ -293,6 +295,18 @@ class PytestSession(ModuleCollection):
         for value in self.pyconfig.plugin_options:
             words += ["-p", value]
         return words
+
+    def tell_unknown_options(self) -> None:
+        """Once the run's files are collected (every plugin and conftest.py has registered its options): the
+        options of ``addopts`` that nothing registered, in one line, as rt tells the options it refuses."""
+        if self._told_unknown_options:
+            return
+        self._told_unknown_options = True
+        from rt_testrunner import addopts
+
+        notice = addopts.read(self.pyconfig).notice(self.pyconfig, self.config.registered_options)
+        if notice is not None:
+            self.warn(notice)
 
     def blocked_plugins(self) -> set[str]:
         """The plugins ``-p no:NAME`` blocks, in ``addopts``, ``PYTEST_ADDOPTS`` or on the command line (each

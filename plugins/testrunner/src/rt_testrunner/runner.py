@@ -265,6 +265,7 @@ class Runner:
             finally:
                 self._finish_collection(files)
                 capture.settle_tempdir()
+                self.session.tell_unknown_options()
 
     def _finish_collection(self, files: Sequence[TestFile]) -> None:
         """The session-wide collection hooks; what they raise is a collection error of the first file."""

@@ -1,0 +1,117 @@
+"""``rt test`` on mechanisms found missing while running unseen projects' suites from their PyPI sdists
+(issue 15, session 10, sweep G): each test names the suite that showed it, runs pytest itself on the same small
+project and compares the outcome counts, so a difference in either runner shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rt.testing import counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
+
+
+def rt_test(root: Path, *args: str) -> tuple[dict[str, int], str, str]:
+    """``rt test`` in ``root``: the summary's counts, the whole output and stderr alone."""
+    result = run_cli("test", *args, cwd=root, timeout=180)
+    return summary_counts(result.stderr), result.output, result.stderr
+
+
+def pytest_counts(root: Path, *args: str) -> tuple[dict[str, int], str]:
+    """pytest's outcome counts in ``root``, in rt's words, and its output."""
+    result = run_pytest(*args, cwd=root, timeout=180)
+    return counts_from_pytest(result.stdout), result.output
+
+
+#: a plugin module (as pytest-benchmark's): options registered by ``pytest_addoption``, read by a fixture
+_PLUGIN = """
+import pytest
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("timing")
+    group.addoption("--timing-skip", action="store_true", default=False, help="skip the timing tests")
+    group.addoption("--timing-rounds", type=int, default=1, help="rounds")
+    group.addoption("--timing-mode", choices=["fast", "slow"], default="slow", dest="mode")
+
+
+@pytest.fixture
+def timing(request):
+    if request.config.getoption("timing_skip"):
+        pytest.skip("Skipping timing (--timing-skip active).")
+    return request.config.option.timing_rounds
+"""
+
+
+def test_an_option_a_plugin_registers_takes_its_value_from_addopts(tmp_path: Path) -> None:
+    """portion 2.6.3: its ``addopts = "--benchmark-skip"`` is pytest-benchmark's option, whose ``benchmark``
+    fixture skips the test when it is set (pytest: 226 passed, 11 skipped). rt read only the defaults of the
+    options plugins register, ignored the word ("not an option rt knows") and ran the 11 benchmarks (237
+    passed, 54 times pytest's wall time). pytest parses ``addopts`` with every registered option (a plugin's,
+    a conftest.py's), with its action, ``type``, ``choices`` and ``dest``. pytest 9.2: 2 passed, 2 skipped."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": """
+            [tool.pytest.ini_options]
+            addopts = ["--timing-skip", "--timing-rounds", "3", "--timing-mode=fast", "--repeat=2"]
+            """,
+            "timingplugin.py": _PLUGIN,
+            "conftest.py": """
+            pytest_plugins = ["timingplugin"]
+
+
+            def pytest_addoption(parser):
+                parser.addoption("--repeat", action="store", help="as jsonpickle's conftest.py")
+            """,
+            "test_options.py": """
+            def test_uses_timing(timing):
+                raise AssertionError("skipped by --timing-skip")
+
+
+            def test_uses_timing_too(timing):
+                raise AssertionError("skipped by --timing-skip")
+
+
+            def test_values(pytestconfig):
+                assert pytestconfig.getoption("timing_rounds") == 3
+                assert pytestconfig.option.mode == "fast"
+                assert pytestconfig.getoption("--repeat") == "2"
+
+
+            def test_defaults_of_options_not_given(pytestconfig):
+                assert pytestconfig.getoption("timing_skip") is True
+            """,
+        },
+    )
+    expected, pytest_output = pytest_counts(tmp_path)
+    assert expected == {"pass": 2, "skip": 2}, pytest_output
+    got, output, stderr = rt_test(tmp_path)
+    assert got == expected, output
+    assert "ignoring addopts" not in stderr, stderr
+
+
+def test_an_option_nothing_registers_is_still_named(tmp_path: Path) -> None:
+    """The other side: an option in ``addopts`` that no plugin or conftest.py registers (pytest refuses to
+    start: "unrecognized arguments") is named on one line once the files are collected, with a registered one
+    next to it left out of the line, and the run goes on."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": """
+            [tool.pytest.ini_options]
+            addopts = "--timing-skip --no-such-option 5 -n 2"
+            """,
+            "conftest.py": 'pytest_plugins = ["timingplugin"]\n',
+            "timingplugin.py": _PLUGIN,
+            "test_options.py": """
+            def test_uses_timing(timing):
+                raise AssertionError("skipped by --timing-skip")
+            """,
+        },
+    )
+    got, output, stderr = rt_test(tmp_path)
+    assert got == {"skip": 1}, output
+    notices = [line for line in stderr.splitlines() if "ignoring addopts" in line]
+    assert notices == [
+        "rt test: ignoring addopts of pyproject.toml: -n 2 (pytest-xdist: use rt test --parallel=N)",
+        "rt test: ignoring addopts of pyproject.toml: --no-such-option 5 (not an option rt knows)",
+    ], stderr
