@@ -226,6 +226,10 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "cleo": ("2.1.0", ("crashtest", "rapidfuzz", "pytest-mock", "pytest-cov"), {"PYTHONPATH": "src"}),
     # @staticmethod above @pytest.fixture(scope="class") in a test class (pytest's getattr unwraps it)
     "cloup": ("4.0.0", ("click", "typing-extensions", "pytest-cov", "pytest-xdist"), {"PYTHONPATH": "src"}),
+    # unittest TestCase classes with pytest-subtests installed, 1,840 tests with the subtests
+    "configargparse": ("1.9.0", ("black", "mock", "toml", "PyYAML", "pytest-cov", "pytest-subtests"), {}),
+    # filterwarnings = error with ignores by module, Sphinx builds in tests
+    "everett": ("3.5.0", ("configobj", "PyYAML", "sphinx"), {"PYTHONPATH": "src"}),
     # session 10, sweep I (testing tools and pytest plugins): unittest classes a decorator fills with one
     # method per data item (files of JSON and YAML data), async unittest methods (aiounittest)
     "ddt": ("1.7.2", ("six", "pyyaml", "aiounittest"), {}),

@@ -115,3 +115,84 @@ def test_an_installed_plugins_autouse_fixture_and_the_object_its_configure_regis
         },
     )
     same_counts_as_pytest(tmp_path)
+
+
+def test_the_streams_capsys_reads_have_no_file_descriptor(tmp_path: Path) -> None:
+    """tqdm 4.70.1: a progress bar probes its stream's ``fileno()`` for the terminal's width, then writes to
+    the stream; its tests read the bar with ``capsys``. pytest's capsys streams (``CaptureIO``) have no file
+    descriptor: ``fileno()`` raises ``io.UnsupportedOperation`` and the bar is written to the stream capsys
+    reads. rt gave the test a file of its own, to which the writes then went: 61 failed tests in tqdm.
+    Without capsys (pytest's default fd capture) the streams do have one. pytest 9.2: 3 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_bar.py": """
+                import io
+                import os
+                import sys
+
+                import pytest
+
+                def draw(stream):
+                    try:
+                        os.fstat(stream.fileno())
+                    except io.UnsupportedOperation:
+                        pass
+                    stream.write("bar 3/3")
+
+                def test_bar_read_by_capsys(capsys):
+                    draw(sys.stderr)
+                    assert "3/3" in capsys.readouterr().err
+
+                def test_no_descriptor_under_capsys(capsys):
+                    with pytest.raises(io.UnsupportedOperation):
+                        sys.stdout.fileno()
+
+                def test_a_descriptor_without_capsys():
+                    assert isinstance(sys.stdout.fileno(), int)
+            """,
+        },
+    )
+    same_counts_as_pytest(tmp_path)
+
+
+def test_threads_asking_for_a_captured_streams_descriptor_at_once_share_one(tmp_path: Path) -> None:
+    """tqdm 4.70.1's ``test_threadpool`` (now and then under rt): bars in a thread pool each ask
+    ``sys.stderr.fileno()``; rt makes the test a file for it when first asked, and two threads asking at
+    once each made one, the second replacing the first, which leaked (an unclosed-file ``ResourceWarning``,
+    made a failure by tqdm's ``-W error``). Here the two threads meet inside the making of the file (a
+    ``TemporaryFile`` that waits for the other thread, up to a bound), so without the lock both make one;
+    with it, the second waits and gets the first's. pytest 9.2: 1 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nfilterwarnings = error\n",
+            "test_threads.py": """
+                import sys
+                import tempfile
+                import threading
+
+                def test_one_descriptor(monkeypatch):
+                    meeting = threading.Barrier(2)
+                    real = tempfile.TemporaryFile
+
+                    def meeting_file(*args, **kwargs):
+                        try:
+                            meeting.wait(timeout=10)  # only bounds the wait when the other cannot come
+                        except threading.BrokenBarrierError:
+                            pass
+                        return real(*args, **kwargs)
+
+                    monkeypatch.setattr(tempfile, "TemporaryFile", meeting_file)
+                    found = []
+                    threads = [threading.Thread(target=lambda: found.append(sys.stderr.fileno())) for _ in range(2)]
+                    for thread in threads:
+                        thread.start()
+                    for thread in threads:
+                        thread.join()
+                    assert len(found) == 2 and found[0] == found[1], found
+            """,
+        },
+    )
+    same_counts_as_pytest(tmp_path)

@@ -89,10 +89,12 @@ class CaptureFixture:
             self._token = capture.CURRENT.set(self._capture)
         self._out = len("".join(self._capture.out))
         self._err = len("".join(self._capture.err))
+        capture.SYS_FIXTURE.add(id(self._capture))
         if self._tee:
             capture.TEE.add(id(self._capture))
 
     def _stop(self) -> None:
+        capture.SYS_FIXTURE.discard(id(self._capture))
         if self._tee:
             capture.TEE.discard(id(self._capture))
         if self._own and self._token is not None:

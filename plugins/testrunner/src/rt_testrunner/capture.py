@@ -26,6 +26,9 @@ from typing import Any, TextIO
 
 import attrs
 
+#: held while a test's stream file is made (:meth:`Capture.fileno`)
+_FILES_LOCK = threading.Lock()
+
 LOG_FORMAT = "%(levelname)-8s %(name)s:%(filename)s:%(lineno)d %(message)s"
 
 
@@ -45,13 +48,16 @@ class Capture:
         gives (its ``sys.stdout`` is a temporary file): a test may hand it to code that writes to it or
         redirects it (``os.dup2``, the ``capturer`` package). From then on the test's writes to that stream go
         to the file, so they land wherever the descriptor points; what the file holds joins the test's output
-        when it ends (:meth:`drain`)."""
-        found = self.files.get(which)
-        if found is None:
-            import tempfile
+        when it ends (:meth:`drain`). Threads of the test may ask at the same time (tqdm's bars in a thread
+        pool each probe the terminal): one file is made, under a lock, and the others get it too; a second
+        file would replace the first, which then leaks (an unclosed-file ``ResourceWarning``)."""
+        with _FILES_LOCK:
+            found = self.files.get(which)
+            if found is None:
+                import tempfile
 
-            found = self.files[which] = tempfile.TemporaryFile(buffering=0)
-        return int(found.fileno())
+                found = self.files[which] = tempfile.TemporaryFile(buffering=0)
+            return int(found.fileno())
 
     def drain(self) -> None:
         """Move what the files hold into the test's output, and close them."""
@@ -241,6 +247,11 @@ def _flush_streams() -> None:
 #: the captures whose output is shown as well as kept (``capteesys``), by id
 TEE: set[int] = set()
 
+#: the captures a ``capsys`` fixture reads, by id: their streams have no file descriptor, as pytest's
+#: ``CaptureIO`` has none (``fileno()`` raises ``io.UnsupportedOperation``), so a library probing the
+#: terminal (tqdm's screen width) writes on to the stream that capsys reads, not to a file of its own
+SYS_FIXTURE: set[int] = set()
+
 #: this process's :class:`_Descriptors`, made when the first test runs
 _DESCRIPTORS: list[_Descriptors] = []
 #: pytest's ``--capture`` method of this run: "fd", "sys" or "tee-sys"
@@ -327,6 +338,8 @@ class _Router(_Unpicklable, io.TextIOBase):
         capture = _current()
         if capture is None:
             return self._real.fileno()
+        if id(capture) in SYS_FIXTURE:
+            raise io.UnsupportedOperation("fileno")
         return capture.fileno(self._which)
 
     def writable(self) -> bool:
