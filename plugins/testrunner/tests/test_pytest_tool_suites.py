@@ -142,3 +142,97 @@ def test_a_pytest_run_inside_the_session_sees_the_plugins_as_rewritten(tmp_path:
     assert expected == {"pass": 1, "fail": 1}
     found, output = rt_test(tmp_path)
     assert found == expected, output
+
+
+def test_custom_items_that_request_fixtures_and_files_that_set_up(tmp_path: Path) -> None:
+    """testfixtures 12.4.0 (sybil): a conftest.py's ``pytest_collect_file`` returns a ``pytest.File`` whose
+    ``setup()`` prepares a namespace its items share and whose ``teardown()`` cleans it, once for the file (pytest's
+    ``SetupState``); each item requests fixtures as pytest's ``Function`` does when made
+    (``session._fixturemanager.getfixtureclosure``, ``FuncFixtureInfo``, ``TopRequest``) and reads them in its
+    ``setup()`` after ``_request._fillfixtures()``. A plain ``pytest.Item`` gets no fixtures, autouse ones
+    included. Before: each such item failed (no ``_fixturemanager``). pytest 9.2: 3 passed, 1 failed."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\n",
+            "conftest.py": """
+            import pytest
+            from _pytest import fixtures
+            from _pytest.fixtures import FuncFixtureInfo
+
+            EVENTS = []
+
+            @pytest.fixture
+            def greeting(word):
+                return "hello " + word
+
+            @pytest.fixture
+            def word():
+                return "world"
+
+            @pytest.fixture(autouse=True)
+            def count_autouse():
+                EVENTS.append("autouse")
+
+            class CaseItem(pytest.Item):
+                def __init__(self, *, expected, wanted, **kwargs):
+                    super().__init__(**kwargs)
+                    self.expected = expected
+                    self.funcargs = {}
+                    if wanted:
+                        manager = self.session._fixturemanager
+                        closure, defs = manager.getfixtureclosure(
+                            initialnames=wanted, parentnode=self, ignore_args=set())
+                        self._fixtureinfo = FuncFixtureInfo(
+                            argnames=wanted, initialnames=wanted, names_closure=closure, name2fixturedefs=defs)
+                        self._request = fixtures.TopRequest(pyfuncitem=self, _ispytest=True)
+                        self.fixturenames = closure
+
+                def setup(self):
+                    if hasattr(self, "_request"):
+                        self._request._fillfixtures()
+
+                def runtest(self):
+                    shared = self.parent.namespace
+                    got = self.funcargs.get("greeting", shared["value"])
+                    assert got == self.expected, got
+                    assert self.parent.set_up == 1
+
+            class CaseFile(pytest.File):
+                set_up = 0
+
+                def collect(self):
+                    for number, line in enumerate(self.path.read_text().splitlines()):
+                        wanted, _, expected = line.partition(":")
+                        yield CaseItem.from_parent(
+                            self, name=f"case{number}", expected=expected, wanted=wanted.split())
+
+                def setup(self):
+                    type(self).set_up += 1
+                    self.namespace = {"value": "shared"}
+                    EVENTS.append("file setup")
+
+                def teardown(self):
+                    EVENTS.append("file teardown")
+                    del self.namespace
+
+            def pytest_collect_file(file_path, parent):
+                if file_path.suffix == ".cases":
+                    return CaseFile.from_parent(parent, path=file_path)
+            """,
+            "tests/one.cases": "greeting:hello world\n:shared\ngreeting:hello there\n",
+            "tests/test_after.py": """
+            import conftest
+
+            def test_after_the_cases():
+                assert conftest.EVENTS.count("file setup") == 1
+                assert conftest.EVENTS.count("file teardown") == 1
+                # the autouse fixture: for the items that requested fixtures and for this test only
+                assert conftest.EVENTS.count("autouse") == 1
+            """,
+        },
+    )
+    expected = pytest_counts(tmp_path)
+    assert expected == {"pass": 3, "fail": 1}
+    found, output = rt_test(tmp_path)
+    assert found == expected, output

@@ -14,6 +14,7 @@ Which files reach the hook is decided at discovery (:func:`rt_testrunner.discove
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -45,6 +46,7 @@ class _SessionView:
         self._session = session
         self._initialpaths: frozenset[Path] = frozenset()
         self._initialpaths_with_parents: frozenset[Path] = frozenset()
+        self._fixturemanager = FixtureManager(session)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)
@@ -60,6 +62,55 @@ class _SessionView:
 
     def _node_location_to_relpath(self, path: Any) -> str:
         return self._session.relative(str(path))
+
+
+class FixtureManager:
+    """``session._fixturemanager``, as far as an item that requests fixtures itself asks it.
+
+    Such an item (sybil's ``SybilItem``, one per documentation example) does what pytest's ``Function`` does
+    when made: ``getfixtureclosure(parentnode=self, initialnames=names, ignore_args=set())`` for every
+    fixture its names need, kept in ``item.fixturenames``; later its ``setup()`` calls
+    ``item._request._fillfixtures()`` and reads ``item.funcargs``. rt answers the closure from its own
+    definitions (those visible from the item's file) and, when the item runs, sets those fixtures up as for
+    any test and hands their values over (:func:`_runner`)."""
+
+    def __init__(self, session: PytestSession) -> None:
+        self._session = session
+
+    def getfixtureclosure(
+        self, parentnode: Any, initialnames: Iterable[str], ignore_args: Iterable[str] = ()
+    ) -> tuple[list[str], dict[str, list[Any]]]:
+        registry = self._session.registry
+        key = f"{parentnode.path}::{parentnode.name}"
+        names = registry.names_closure(list(initialnames), key, set(ignore_args))
+        found = {name: registry.visible(name, key) for name in names}
+        return names, {name: defs for name, defs in found.items() if defs}
+
+
+def _requested_fixtures(node: Any) -> list[str]:
+    """The fixtures an item asked for as pytest's ``Function`` does (``fixturenames``, with ``funcargs``);
+    none for a plain ``pytest.Item``, which pytest gives no fixtures, autouse ones included."""
+    names = getattr(node, "fixturenames", None)
+    if not isinstance(names, list | tuple) or not isinstance(getattr(node, "funcargs", None), dict):
+        return []
+    return [name for name in names if isinstance(name, str)]
+
+
+class _ItemRequest:
+    """``item._request`` while a custom item runs: rt's request for the test, with pytest's
+    ``_fillfixtures()`` (the item's ``funcargs`` for every name of its ``fixturenames``)."""
+
+    def __init__(self, node: Any, request: Any) -> None:
+        self._node = node
+        self._request = request
+
+    def _fillfixtures(self) -> None:
+        for name in _requested_fixtures(self._node):
+            if name not in self._node.funcargs:
+                self._node.funcargs[name] = self._request.getfixturevalue(name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._request, name)
 
 
 def _legacy_node_fspath() -> None:
@@ -195,20 +246,26 @@ def _selected(node: Any, selectors: tuple[str, ...]) -> bool:
 
 
 def _test_case(node: Any, path: Path, suite: Suite, session: PytestSession) -> TestCase:
+    fixturenames = _requested_fixtures(node)
+    key = f"{path}::{node.name}"
+    closure = session.registry.closure(fixturenames, key, set()) if fixturenames else []
     item = CustomItem(
         session,
         str(path),
         None,
         None,
-        _runner(node),
+        None,
         node.name,
         node.name,
         list(node.iter_markers()),
         CallSpec(),
-        [],
-        [],
+        fixturenames,
+        closure,
     )
+    item.function = _runner(node, item)
     item.node = node
+    for collector in _collectors_with_setup(node):
+        _COLLECTORS.setdefault(id(collector), [collector, 0, False])[1] += 1
     location = _location(node, path)
     return TestCase(node.name, make_runner(item), suite, location=location, item=item)
 
@@ -222,23 +279,70 @@ def _location(node: Any, path: Path) -> Location:
     return Location(os.fspath(where), (line or 0) + 1 if isinstance(line, int) else 1, 1)
 
 
-def _runner(node: Any) -> Callable[[], None]:
-    """The test: the item's ``setup()``, ``runtest()``, ``teardown()``; a failure described by the item's own
-    ``repr_failure(excinfo)`` when it has one."""
+def _runner(node: Any, item: PyItem) -> Callable[[], None]:
+    """The test: the ``setup()`` of its collectors not set up yet (pytest's ``SetupState``: a ``pytest.File``
+    whose ``setup()`` prepares what its items share, sybil's document namespace), the item's ``setup()``,
+    ``runtest()``, ``teardown()``, and the collectors' ``teardown()`` after their last item; a failure
+    described by the item's own ``repr_failure(excinfo)`` when it has one. An item that requested fixtures
+    (``fixturenames``) finds their values in ``funcargs``, set up by rt before the call."""
 
     def run() -> None:
-        node.setup()
+        if item.fixturenames and item.setup is not None:
+            values = item.setup.values
+            node.funcargs.update({name: values[name] for name in item.fixturenames if name in values})
+            node._request = _ItemRequest(node, item.setup.request)
         try:
-            node.runtest()
-        except BaseException as exc:
-            text = _described(node, exc)
-            if text is None:
-                raise
-            raise ItemFailure(text) from None
+            for collector in _collectors_with_setup(node):
+                state = _COLLECTORS.get(id(collector))
+                if state is not None and not state[2]:
+                    state[2] = True
+                    item.session.config.add_cleanup(functools.partial(_tear_down, state, everything=True))
+                    collector.setup()
+            node.setup()
+            try:
+                node.runtest()
+            except BaseException as exc:
+                text = _described(node, exc)
+                if text is None:
+                    raise
+                raise ItemFailure(text) from None
+            finally:
+                node.teardown()
         finally:
-            node.teardown()
+            for collector in reversed(_collectors_with_setup(node)):
+                state = _COLLECTORS.get(id(collector))
+                if state is not None:
+                    state[1] -= 1
+                    _tear_down(state)
 
     return run
+
+
+#: the collectors above custom items whose ``setup()``/``teardown()`` are their own, by id: [the collector,
+#: items of it not run yet, set up]
+_COLLECTORS: dict[int, list[Any]] = {}
+
+
+def _collectors_with_setup(node: Any) -> list[Any]:
+    """The pytest collectors above ``node`` (outermost first) whose class has a ``setup()`` or ``teardown()``
+    of its own (pytest's own ``Node`` does nothing in them)."""
+    from _pytest.nodes import Node
+
+    chain = node.listchain()[:-1] if hasattr(node, "listchain") else []
+    return [
+        c
+        for c in chain
+        if isinstance(c, Node) and (type(c).setup is not Node.setup or type(c).teardown is not Node.teardown)
+    ]
+
+
+def _tear_down(state: list[Any], everything: bool = False) -> None:
+    """A collector's ``teardown()``, once: after its last item ran, or when the session ends (its items that
+    did not run, left out by ``-k``, never count down)."""
+    collector, remaining, set_up = state
+    if set_up and (remaining <= 0 or everything):
+        state[2] = False
+        collector.teardown()
 
 
 def _described(node: Any, exc: BaseException) -> str | None:
