@@ -4,7 +4,8 @@ Two numbers per rewriter, each the best of ``--repeat`` rounds:
 - rewrite: parse + rewrite + compile of a generated file of ``--asserts`` asserts in every form pytest's rewriter
   handles (names, attributes, calls, comparisons and chains, ``and``/``or``, ``not``, binary operators, starred
   and keyword arguments, walrus, messages). This is what loading a test file costs when its cache is cold.
-- run: executing the rewritten code once (every assert passes), against the same file compiled unrewritten.
+- run: calling every test function of the rewritten file 20 times (every assert passes), against the same
+  file compiled unrewritten.
 
     uv run python -P bench/assert_rewrite.py [--asserts 3000] [--repeat 5]
 
@@ -45,6 +46,9 @@ def f(value):
     return value + 1
 
 """
+
+
+LOOPS = 20
 
 
 def make_source(count: int) -> str:
@@ -112,11 +116,13 @@ def main() -> None:
         code = rewrite(source, filename)
         compile_time = best(options.repeat, lambda rewrite=rewrite: rewrite(source, filename))
 
-        def run(code: Any = code, namespace: dict[str, Any] = namespace) -> None:
-            scope = {"__name__": "bench_asserts_test", **namespace}
-            exec(code, scope)  # noqa: S102 - the generated test file
-            for name, test in list(scope.items()):
-                if name.startswith("test_"):
+        scope = {"__name__": "bench_asserts_test", **namespace}
+        exec(code, scope)  # noqa: S102 - the generated test file
+        tests = [test for name, test in scope.items() if name.startswith("test_")]
+
+        def run(tests: list[Any] = tests) -> None:
+            for _ in range(LOOPS):
+                for test in tests:
                     test()
 
         rows[name] = (compile_time, best(options.repeat, run))

@@ -250,8 +250,9 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # this Python's IPv6 address formatting)
     "email-validator": ("2.4.0", ("dnspython", "idna"), {}),
     # session 10: its tests compare the first line of a rewritten assert's message (`assert ('fo',) == ('',)`)
-    # and pytest's `Use -v to get more diff`, through its own rewritten assert_called_with
-    "pytest-mock": ("3.17.0", ("pytest-asyncio", "mock"), {"PYTHONPATH": "src"}),
+    # and pytest's `Use -v to get more diff`, through its own rewritten assert_called_with; itself installed
+    # (its pytest11 entry point) for the pytester runs of its tests
+    "pytest-mock": ("3.17.0", ("pytest-mock==3.17.0", "pytest-asyncio", "mock"), {"PYTHONPATH": "src"}),
     # pytest-benchmark's --benchmark-skip in addopts: an option a plugin registers takes its value from addopts
     "portion": ("2.6.3", ("portion==2.6.3", "pytest-benchmark"), {}),
 }

@@ -5,8 +5,9 @@ with short-circuits, unary and binary operators, starred and keyword arguments, 
 multi-line reprs, the comparison explanations and their truncation). Each test catches its assert's
 AssertionError with ``pytest.raises`` and records ``str(excinfo.value)``, as a suite that compares that text
 does (pytest-mock's ``assert_called_with`` re-raises the first line of it). The project runs under pytest and
-under ``rt test`` at the default verbosity, at ``-v``, at ``-vv`` and on CI (``CI=1``), and every message must
-match line by line; object addresses (``0x7f...``) are the only part left out of the comparison.
+under ``rt test`` at the default verbosity, at ``-v``, at ``-vv``, on CI (``CI=1``), with the configuration's
+``verbosity_assertions``, ``truncation_limit_lines`` and ``assertion_text_diff_style``, and with ``-v`` in addopts
+and another ``-v`` given (in ``--parallel`` workers), and every message must match line by line; object addresses (``0x7f...``) are the only part left out of the comparison.
 """
 
 from __future__ import annotations
@@ -192,6 +193,18 @@ CASES: dict[str, str] = {
     "list_equal_in_failing_and": "assert [1] == [1] and 1 == 2",
     "multiline_assert": "x = 1\nassert (\n    x\n    == 2\n)",
     "unicode_values": "word = 'caf\\u00e9'\nassert word == 'cafe'",
+    "attribute_chain": "o = Thing()\no.inner = Thing()\nassert o.inner.method() == 1",
+    "subscript_attribute": "things = [Thing()]\nassert things[0].value == 0",
+    "display_operands": "x = 1\nassert [x, 1] == [2, 1]",
+    "conditional_expression": "x = 1\nassert (x if x > 5 else 0)",
+    "immediate_lambda": "assert (lambda: 0)()",
+    "starred_slice": "args = (1, 2)\nassert double(*args[:1]) == 3",
+    "double_negation": "x = 1\nassert not not (x - 1)",
+    "dict_keyword_splat": "opts = {'value': 2}\nassert dict(**opts) == {}",
+    "message_braces_and_tildes": "assert 1 == 0, 'first line\\n{braces}\\n~tilde\\n}'",
+    "compare_calls_both_sides": "assert len('abc') == len('ab')",
+    "boolean_of_calls": "assert double(0) or isinstance(1, str)",
+    "module_attribute": "assert sys.maxsize < 0",
 }
 
 
@@ -207,12 +220,19 @@ def _project_source() -> str:
     return PRELUDE + "\n\n".join(tests)
 
 
-#: the runs compared: name, extra command-line arguments, extra environment
+#: the runs compared: name, extra command-line arguments, extra environment, the project's pytest.ini
 VARIANTS = {
-    "default": ((), {}),
-    "verbose": (("-v",), {}),
-    "very_verbose": (("-vv",), {}),
-    "ci": ((), {"CI": "1"}),
+    "default": ((), {}, "[pytest]\n"),
+    "verbose": (("-v",), {}, "[pytest]\n"),
+    "very_verbose": (("-vv",), {}, "[pytest]\n"),
+    "ci": ((), {"CI": "1"}, "[pytest]\n"),
+    # the assertion verbosity alone, shorter truncation, whole texts rather than a diff
+    "ini": (
+        (),
+        {},
+        "[pytest]\nverbosity_assertions = 1\ntruncation_limit_lines = 4\nassertion_text_diff_style = block\n",
+    ),
+    "addopts_parallel": (("-v", "--parallel=2"), {}, "[pytest]\naddopts = -v\n"),  # -vv in all
 }
 
 _ADDRESS = re.compile(r"0x[0-9a-f]+")
@@ -234,14 +254,17 @@ def messages(tmp_path_factory: pytest.TempPathFactory) -> Any:
     def get(variant: str) -> tuple[dict[str, str], dict[str, str]]:
         if variant not in runs:
             root = tmp_path_factory.mktemp(f"messages_{variant}")
-            write_files(root, {"test_messages.py": _project_source(), "conftest.py": CONFTEST})
-            arguments, environ = VARIANTS[variant]
+            arguments, environ, ini = VARIANTS[variant]
+            write_files(
+                root, {"test_messages.py": _project_source(), "conftest.py": CONFTEST, "pytest.ini": ini}
+            )
             results = []
             for runner in ("pytest", "rt"):
                 out = root / f"{runner}.jsonl"
                 env = {"MESSAGES_OUT": str(out), "PYTHONHASHSEED": "0", "BUILD_NUMBER": "", **environ}
                 if runner == "pytest":
-                    run = run_pytest(*arguments, cwd=root, env=env)
+                    # --parallel is rt's own: pytest runs the same project in one process
+                    run = run_pytest(*(a for a in arguments if a != "--parallel=2"), cwd=root, env=env)
                 else:
                     run = run_cli("test", *arguments, cwd=root, env=env)
                 assert out.exists(), run.output
@@ -266,3 +289,5 @@ def test_the_variants_differ(messages: Any) -> None:
     assert messages("very_verbose")[0]["long_string"] != default["long_string"]
     assert "Full diff:" in messages("ci")[0]["long_list"]
     assert "Full diff:" not in default["long_list"]
+    # -v in addopts and -v given are pytest's -vv
+    assert messages("addopts_parallel")[0]["long_string"] == messages("very_verbose")[0]["long_string"]
