@@ -115,3 +115,62 @@ def test_an_option_nothing_registers_is_still_named(tmp_path: Path) -> None:
         "rt test: ignoring addopts of pyproject.toml: -n 2 (pytest-xdist: use rt test --parallel=N)",
         "rt test: ignoring addopts of pyproject.toml: --no-such-option 5 (not an option rt knows)",
     ], stderr
+
+
+def test_streams_have_no_file_descriptor_while_capsys_reads_them(tmp_path: Path) -> None:
+    """isort 9.0.2: ``colorama.init()`` inside a test probes ``sys.stdout.fileno()`` (and goes on without a
+    descriptor when it raises); rt handed the test a file descriptor for its output, as it does for a test
+    that asks for one, so every later write went to that descriptor and ``capsys.readouterr()`` saw nothing
+    (20 failed in tests/unit against pytest's 2). While ``capsys`` runs, pytest's streams are in-memory
+    ``CaptureIO`` objects whose ``fileno()`` raises ``io.UnsupportedOperation``; with ``-s`` too. Under
+    ``capfd``, ``sys.stdout.fileno()`` is the descriptor capfd reads (rt gave another file, which capfd did not
+    read). pytest 9.2: 3 passed, 1 failed (the test reading the descriptor without capsys gets one, the
+    captured file's)."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": "",
+            "test_descriptor.py": """
+            import io
+            import os
+            import sys
+
+            import pytest
+
+
+            def probe(stream):
+                try:
+                    return stream.fileno()
+                except Exception:
+                    return -1
+
+
+            def test_probe_then_print(capsys):
+                assert probe(sys.stdout) == -1
+                print("after the probe")
+                print("to stderr", file=sys.stderr)
+                assert capsys.readouterr() == ("after the probe\\n", "to stderr\\n")
+
+
+            def test_fileno_raises_unsupported_operation(capsysbinary):
+                with pytest.raises(io.UnsupportedOperation):
+                    sys.stderr.fileno()
+
+
+            def test_without_capsys_a_descriptor():
+                fd = sys.stdout.fileno()
+                os.write(fd, b"written to the descriptor\\n")
+                assert fd == -1, "it has one"
+
+
+            def test_capfd_keeps_descriptors(capfd):
+                os.write(sys.stdout.fileno(), b"fd\\n")
+                assert capfd.readouterr().out == "fd\\n"
+            """,
+        },
+    )
+    for args in ((), ("-s",)):
+        expected, pytest_output = pytest_counts(tmp_path, *args)
+        assert expected == {"pass": 3, "fail": 1}, pytest_output
+        got, output, _ = rt_test(tmp_path, *args)
+        assert got == expected, output

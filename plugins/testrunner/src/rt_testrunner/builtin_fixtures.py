@@ -126,6 +126,8 @@ class _FdWriter(list[str]):
     def __init__(self, fd: int) -> None:
         super().__init__()
         self._fd = fd
+        #: ``sys.stdout.fileno()`` while capfd runs: this descriptor (capture.Capture.fileno)
+        self.fd = fd
 
     def append(self, text: str) -> None:
         os.write(self._fd, text.encode("utf-8", "replace"))

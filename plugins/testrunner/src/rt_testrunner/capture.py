@@ -51,6 +51,9 @@ class Capture:
         when it ends (:meth:`drain`). Threads of the test may ask at the same time (tqdm's bars in a thread
         pool each probe the terminal): one file is made, under a lock, and the others get it too; a second
         file would replace the first, which then leaks (an unclosed-file ``ResourceWarning``)."""
+        descriptor = getattr(self.out if which == "out" else self.err, "fd", None)
+        if descriptor is not None:  # capfd's: the descriptor it redirected to its file
+            return int(descriptor)
         with _FILES_LOCK:
             found = self.files.get(which)
             if found is None:
