@@ -89,6 +89,51 @@ def test_an_option_a_plugin_registers_takes_its_value_from_addopts(tmp_path: Pat
     assert "ignoring addopts" not in stderr, stderr
 
 
+def test_a_conftest_option_takes_its_value_from_pytest_addopts(tmp_path: Path) -> None:
+    """pytest's documented ``--runslow`` pattern: a conftest.py registers the option and skips the slow tests
+    unless it is given. Given in ``PYTEST_ADDOPTS``, as in ``addopts``, it is the option's value under rt too
+    (on ``rt test``'s own command line it is still a usage error). pytest 9.2: 2 passed; without it 1 passed,
+    1 skipped."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+
+
+            def pytest_addoption(parser):
+                parser.addoption("--runslow", action="store_true", default=False, help="run slow tests")
+
+
+            def pytest_collection_modifyitems(config, items):
+                if config.getoption("--runslow"):
+                    return
+                skip_slow = pytest.mark.skip(reason="need --runslow option to run")
+                for item in items:
+                    if "slow" in item.keywords:
+                        item.add_marker(skip_slow)
+            """,
+            "test_slow.py": """
+            import pytest
+
+
+            @pytest.mark.slow
+            def test_slow():
+                pass
+
+
+            def test_fast():
+                pass
+            """,
+        },
+    )
+    for environ, wanted in (({"PYTEST_ADDOPTS": "--runslow"}, {"pass": 2}), ({}, {"pass": 1, "skip": 1})):
+        expected = counts_from_pytest(run_pytest("-W", "ignore", cwd=tmp_path, env=environ).stdout)
+        assert expected == wanted
+        result = run_cli("test", cwd=tmp_path, env=environ, timeout=180)
+        assert summary_counts(result.stderr) == expected, result.output
+
+
 def test_an_option_nothing_registers_is_still_named(tmp_path: Path) -> None:
     """The other side: an option in ``addopts`` that no plugin or conftest.py registers (pytest refuses to
     start: "unrecognized arguments") is named on one line once the files are collected, with a registered one
