@@ -134,6 +134,30 @@ def test_a_conftest_option_takes_its_value_from_pytest_addopts(tmp_path: Path) -
         assert summary_counts(result.stderr) == expected, result.output
 
 
+def test_options_rt_reads_itself_keep_the_plugins_defaults(tmp_path: Path) -> None:
+    """The other side of reading plugins' options from ``addopts``: ``-n 2 --dist worksteal`` (nameparser
+    2.6.0's addopts) are read by rt itself (it runs its own way, and says so), so pytest-xdist's
+    ``numprocesses`` and ``dist`` keep their defaults: a plugin that saw them set would think xdist's workers
+    ran the tests (syrupy warned that none of the 2 workers reported)."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": """
+            [tool.pytest.ini_options]
+            addopts = "-n 2 --dist worksteal"
+            """,
+            "conftest.py": "",
+            "test_xdist_options.py": """
+            def test_defaults(pytestconfig):
+                assert pytestconfig.getoption("numprocesses") is None
+                assert pytestconfig.getoption("dist") == "no"
+            """,
+        },
+    )
+    got, output, _ = rt_test(tmp_path)
+    assert got == {"pass": 1}, output
+
+
 def test_an_option_nothing_registers_is_still_named(tmp_path: Path) -> None:
     """The other side: an option in ``addopts`` that no plugin or conftest.py registers (pytest refuses to
     start: "unrecognized arguments") is named on one line once the files are collected, with a registered one

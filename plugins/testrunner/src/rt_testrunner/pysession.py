@@ -69,7 +69,7 @@ class PytestSession(ModuleCollection):
         self.root = root
         self.backend = backend
         self.config = Config(pyconfig, root)
-        self.config.option_words = self._plugin_words()
+        self.config.option_words = self._unknown_option_words()
         self._told_unknown_options = False
         #: the installed plugins (entry points ``pytest11``) and the objects they registered, in order
         self.plugins: list[Any] = []
@@ -295,6 +295,26 @@ class PytestSession(ModuleCollection):
         for value in self.pyconfig.plugin_options:
             words += ["-p", value]
         return words
+
+    def _unknown_option_words(self) -> list[str]:
+        """The words of ``addopts`` and ``PYTEST_ADDOPTS`` that rt does not read itself: where an option a
+        plugin or conftest.py registers takes its value. The options rt reads keep their defaults for the
+        plugins (``-n 2`` in addopts leaves pytest-xdist's ``numprocesses`` unset: rt runs its own way, and a
+        plugin seeing it set would wait for xdist's workers)."""
+        from rt_testrunner import addopts
+
+        words = addopts._words(self.pyconfig)  # noqa: SLF001 - the same reading of addopts
+        environ = os.environ.get("PYTEST_ADDOPTS", "")
+        if environ:
+            import shlex
+
+            words = [*words, *shlex.split(environ)]
+        unknown: list[str] = []
+        for option, reason in addopts.parse(words, command_line=False).unsupported:
+            if reason == addopts.UNKNOWN:
+                head = option.split(" ", 1)[0]
+                unknown += [option] if "=" in head else option.split(" ", 1)
+        return unknown
 
     def tell_unknown_options(self) -> None:
         """Once the run's files are collected (every plugin and conftest.py has registered its options): the
