@@ -15,6 +15,7 @@ reason), as a usage error on the command line.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import attrs
@@ -418,3 +419,17 @@ def configured(config: PytestConfig, options: AddOpts) -> PytestConfig:
             *options.warnings,
         ]
     return attrs.evolve(config, values=values)
+
+
+def plugin_words(pyconfig: PytestConfig) -> list[str]:
+    """The words of ``addopts``, ``PYTEST_ADDOPTS`` and the command line's ``-p`` options: where pytest reads
+    which plugins to load or block."""
+    words = _words(pyconfig)
+    environ = os.environ.get("PYTEST_ADDOPTS", "")
+    if environ:
+        import shlex
+
+        words = [*words, *shlex.split(environ)]
+    for value in pyconfig.plugin_options:
+        words += ["-p", value]
+    return words

@@ -37,6 +37,8 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
     ``rt.test`` declarations it made while loading, and both are then put in source order.
     """
     root = Suite(None)
+    if test_file.custom:
+        session.load_plugins()  # a file only a plugin's hook may collect, before any conftest.py loads
     if not session.load_conftests(test_file.path.parent) or session.is_ignored(test_file.path):
         return Suite(None, flags=IGNORED)  # not collected: the run does not show it (as pytest)
     file = str(test_file.path)

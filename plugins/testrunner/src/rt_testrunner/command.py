@@ -633,6 +633,9 @@ def _coverage_options(args: argparse.Namespace, config: Any) -> Any:
 
 def _patterns(project: Any, root: Path) -> Patterns:
     """pytest's file patterns and folders to skip; ``testpaths`` only when run from the rootdir (as pytest)."""
+    from rt_testrunner.addopts import plugin_words
+    from rt_testrunner.pyplugins import named_plugins
+
     testpaths: tuple[Path, ...] = ()
     if project.rootdir == root:
         testpaths = tuple(path for entry in project.args("testpaths") for path in sorted(root.glob(entry)))
@@ -642,6 +645,9 @@ def _patterns(project: Any, root: Path) -> Patterns:
         testpaths,
         project.doctest_modules,
         project.doctest_patterns,
+        pytest_project=project.inifile is not None,
+        plugin_names=tuple(named_plugins(plugin_words(project))),
+        plugin_path=(*(str(project.rootdir / entry) for entry in project.args("pythonpath")), str(root)),
     )
 
 

@@ -5,6 +5,7 @@ project's ``python_files``), positional filters, paths and node ids, ``testpaths
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -60,7 +61,7 @@ class TestFile:
     custom: bool = False
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Patterns:
     """Which files are test files and which folders are not searched (pytest's python_files, norecursedirs)."""
 
@@ -71,6 +72,21 @@ class Patterns:
     doctest_modules: bool = False
     #: text files whose examples are doctests: ``--doctest-glob``, always on (pytest's default ``test*.txt``)
     doctest_globs: tuple[str, ...] = ("test*.txt",)
+    #: a pytest project (a pytest configuration file): the installed plugins load
+    pytest_project: bool = False
+    #: the modules ``-p NAME`` loads as plugins (``addopts``, the command line)
+    plugin_names: tuple[str, ...] = ()
+    #: where the ``-p`` modules are found before ``sys.path`` (pytest's ``pythonpath`` entries, the root)
+    plugin_path: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def plugin_claims(self) -> frozenset[str]:
+        """The suffixes the ``pytest_collect_file`` hooks of the installed and ``-p`` plugins may collect,
+        in every folder (:func:`rt_testrunner.plugin_sources.collect_file_claims`): read once, and only for
+        a pytest project, where pytest's plugins load."""
+        from rt_testrunner.plugin_sources import collect_file_claims
+
+        return collect_file_claims(self.plugin_names, self.plugin_path)
 
     def wanted(self, path: str) -> bool:
         if self.is_test_file(path):
@@ -130,19 +146,15 @@ def is_test_file(name: str) -> bool:
 
 _LITERAL = re.compile(r"""["']([^"'\n]{1,100})["']""")
 _SUFFIX = re.compile(r"\.[A-Za-z0-9_]+$")
+#: the claim of a ``pytest_collect_file`` hook whose source names no suffix: every file
+EVERY_FILE = "*"
 
 
-def claimed_suffixes(conftest: str) -> frozenset[str]:
-    """The file suffixes a conftest.py's ``pytest_collect_file`` hook may collect, read from its source.
-
-    pytest calls the hook for every file; rt hands it only the files whose suffix the conftest.py names in a
-    string (``".yaml"``, ``"test_*.yml"``, ``"_test.fs"``, babel's ``'.py'``), which is how such hooks pick
-    their files, so that a run does not visit every data file of a project whose conftest.py has none."""
-    try:
-        with open(conftest, "rb") as handle:
-            text = handle.read().decode("utf-8", "replace")
-    except OSError:
-        return frozenset()
+def claims_in_source(text: str) -> frozenset[str]:
+    """The file suffixes a ``pytest_collect_file`` hook in ``text`` (a conftest.py's or a plugin's source) may
+    collect: those its string literals end with (``".yaml"``, ``"test_*.yml"``, babel's ``'.py'``), or
+    :data:`EVERY_FILE` when it names none (a hook that reads its suffixes from the configuration), as pytest
+    hands every file to the hook. Nothing when the source has no such hook."""
     if "pytest_collect_file" not in text:
         return frozenset()
     found = set()
@@ -150,26 +162,59 @@ def claimed_suffixes(conftest: str) -> frozenset[str]:
         match = _SUFFIX.search(literal)
         if match is not None:
             found.add(match.group().lower())
-    return frozenset(found)
+    return frozenset(found) if found else frozenset({EVERY_FILE})
 
 
-def _inherited_claims(directory: Path, root: Path | None) -> frozenset[str]:
-    """The suffixes claimed by the conftest.py files above ``directory``, up to ``root``."""
-    if root is None or root not in directory.parents:
+def claimed_suffixes(conftest: str) -> frozenset[str]:
+    """The file suffixes a conftest.py's ``pytest_collect_file`` hook may collect, read from its source.
+
+    pytest calls the hook for every file; rt hands it only the files whose suffix the conftest.py names in a
+    string (:func:`claims_in_source`), which is how such hooks pick their files, so that a run does not visit
+    every data file of a project whose conftest.py has none."""
+    try:
+        with open(conftest, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+    except OSError:
         return frozenset()
+    return claims_in_source(text)
+
+
+def is_claimed(name: str, claimed: frozenset[str]) -> bool:
+    """A file ``name`` goes to the ``pytest_collect_file`` hooks: its suffix is claimed, or every file is.
+    conftest.py files too: pytest hands them to the hooks as any other file (wrapt's conftest.py collects
+    items from itself)."""
+    return bool(claimed) and (EVERY_FILE in claimed or os.path.splitext(name)[1].lower() in claimed)
+
+
+def _inherited_claims(directory: Path, root: Path | None) -> tuple[frozenset[str], bool]:
+    """The suffixes claimed by the conftest.py files above ``directory``, up to ``root``, and whether there
+    is one."""
+    if root is None or root not in directory.parents:
+        return frozenset(), False
     claims: set[str] = set()
+    found = False
     for folder in directory.parents:
-        claims.update(claimed_suffixes(os.path.join(folder, "conftest.py")))
+        conftest = os.path.join(folder, "conftest.py")
+        if os.path.isfile(conftest):
+            found = True
+            claims.update(claimed_suffixes(conftest))
         if folder == root:
             break
-    return frozenset(claims)
+    return frozenset(claims), found
 
 
 def _walk(directory: Path, patterns: Patterns = DEFAULT_PATTERNS, root: Path | None = None) -> Iterable[Path]:
-    """Test files (and doctest text files, and files a conftest.py's ``pytest_collect_file`` may claim) under
-    ``directory``, skipping VCS folders, caches, node_modules, virtual environments and the project's
-    ``norecursedirs``."""
-    claims: dict[str, frozenset[str]] = {str(directory): _inherited_claims(directory, root)}
+    """Test files (and doctest text files, and files a conftest.py's or a plugin's ``pytest_collect_file``
+    may claim) under ``directory``, skipping VCS folders, caches, node_modules, virtual environments and
+    the project's ``norecursedirs``.
+
+    The plugins' hooks get files in every folder, as pytest's, but only in a pytest project (a pytest
+    configuration file, or a conftest.py anywhere in the walk): rt loads pytest's plugins only there. The
+    other files are kept by name until the walk knows, and the plugins' sources are read only then."""
+    inherited, pytest_project = _inherited_claims(directory, root)
+    pytest_project = pytest_project or patterns.pytest_project
+    claims: dict[str, frozenset[str]] = {str(directory): inherited}
+    others: list[str] = []  # files no test pattern or conftest.py claims: the plugins' hooks may
     for current, dirnames, filenames in os.walk(directory):
         dirnames[:] = sorted(
             d
@@ -181,15 +226,19 @@ def _walk(directory: Path, patterns: Patterns = DEFAULT_PATTERNS, root: Path | N
         claimed = claims.get(current, frozenset())
         if "conftest.py" in filenames:
             claimed = claimed | claimed_suffixes(os.path.join(current, "conftest.py"))
+            pytest_project = True
         for d in dirnames:
             claims[os.path.join(current, d)] = claimed
         for name in sorted(filenames):
             path = os.path.join(current, name)
-            if (
-                patterns.wanted(path)
-                or patterns.is_doctest_text(Path(path))
-                or (claimed and name != "conftest.py" and os.path.splitext(name)[1].lower() in claimed)
-            ):
+            if patterns.wanted(path) or patterns.is_doctest_text(Path(path)) or is_claimed(name, claimed):
+                yield Path(path)
+            else:
+                others.append(path)
+    if pytest_project and others and patterns.plugin_claims:
+        plugin_claims = patterns.plugin_claims
+        for path in others:
+            if is_claimed(os.path.basename(path), plugin_claims):
                 yield Path(path)
 
 

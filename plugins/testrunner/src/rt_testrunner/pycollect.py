@@ -58,7 +58,15 @@ class _SessionView:
         return Path(path) in known
 
     def gethookproxy(self, path: Any) -> Any:
-        return self._session.config.hook
+        from rt_testrunner.pyforeign import CollectHooks
+
+        return CollectHooks(self._session, Path(path))
+
+    @property
+    def _fixturemanager(self) -> Any:
+        from rt_testrunner.pyforeign import NoFixtureManager
+
+        return NoFixtureManager()
 
     def _node_location_to_relpath(self, path: Any) -> str:
         return self._session.relative(str(path))
@@ -211,6 +219,19 @@ def _add_collector(
         # of a test module, under the module's real name
         if not test_module:
             session.collect(importing.import_path(path), into, str(path), selectors, set())
+        return
+    import pytest
+
+    if isinstance(collector, pytest.Module):
+        # a suite's or plugin's own Module subclass (pytest-relaxed's SpecModule): rt's collection of the
+        # module, with the names the collector's own rules take (pyforeign.py)
+        try:
+            module = importing.import_path(path)
+        except BaseException:
+            session.failed_modules.add(path)  # a test module that does not import: pytest's collection error
+            raise
+        collector._obj = module  # noqa: SLF001 - pytest's own cache of the imported module: no second import
+        session.collect_nodes(collector, module, into, str(path), selectors)
         return
     if kind.__module__ == "_pytest.doctest":
         from rt_testrunner import doctests

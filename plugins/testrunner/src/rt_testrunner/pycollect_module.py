@@ -19,6 +19,7 @@ import sys
 import types
 import warnings
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from rt_testrunner import pyplugins
@@ -114,6 +115,50 @@ class ModuleCollection:
                     kind == "unittest",
                     makeitem,
                 )
+        self._modify_items(root, file, reorder=True)
+
+    def collect_nodes(
+        self, collector: Any, module: types.ModuleType, root: Suite, file: str, selectors: tuple[str, ...]
+    ) -> None:
+        """Add the tests of ``collector`` (a suite's or plugin's ``pytest.Module`` subclass holding ``module``)
+        to ``root``: the functions and classes its own ``collect()`` takes (:mod:`rt_testrunner.pyforeign`),
+        each collected as rt collects a test module's, other items and collectors as a conftest.py's."""
+        from rt_testrunner import pyforeign
+
+        if "pytest_plugins" in module.__dict__:
+            self.load_listed_plugins(module)
+        module_base = f"{file}::"
+        self.registry.add_namespace(module.__dict__, module_base)
+        hook = module.__dict__.get("pytest_generate_tests")
+        module_hooks = [(module_base, hook)] if callable(hook) else []
+        self._xunit_module(module, module_base)
+        module_marks = marks_of(module)
+        root.hooks["after_all"].append(lambda: self.scopes.finish(("module", file)))
+        others: list[Any] = []
+        for node in pyforeign.children(collector):
+            if pyforeign.is_function(node):
+                self._collect_function(
+                    node.obj, node.name, None, module, root, file, module_marks, module_hooks, selectors
+                )
+            elif _is_class_node(node):
+                self._collect_class(
+                    node.obj,
+                    node.name,
+                    module,
+                    root,
+                    file,
+                    module_marks,
+                    module_hooks,
+                    selectors,
+                    is_testcase(node.obj),
+                    node=node,
+                )
+            else:
+                others.append(node)
+        if others:
+            from rt_testrunner.pycollect import add_nodes
+
+            add_nodes(others, Path(file), root, cast("PytestSession", self), selectors)
         self._modify_items(root, file, reorder=True)
 
     def _member_kind(self, name: str, value: Any, registered: set[int], file: str) -> str | None:
@@ -317,11 +362,15 @@ class ModuleCollection:
         selectors: tuple[str, ...],
         is_unittest: bool,
         makeitem: pymakeitem.ItemMaker | None = None,
+        node: Any = None,
     ) -> None:
+        """``node``: the class's pytest node of a suite's own collector (:meth:`collect_nodes`), whose
+        ``collect()`` says which of its names are tests."""
         base = f"{file}::{class_path(cls)}::"
         made: list[Any] = []  # the items a conftest.py's pytest_pycollect_makeitem made of the class's names
-        #: test classes defined inside this one (pytest collects them as the class's children)
-        nested: list[tuple[str, type, str]] = []
+        #: test classes defined inside this one (pytest collects them as the class's children), with the
+        #: node of each when the class has one
+        nested: list[tuple[str, type, str, Any]] = []
         suite = Suite(name, root)
         for owner in reversed(cls.__mro__):
             if owner is not object:
@@ -337,6 +386,20 @@ class ModuleCollection:
             method_names = list(unittest.TestLoader().getTestCaseNames(cls))
             if not method_names and callable(getattr(cls, "runTest", None)):
                 method_names = ["runTest"]  # as pytest: a TestCase with no test* methods runs runTest
+        elif node is not None:
+            from rt_testrunner import pyforeign
+
+            self._xunit_class(cls, base)
+            method_names = []
+            for child in pyforeign.children(node):
+                if pyforeign.is_function(child):
+                    method_names.append(child.name)
+                elif _is_class_node(child):
+                    nested.append(
+                        (child.name, child.obj, "unittest" if is_testcase(child.obj) else "class", child)
+                    )
+                else:
+                    made.append(child)
         else:
             self._xunit_class(cls, base)
             seen: set[str] = set()
@@ -349,7 +412,7 @@ class ModuleCollection:
                     if isinstance(value, type) and value.__qualname__ == f"{cls.__qualname__}.{attr}":
                         kind = self._member_kind(attr, value, set(), file)
                         if kind is not None:
-                            nested.append((attr, value, kind))
+                            nested.append((attr, value, kind, None))
                         continue
                     raw = value.__func__ if isinstance(value, staticmethod | classmethod) else value
                     collects = (
@@ -381,9 +444,11 @@ class ModuleCollection:
                 selectors,
                 is_unittest,
             )
-        if makeitem is not None and made:
-            makeitem.add(made, suite, selectors)
-        for inner_name, inner, kind in nested:
+        if made:
+            from rt_testrunner.pycollect import add_nodes
+
+            add_nodes(made, Path(file), suite, cast("PytestSession", self), selectors)
+        for inner_name, inner, kind, inner_node in nested:
             self._collect_class(
                 inner,
                 inner_name,
@@ -395,6 +460,7 @@ class ModuleCollection:
                 selectors,
                 kind == "unittest",
                 makeitem,
+                inner_node,
             )
         if suite.children:
             suite.hooks["after_all"].append(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
@@ -689,3 +755,10 @@ def is_testcase(cls: type) -> bool:
     does not need at start-up): a class can only be a TestCase once its module imported unittest."""
     case = sys.modules.get("unittest.case")
     return case is not None and issubclass(cls, case.TestCase)
+
+
+def _is_class_node(node: Any) -> bool:
+    """``node`` is pytest's ``Class`` node (or a subclass's: pytest-relaxed's ``SpecClass``)."""
+    import pytest
+
+    return isinstance(node, pytest.Class)

@@ -33,7 +33,9 @@ _PYTEST_ARGS_INI = {
     "addopts": (),
     "doctest_optionflags": ("ELLIPSIS",),
 }
-_PYTEST_BOOL_INI = frozenset({"consider_namespace_packages"})
+_PYTEST_BOOL_INI = {"consider_namespace_packages": False, "collect_imported_tests": True}
+#: pytest's own string ini options whose default is not empty (its terminal reporter reads this one)
+_PYTEST_STR_INI = {"console_output_style": "progress"}
 _NOTSET: Any = object()
 
 #: pytest's own command-line options with their defaults (``vars(config.option)`` of a pytest 9 run without
@@ -142,6 +144,8 @@ class _PluginManager:
         self.firstresult: set[str] = set()
         self.on_register: Any = None
         self.hook: Any = None
+        #: the Config this manager belongs to
+        self.config: Any = None
 
     def register(self, plugin: Any, name: str | None = None) -> str | None:
         name = name or getattr(plugin, "__name__", None) or str(id(plugin))
@@ -164,7 +168,15 @@ class _PluginManager:
     has_plugin = hasplugin
 
     def getplugin(self, name: str) -> Any:
-        return self._plugins.get(name)
+        found = self._plugins.get(name)
+        if (
+            found is None
+            and name == "terminalreporter"
+            and self.config is not None
+            and "pytest" in sys.modules
+        ):
+            found = self._plugins[name] = _terminal_reporter(self.config)
+        return found
 
     get_plugin = getplugin
 
@@ -233,6 +245,7 @@ class Config:
         self.rootpath = pyconfig.rootdir
         self.inipath = pyconfig.inifile
         self.pluginmanager = _PluginManager()
+        self.pluginmanager.config = self
         self.invocation_params = argparse.Namespace(args=(), plugins=(), dir=invocation_dir)
         self.stash: dict[Any, Any] = ConfigStash()
         self.args: list[str] = []
@@ -289,7 +302,7 @@ class Config:
         if name in _PYTEST_ARGS_INI:
             return self._pyconfig.args(name, _PYTEST_ARGS_INI[name])
         if name in _PYTEST_BOOL_INI:
-            return self._pyconfig.flag(name)
+            return self._pyconfig.flag(name) if name in self._pyconfig.values else _PYTEST_BOOL_INI[name]
         if name in self._pyconfig.values:
             value = self._pyconfig.values[name]
             kind = self._ini_defaults.get(f"{name}:type")
@@ -300,6 +313,8 @@ class Config:
             return value
         if name in self._ini_defaults:
             return self._ini_defaults[name]
+        if name in _PYTEST_STR_INI:
+            return _PYTEST_STR_INI[name]
         return [*added] if added else ""
 
     def _iter_registered_markers(self) -> Iterator[Any]:
@@ -383,3 +398,15 @@ class Parser:
             )
         self._config._ini_defaults[name] = default
         self._config._ini_defaults[f"{name}:type"] = type
+
+
+def _terminal_reporter(config: Any) -> Any:
+    """pytest's ``terminalreporter`` plugin, for a plugin that asks for it: pytest-relaxed and pytest-sugar
+    make theirs from its ``config`` and register it under that name, which rt keeps without calling its hooks
+    (the output is rt's). None when pytest's cannot be made on rt's configuration."""
+    try:
+        from _pytest.terminal import TerminalReporter
+
+        return TerminalReporter(config, sys.stdout)
+    except Exception:  # noqa: BLE001 - a pytest whose reporter reads what rt's configuration lacks
+        return None

@@ -99,6 +99,9 @@ class PytestSession(ModuleCollection):
         #: folders whose conftest.py failed to load (an error at import, a hook pluggy refuses): as pytest,
         #: one collection error for the folder, and nothing below it collected
         self.broken_conftests: set[str] = set()
+        #: files a hook's ``pytest.Module`` collector took that failed to import: collection errors, which
+        #: stop the run as pytest's (other errors of a hook's collectors do not, see runner.py)
+        self.failed_modules: set[Path] = set()
         self.generate_hooks: list[tuple[str, Callable[..., Any]]] = []
         self.modify_hooks: list[tuple[str, Callable[..., Any]]] = []
         #: conftest.py's ``pytest_runtest_setup(item)``, by the folder they apply to
@@ -286,15 +289,7 @@ class PytestSession(ModuleCollection):
         """The words of ``addopts``, ``PYTEST_ADDOPTS`` and the command line's ``-p`` options."""
         from rt_testrunner import addopts
 
-        words = addopts._words(self.pyconfig)  # noqa: SLF001 - the same reading of addopts
-        environ = os.environ.get("PYTEST_ADDOPTS", "")
-        if environ:
-            import shlex
-
-            words = [*words, *shlex.split(environ)]
-        for value in self.pyconfig.plugin_options:
-            words += ["-p", value]
-        return words
+        return addopts.plugin_words(self.pyconfig)
 
     def _unknown_option_words(self) -> list[str]:
         """The words of ``addopts`` and ``PYTEST_ADDOPTS`` that rt does not read itself: where an option a
@@ -420,7 +415,11 @@ class PytestSession(ModuleCollection):
 
     def _registered(self, plugin: Any, name: str) -> None:
         """An object (or module) a plugin or conftest.py registered with ``config.pluginmanager.register``:
-        its hooks take part from now on, and its ``pytest_configure`` runs at once when the others' ran."""
+        its hooks take part from now on, and its ``pytest_configure`` runs at once when the others' ran. One
+        registered as ``terminalreporter`` (pytest-relaxed's, pytest-sugar's reporter) takes no part: the
+        output is rt's."""
+        if name == "terminalreporter":
+            return
         self.plugins.append(plugin)
         # its fixtures too, as pytest's fixture manager parses every registered plugin (pytest's legacypath
         # registers the object whose ``testdir`` fixture wraps pytester's)

@@ -369,7 +369,7 @@ class Runner:
             raised = self._collected.get(test_file.path)
             if not isinstance(raised, BaseException) or outcomes.classify(raised) is outcomes.Kind.SKIP:
                 continue
-            if test_file.custom:
+            if test_file.custom and test_file.path not in self.session.failed_modules:
                 continue
             if pytest_project or not test_file.path.name.endswith(SUFFIXES):
                 return True

@@ -1,0 +1,117 @@
+"""A suite's or plugin's own ``pytest.Module`` (and ``pytest.Class``) subclasses, collected by rt.
+
+``pytest_collect_file`` and ``pytest_pycollect_makemodule`` hooks return subclasses of pytest's ``Module``
+that change which names are tests: pytest-relaxed's ``SpecModule`` takes every public function and class of
+any ``.py`` file of ``tests/`` (its ``istestfunction``/``istestclass``), and its ``SpecClass`` every public
+method and nested class, copying the outer class's helpers into the nested one (its ``_getobj``). pytest's
+``PyCollector.collect()`` asks ``pytest_pycollect_makeitem`` for each name, whose built-in answer asks the
+collector's ``istestclass``/``istestfunction``. rt runs the collector's own ``collect()`` (and its classes'),
+so every override takes effect, with a hook relay (:class:`CollectHooks`) whose built-in answer makes
+pytest's ``Class`` nodes for classes and a :func:`placeholder` item for each test function: rt then collects
+each function the nodes name, with its fixtures, marks and parametrization, as any test of a module
+(:meth:`rt_testrunner.pycollect_module.ModuleCollection.collect_nodes`). pytest's fixture manager, which
+``Module.collect()`` and ``Class.collect()`` register xunit set-ups and fixtures with, is rt's registry: the
+calls are answered by :class:`NoFixtureManager`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rt_testrunner import pyplugins
+
+if TYPE_CHECKING:
+    from rt_testrunner.pysession import PytestSession
+
+MAKEITEM = "pytest_pycollect_makeitem"
+
+
+class NoFixtureManager:
+    """``session._fixturemanager`` for pytest's collectors: rt registers the module's and classes' fixtures
+    and xunit set-ups itself, so what pytest's ``collect()`` registers is dropped."""
+
+    def parsefactories(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def _register_fixture(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+@functools.cache
+def placeholder() -> Any:
+    """The item rt's built-in ``pytest_pycollect_makeitem`` answers for a test function: it stands for the
+    function (``obj``) until rt collects it."""
+    import pytest
+
+    class RtFunction(pytest.Item):
+        """A test function a collector took, collected by rt (never run as this node)."""
+
+        obj: Any = None
+
+        def runtest(self) -> None:  # pragma: no cover - rt runs the function it stands for
+            raise NotImplementedError
+
+    return RtFunction
+
+
+def is_function(node: Any) -> bool:
+    return isinstance(node, placeholder())
+
+
+def builtin_makeitem(collector: Any, name: str, obj: Any) -> Any:
+    """pytest's own answer (``python.py`` and ``unittest.py``): a ``unittest.TestCase`` subclass or a class the
+    collector's ``istestclass`` takes is a ``Class`` node (pytest's ``UnitTestCase`` for the first), a function
+    its ``istestfunction`` takes is a :func:`placeholder`; anything else (a non-function the collector's rules
+    take: pytest only warns) is nothing."""
+    import pytest
+
+    if inspect.isclass(obj):
+        from rt_testrunner.pycollect_module import is_testcase
+
+        if is_testcase(obj) and not inspect.isabstract(obj):
+            from _pytest.unittest import UnitTestCase
+
+            return UnitTestCase.from_parent(collector, name=name, obj=obj)
+        if collector.istestclass(obj, name):
+            return pytest.Class.from_parent(collector, name=name, obj=obj)
+        return None
+    if not collector.istestfunction(obj, name):
+        return None
+    function = getattr(obj, "__func__", obj)
+    if not inspect.isfunction(inspect.unwrap(function)) or not getattr(function, "__test__", True):
+        return None
+    item = placeholder().from_parent(collector, name=name)
+    item.obj = function
+    return item
+
+
+class CollectHooks:
+    """``node.ihook`` of the nodes rt makes for a suite's collectors: ``pytest_pycollect_makeitem`` is the
+    conftest.py files' above ``path`` (the nearest first), with :func:`builtin_makeitem` last, as pytest's;
+    any other hook is the session's relay."""
+
+    def __init__(self, session: PytestSession, path: Path) -> None:
+        self._session = session
+        self._path = path
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session.config.hook, name)
+
+    def pytest_pycollect_makeitem(self, **available: Any) -> Any:
+        hooks = [_builtin_hook, *self._session.hooks_for(MAKEITEM, str(self._path))]
+        return pyplugins.call(MAKEITEM, hooks, available, firstresult=True)
+
+
+def _builtin_hook(collector: Any, name: str, obj: Any) -> Any:
+    return builtin_makeitem(collector, name, obj)
+
+
+_builtin_hook.pytest_impl = {"trylast": True}  # type: ignore[attr-defined]
+
+
+def children(node: Any) -> list[Any]:
+    """What ``node`` (a pytest ``Module`` or ``Class`` subclass) collects, by its own ``collect()``."""
+    return list(node.collect() or ())
