@@ -207,3 +207,37 @@ def test_a_conftest_hook_naming_no_suffix_gets_every_file(tmp_path: Path) -> Non
         },
     )
     same_counts_as_pytest(project)
+
+
+def test_pycollect_makemodule_of_a_conftest(tmp_path: Path) -> None:
+    """wrapt 2.5.2's conftest.py: ``pytest_pycollect_makemodule`` returns a collector of no tests for the
+    modules of a newer Python (they are not imported: their syntax is not this Python's), and a
+    ``pytest.Module`` subclass takes ``check_*`` functions too; other modules are pytest's own."""
+    project = write_files(
+        tmp_path,
+        {
+            "tests/conftest.py": (
+                "import pytest\n\n"
+                "class Dummy(pytest.File):\n"
+                "    def collect(self):\n        return []\n\n"
+                "class Checks(pytest.Module):\n"
+                "    def istestfunction(self, obj, name):\n"
+                "        return name.startswith('check_') or super().istestfunction(obj, name)\n\n"
+                "def pytest_pycollect_makemodule(module_path, parent):\n"
+                "    if module_path.name.endswith('_py399.py'):\n"
+                "        return Dummy.from_parent(parent, path=module_path)\n"
+                "    if 'checks' in module_path.name:\n"
+                "        return Checks.from_parent(parent, path=module_path)\n"
+            ),
+            "tests/test_new_py399.py": "def test_new():\n    match = = 1\n",
+            "tests/test_checks.py": (
+                "import pytest\n\n"
+                "def check_one():\n    pass\n\n"
+                "@pytest.mark.parametrize('n', [1, 2])\ndef check_param(n):\n    assert n == 1\n\n"
+                "def test_plain():\n    pass\n"
+            ),
+            "tests/test_other.py": "def test_other():\n    pass\n\ndef check_not_here():\n    assert False\n",
+        },
+    )
+    _, rt_run = same_counts_as_pytest(project)
+    assert "4 pass" in rt_run.stderr and "1 fail" in rt_run.stderr, rt_run.output

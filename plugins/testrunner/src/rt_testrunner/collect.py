@@ -55,6 +55,15 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
         session._modify_items(root, file)  # noqa: SLF001 - the session's own hook call, for doctests too
         root.hooks["after_all"].append(lambda: session.scopes.finish(("module", file)))
         return root
+    if not test_file.doctest_only and session.named_hooks.get("pytest_pycollect_makemodule"):
+        from rt_testrunner import pycollect
+
+        if pycollect.make_module(test_file.path, root, session, test_file.selectors):
+            # a hook's own collector for the test module (wrapt's, which skips modules of newer Pythons
+            # unimported): what it collects stands for the module's tests
+            _add_file_collectors(test_file, root, session)
+            session._modify_items(root, file)  # noqa: SLF001 - the session's own hook call
+            return root
     api.REGISTERED_FUNCTIONS.clear()
     with api.collecting_into(root), strict_marks(session.config):
         module = _import(test_file, session, reload)
@@ -67,18 +76,7 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
         return root
     declared = bool(root.children)
     session.collect(module, root, file, test_file.selectors, set(api.REGISTERED_FUNCTIONS))
-    if session.named_hooks.get("pytest_collect_file"):
-        # a conftest.py's collector for a test module too comes first, as pluggy calls conftest.py hooks first
-        from rt_testrunner import pycollect
-
-        extra = Suite(None)
-        pycollect.collect_file(test_file.path, extra, session, test_file.selectors, test_module=True)
-        for child in extra.children:
-            if isinstance(child, TestCase):
-                child.suite = root
-            else:
-                child.parent = root
-        root.children[:0] = extra.children
+    _add_file_collectors(test_file, root, session)
     if declared:
         root.children.sort(key=_first_line)
     if session.pyconfig.doctest_modules:
@@ -87,6 +85,23 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
         _add_doctests(module, test_file.path, root, session, test_file.selectors)
         root.children.extend(tests)
     return root
+
+
+def _add_file_collectors(test_file: TestFile, root: Suite, session: PytestSession) -> None:
+    """What the ``pytest_collect_file`` hooks of the conftest.py files and plugins collect from a test module,
+    before its own tests, as pluggy calls their hooks before pytest's own."""
+    if not session.named_hooks.get("pytest_collect_file"):
+        return
+    from rt_testrunner import pycollect
+
+    extra = Suite(None)
+    pycollect.collect_file(test_file.path, extra, session, test_file.selectors, test_module=True)
+    for child in extra.children:
+        if isinstance(child, TestCase):
+            child.suite = root
+        else:
+            child.parent = root
+    root.children[:0] = extra.children
 
 
 @contextlib.contextmanager

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from rt.events import Location
-from rt_testrunner import importing
+from rt_testrunner import importing, pyplugins
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import Kind, classify
 from rt_testrunner.pymarks import CallSpec
@@ -203,6 +203,25 @@ def collect_file(
         collector = hook(**{name: available[name] for name in argnames(hook) if name in available})
         if collector is not None:
             _add_collector(collector, path, into, session, selectors, test_module)
+
+
+def make_module(path: Path, into: Suite, session: PytestSession, selectors: tuple[str, ...]) -> bool:
+    """``pytest_pycollect_makemodule(module_path, parent)`` of the conftest.py files and plugins above test
+    module ``path`` (a firstresult hook: the nearest conftest.py first). False when none answers or the
+    answer is pytest's own ``Module`` (rt collects the module as always); else what the answer collects is
+    added to ``into`` (a ``Module`` subclass by its own rules, any other collector by its ``collect()``), and
+    the module is imported only if that collector imports it."""
+    import pytest
+
+    hooks = session.hooks_for("pytest_pycollect_makemodule", str(path))
+    if not hooks:
+        return False
+    available = {"module_path": path, "parent": DirectoryNode(path.parent, session)}
+    answer = pyplugins.call("pytest_pycollect_makemodule", hooks, available, firstresult=True)
+    if answer is None or type(answer) is pytest.Module:
+        return False
+    _add_collector(answer, path, into, session, selectors)
+    return True
 
 
 def _add_collector(

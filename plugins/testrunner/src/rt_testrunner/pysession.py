@@ -33,6 +33,7 @@ NAMED_HOOKS = (
     "pytest_pyfunc_call",
     "pytest_runtest_call",
     "pytest_collect_file",
+    "pytest_pycollect_makemodule",
     "pytest_collection_finish",
     "pytest_itemcollected",
     "pytest_make_parametrize_id",
