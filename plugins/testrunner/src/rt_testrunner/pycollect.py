@@ -239,9 +239,19 @@ def _add_collector(
         if not test_module:
             session.collect(importing.import_path(path), into, str(path), selectors, set())
         return
+    if kind.__module__ == "_pytest.doctest":
+        from rt_testrunner import doctests
+
+        if kind.__name__ == "DoctestTextfile":
+            doctests.add_text_doctests(path, into, session)
+        else:  # DoctestModule: the module's docstrings, as --doctest-modules collects them
+            doctests.add_module_doctests(importing.import_path(path), path, into, session, selectors)
+        return
     import pytest
 
-    if isinstance(collector, pytest.Module):
+    if isinstance(collector, pytest.Module) and not any(
+        c.__module__ == "_pytest.doctest" for c in kind.__mro__
+    ):
         # a suite's or plugin's own Module subclass (pytest-relaxed's SpecModule): rt's collection of the
         # module, with the names the collector's own rules take (pyforeign.py)
         try:
@@ -251,14 +261,6 @@ def _add_collector(
             raise
         collector._obj = module  # noqa: SLF001 - pytest's own cache of the imported module: no second import
         session.collect_nodes(collector, module, into, str(path), selectors)
-        return
-    if kind.__module__ == "_pytest.doctest":
-        from rt_testrunner import doctests
-
-        if kind.__name__ == "DoctestTextfile":
-            doctests.add_text_doctests(path, into, session)
-        else:  # DoctestModule: the module's docstrings, as --doctest-modules collects them
-            doctests.add_module_doctests(importing.import_path(path), path, into, session, selectors)
         return
     add_nodes(collector.collect(), path, into, session, selectors)
 
