@@ -647,7 +647,7 @@ def _patterns(project: Any, root: Path) -> Patterns:
         project.doctest_patterns,
         pytest_project=project.inifile is not None,
         plugin_names=tuple(named_plugins(plugin_words(project))),
-        plugin_path=(*(str(project.rootdir / entry) for entry in project.args("pythonpath")), str(root)),
+        plugin_path=tuple(run_sys_path(project, root)),
     )
 
 
@@ -729,10 +729,16 @@ def _no_tests_message() -> str:
 
 def prepare_sys_path(project: Any, root: Path) -> None:
     """pytest's ``pythonpath`` entries (relative to the rootdir), then the project root, first on sys.path."""
-    for entry in reversed(project.args("pythonpath")):
-        sys.path.insert(0, str(project.rootdir / entry))
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+    sys.path[:] = run_sys_path(project, root)
+
+
+def run_sys_path(project: Any, root: Path) -> list[str]:
+    """``sys.path`` as :func:`prepare_sys_path` makes it: the project root (unless there already), pytest's
+    ``pythonpath`` entries, then the rest."""
+    path = [*(str(project.rootdir / entry) for entry in project.args("pythonpath")), *sys.path]
+    if str(root) not in path:
+        path.insert(0, str(root))
+    return path
 
 
 def run(args: argparse.Namespace, kernel: Any) -> int:

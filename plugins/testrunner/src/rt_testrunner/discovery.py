@@ -76,8 +76,9 @@ class Patterns:
     pytest_project: bool = False
     #: the modules ``-p NAME`` loads as plugins (``addopts``, the command line)
     plugin_names: tuple[str, ...] = ()
-    #: where the ``-p`` modules are found before ``sys.path`` (pytest's ``pythonpath`` entries, the root)
-    plugin_path: tuple[str, ...] = ()
+    #: the ``sys.path`` the run will have (pytest's ``pythonpath`` entries and the root first), where the
+    #: plugins are found; None: ``sys.path``
+    plugin_path: tuple[str, ...] | None = None
 
     @functools.cached_property
     def plugin_claims(self) -> frozenset[str]:

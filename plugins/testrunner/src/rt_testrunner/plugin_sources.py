@@ -14,24 +14,23 @@ from __future__ import annotations
 
 import importlib.machinery
 import os
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 
 from rt_testrunner.discovery import claims_in_source
 
 
-def module_source(name: str, first: Sequence[str] = ()) -> str:
-    """The source of module ``name`` (``pytest_relaxed.plugin``), found in ``first`` then on ``sys.path``
+def module_source(name: str, path: Sequence[str] | None = None) -> str:
+    """The source of module ``name`` (``pytest_relaxed.plugin``), found on ``path`` (default ``sys.path``)
     without importing it or its packages; empty when it is not a plain source file (a compiled module, a
     zip)."""
-    path: list[str] | None = [*first, *sys.path] if first else None
+    search: list[str] | None = list(path) if path is not None else None
     spec = None
     parts = name.split(".")
     for depth in range(len(parts)):
-        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[: depth + 1]), path)
+        spec = importlib.machinery.PathFinder.find_spec(".".join(parts[: depth + 1]), search)
         if spec is None:
             return ""
-        path = list(spec.submodule_search_locations or [])
+        search = list(spec.submodule_search_locations or [])
     origin = spec.origin if spec is not None else None
     if not origin or not origin.endswith(".py"):
         return ""
@@ -43,23 +42,19 @@ def module_source(name: str, first: Sequence[str] = ()) -> str:
 
 
 def collect_file_claims(
-    plugin_names: Iterable[str], plugin_path: Sequence[str] = (), environ: Mapping[str, str] = os.environ
+    plugin_names: Iterable[str], path: Sequence[str] | None = None, environ: Mapping[str, str] = os.environ
 ) -> frozenset[str]:
     """The suffixes the ``pytest_collect_file`` hooks of the installed plugins (unless
     ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` is set) and of the modules ``-p`` names (``plugin_names``) may
-    collect. A plugin that ``-p no:NAME`` blocks still counts: its files are then handed to no hook, and
-    not reported."""
-    from rt_testrunner.pyplugins import AUTOLOAD_OFF
+    collect, found on ``path``: the ``sys.path`` the run will have (the configuration's ``pythonpath``, the
+    root), on which the plugins load later without reading their entry points again. A plugin that
+    ``-p no:NAME`` blocks still counts: its files are then handed to no hook, and not reported."""
+    from rt_testrunner.pyplugins import AUTOLOAD_OFF, pytest11
 
-    claims: set[str] = set()
-    for name in dict.fromkeys(plugin_names):
-        if name and not name.startswith("no:"):
-            claims.update(claims_in_source(module_source(name, plugin_path)))
+    modules = [name for name in plugin_names if name and not name.startswith("no:")]
     if not environ.get(AUTOLOAD_OFF):
-        from rt._entrypoints import entry_points
-
-        for entry in dict.fromkeys(
-            e.value.split(":")[0].strip() for e in entry_points("pytest11", by_name=False)
-        ):
-            claims.update(claims_in_source(module_source(entry)))
+        modules += [entry.value.split(":")[0].strip() for entry in pytest11(path)]
+    claims: set[str] = set()
+    for module in dict.fromkeys(modules):
+        claims.update(claims_in_source(module_source(module, path)))
     return frozenset(claims)

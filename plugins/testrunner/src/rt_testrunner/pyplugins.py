@@ -18,6 +18,7 @@ broke, never only a traceback from deep inside it.
 from __future__ import annotations
 
 import os
+import sys
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -261,6 +262,23 @@ def is_installed_name(name: str) -> bool:
     return name in _ENTRY_NAMES
 
 
+#: the ``pytest11`` entry points by the ``sys.path`` they were read from (:func:`pytest11`)
+_ENTRY_POINTS: dict[tuple[str, ...], list[Any]] = {}
+
+
+def pytest11(path: Sequence[str] | None = None) -> list[Any]:
+    """The ``pytest11`` entry points of the distributions on ``path`` (default ``sys.path``), in path order,
+    read once per path: discovery reads them for the plugins' ``pytest_collect_file`` hooks on the path the
+    run will have (plugin_sources.py), and loading the plugins finds them there."""
+    key = tuple(sys.path if path is None else path)
+    found = _ENTRY_POINTS.get(key)
+    if found is None:
+        from rt._entrypoints import entry_points
+
+        found = _ENTRY_POINTS[key] = entry_points("pytest11", key, by_name=False)
+    return found
+
+
 def load_installed(
     blocked: set[str], environ: Mapping[str, str] = os.environ
 ) -> tuple[list[Plugin], list[str]]:
@@ -270,13 +288,12 @@ def load_installed(
     ``pytest11`` entry point."""
     if environ.get(AUTOLOAD_OFF):
         return [], []
-    from rt._entrypoints import entry_points
     from rt_testrunner.importing import mark_rewrite, show_marked_as_rewritten
 
     plugins: list[Plugin] = []
     problems: list[str] = []
     seen: set[str] = set()
-    for entry in entry_points("pytest11", by_name=False):
+    for entry in pytest11():
         if entry.name in blocked or entry.name in seen:
             continue
         seen.add(entry.name)
