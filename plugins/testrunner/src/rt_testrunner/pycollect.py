@@ -62,12 +62,6 @@ class _SessionView:
 
         return CollectHooks(self._session, Path(path))
 
-    @property
-    def _fixturemanager(self) -> Any:
-        from rt_testrunner.pyforeign import NoFixtureManager
-
-        return NoFixtureManager()
-
     def _node_location_to_relpath(self, path: Any) -> str:
         return self._session.relative(str(path))
 
@@ -84,6 +78,16 @@ class FixtureManager:
 
     def __init__(self, session: PytestSession) -> None:
         self._session = session
+
+    def parsefactories(self, *args: Any, **kwargs: Any) -> None:
+        """pytest's ``Module.collect()`` and ``Class.collect()`` register the fixtures of a collector's
+        object here (a suite's Module subclass, pyforeign.py): rt's registry has them already."""
+        return None
+
+    def _register_fixture(self, *args: Any, **kwargs: Any) -> None:
+        """The xunit set-ups (``setup_module``, ``setup_method`` ...) pytest's collectors register: rt's
+        collection registers its own."""
+        return None
 
     def getfixtureclosure(
         self, parentnode: Any, initialnames: Iterable[str], ignore_args: Iterable[str] = ()

@@ -11,7 +11,7 @@ pytest's ``Class`` nodes for classes and a :func:`placeholder` item for each tes
 each function the nodes name, with its fixtures, marks and parametrization, as any test of a module
 (:meth:`rt_testrunner.pycollect_module.ModuleCollection.collect_nodes`). pytest's fixture manager, which
 ``Module.collect()`` and ``Class.collect()`` register xunit set-ups and fixtures with, is rt's registry: the
-calls are answered by :class:`NoFixtureManager`.
+calls are answered by :class:`rt_testrunner.pycollect.FixtureManager`.
 """
 
 from __future__ import annotations
@@ -27,17 +27,6 @@ if TYPE_CHECKING:
     from rt_testrunner.pysession import PytestSession
 
 MAKEITEM = "pytest_pycollect_makeitem"
-
-
-class NoFixtureManager:
-    """``session._fixturemanager`` for pytest's collectors: rt registers the module's and classes' fixtures
-    and xunit set-ups itself, so what pytest's ``collect()`` registers is dropped."""
-
-    def parsefactories(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    def _register_fixture(self, *args: Any, **kwargs: Any) -> None:
-        return None
 
 
 @functools.cache
