@@ -230,6 +230,13 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "configargparse": ("1.9.0", ("black", "mock", "toml", "PyYAML", "pytest-cov", "pytest-subtests"), {}),
     # filterwarnings = error with ignores by module, Sphinx builds in tests
     "everett": ("3.5.0", ("configobj", "PyYAML", "sphinx"), {"PYTHONPATH": "src"}),
+    "logzero": ("1.7.0", (), {}),  # logging handlers writing to the captured streams
+    "pathvalidate": ("3.3.1", ("allpairspy", "click", "Faker", "pytest-md-report"), {}),  # 4,184 tests
+    "shortuuid": ("1.0.13", (), {}),  # the test module inside the package
+    "hashids": ("1.3.1", (), {}),
+    # its tests read its installed metadata (python-ulid itself installed; the sdist's ulid/ shadows it)
+    "python-ulid": ("4.1.0", ("python-ulid==4.1.0", "freezegun", "pydantic", "pytest-cov"), {}),
+    "appdirs": ("1.4.4", (), {}),  # a unittest module in a `test` package
     # session 10, sweep I (testing tools and pytest plugins): unittest classes a decorator fills with one
     # method per data item (files of JSON and YAML data), async unittest methods (aiounittest)
     "ddt": ("1.7.2", ("six", "pyyaml", "aiounittest"), {}),

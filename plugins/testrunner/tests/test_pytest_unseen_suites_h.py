@@ -196,3 +196,35 @@ def test_threads_asking_for_a_captured_streams_descriptor_at_once_share_one(tmp_
         },
     )
     same_counts_as_pytest(tmp_path)
+
+
+def test_the_tests_see_pytests_command_line_in_sys_argv(tmp_path: Path) -> None:
+    """crcmod 1.7: its test module runs ``unittest.main()``, which reads ``sys.argv[1:]``, as ``argparse``'s
+    ``parse_args()`` does when a test calls it with no arguments. Under ``pytest ARGS`` that is ARGS; under
+    ``rt test ARGS`` it was ``["test", *ARGS]``, and ``test`` is an argument neither knows (unittest took it
+    for the name of a test to run, and failed). The tests now see the program and ARGS, as pytest's.
+    pytest 9.2: 2 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_argv.py": """
+                import argparse
+                import sys
+
+                def test_parse_args_reads_the_runners_arguments():
+                    parser = argparse.ArgumentParser()
+                    parser.add_argument("-p", action="append")
+                    parser.add_argument("-k")
+                    parser.add_argument("--parallel")  # rt's, given below
+                    assert parser.parse_args().k == "argv"
+
+                def test_the_arguments_end_with_the_selection():
+                    assert sys.argv[-2:] == ["-k", "argv"]
+                    assert "test" not in sys.argv[1:]
+            """,
+        },
+    )
+    same_counts_as_pytest(tmp_path, "-k", "argv")
+    rt_run = run_cli("test", "--parallel=2", "-k", "argv", cwd=tmp_path)
+    assert "2 pass" in rt_run.stderr, rt_run.output

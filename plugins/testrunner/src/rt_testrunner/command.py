@@ -750,6 +750,9 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
 
     freeze_at_exit()
     root = Path.cwd()
+    command_line = sys.argv
+    # from here to the end of the run (and in the zygote forked below) the tests see pytest's command line
+    sys.argv = pytest_argv(command_line)
     zygote = None
     if getattr(args, "parallel", None) is not None and not args.watch:
         from rt_testrunner import zygote as zygotes
@@ -758,14 +761,26 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
             # first thing: its start-up (Python, rt, the runner) overlaps this process's own preparation
             zygote = zygotes.Zygote.start(root)
     try:
-        return _run(args, kernel, root, zygote)
+        return _run(args, kernel, root, zygote, command_line)
     finally:
+        sys.argv = command_line
         _attrs_codecache.uninstall()  # when the run ended before its tests (a usage error, no files)
         if zygote is not None:
             zygote.close()  # the run has ended it already, unless it never reached the workers
 
 
-def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any) -> int:
+def pytest_argv(argv: list[str], command: str = "test") -> list[str]:
+    """``sys.argv`` as the tests see it: the program, then the arguments after ``test``, as ``pytest ARGS``
+    has them (``rt test -k x`` is ``[rt, "-k", "x"]``). Tests parse it without saying so: ``argparse``'s
+    ``parse_args()`` and ``unittest.main()`` read ``sys.argv[1:]``, and ``test`` there is an argument they do
+    not know (crcmod's test module runs ``unittest.main()``, which took ``test`` for a test name). Left as it
+    is when no ``test`` command is in it (rt's code called with arguments of its own)."""
+    if command not in argv[1:]:
+        return argv
+    return [argv[0], *argv[argv.index(command, 1) + 1 :]]
+
+
+def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any, command_line: list[str]) -> int:
     try:
         invocation = parse_invocation(args, kernel.config, root)
         files = _not_ignored(
@@ -780,7 +795,7 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any) -> int:
         from rt_testrunner.watch import WatchUnavailable, watch
 
         try:
-            return watch(root, invocation.filters)
+            return watch(root, invocation.filters, command_line[1:])
         except WatchUnavailable as exc:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_USAGE
