@@ -383,24 +383,11 @@ def _extra_items(mapping: Mapping[Any, Any], keys: AbstractSet[Any], settings: S
         return
     import heapq
 
+    from rt_testrunner.pretty import SortKey
+
     # only the entries truncation keeps, in the order pprint would sort them
-    for key in heapq.nsmallest(max_lines, keys, key=_SortKey):
+    for key in heapq.nsmallest(max_lines, keys, key=SortKey):
         yield saferepr({key: mapping[key]})
-
-
-class _SortKey:
-    """pprint's key for sorting values of mixed types: by value where they compare, else by type name."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __lt__(self, other: _SortKey) -> bool:
-        try:
-            return bool(self.value < other.value)
-        except TypeError:
-            return (str(type(self.value)), id(self.value)) < (str(type(other.value)), id(other.value))
 
 
 def _record(left: Any, right: Any, settings: Settings) -> Iterator[str]:

@@ -41,15 +41,16 @@ def _recursion(value: Any) -> str:
     return f"<Recursion on {type(value).__name__} with id={id(value)}>"
 
 
-class _SortKey:
-    """Sorting values of mixed types: by value where they compare, else by type name and id."""
+class SortKey:
+    """Sorting values of mixed types as pprint does: by value where they compare, else by type name and id
+    (also the order in which explain.py keeps a truncated dict's entries)."""
 
     __slots__ = ("value",)
 
     def __init__(self, value: Any) -> None:
         self.value = value
 
-    def __lt__(self, other: _SortKey) -> bool:
+    def __lt__(self, other: SortKey) -> bool:
         try:
             return bool(self.value < other.value)
         except TypeError:
@@ -173,7 +174,7 @@ def _set(value: Any, indent: int, allowance: int, context: set[int], level: int)
     try:
         ordered = sorted(value)
     except TypeError:
-        ordered = sorted(value, key=_SortKey)
+        ordered = sorted(value, key=SortKey)
     yield from _items(ordered, indent, context, level)
     yield closing
 

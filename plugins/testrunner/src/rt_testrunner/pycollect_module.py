@@ -67,6 +67,21 @@ class ModuleCollection:
 
         def load_listed_plugins(self, module: types.ModuleType) -> None: ...
 
+    def _enter_module(
+        self, module: types.ModuleType, root: Suite, file: str
+    ) -> tuple[list[Any], list[tuple[str, Callable[..., Any]]]]:
+        """What every way of collecting a test module does first: its ``pytest_plugins``, fixtures, xunit
+        set-up and module-scope teardown; returns its marks and its ``pytest_generate_tests`` hook (if any)."""
+        if "pytest_plugins" in module.__dict__:
+            self.load_listed_plugins(module)
+        module_base = f"{file}::"
+        self.registry.add_namespace(module.__dict__, module_base)
+        hook = module.__dict__.get("pytest_generate_tests")
+        module_hooks = [(module_base, hook)] if callable(hook) else []
+        self._xunit_module(module, module_base)
+        root.hooks["after_all"].append(lambda: self.scopes.finish(("module", file)))
+        return marks_of(module), module_hooks
+
     def collect(
         self,
         module: types.ModuleType,
@@ -76,16 +91,7 @@ class ModuleCollection:
         registered: set[int],
     ) -> None:
         """Add the module's pytest-style tests to ``root`` (its rt declarations are already there)."""
-        registry = self.registry
-        if "pytest_plugins" in module.__dict__:
-            self.load_listed_plugins(module)
-        module_base = f"{file}::"
-        registry.add_namespace(module.__dict__, module_base)
-        hook = module.__dict__.get("pytest_generate_tests")
-        module_hooks = [(module_base, hook)] if callable(hook) else []
-        self._xunit_module(module, module_base)
-        module_marks = marks_of(module)
-        root.hooks["after_all"].append(lambda: self.scopes.finish(("module", file)))
+        module_marks, module_hooks = self._enter_module(module, root, file)
         makeitem = None
         if self.named_hooks.get("pytest_pycollect_makeitem"):
             from rt_testrunner.pymakeitem import ItemMaker
@@ -125,15 +131,7 @@ class ModuleCollection:
         each collected as rt collects a test module's, other items and collectors as a conftest.py's."""
         from rt_testrunner import pyforeign
 
-        if "pytest_plugins" in module.__dict__:
-            self.load_listed_plugins(module)
-        module_base = f"{file}::"
-        self.registry.add_namespace(module.__dict__, module_base)
-        hook = module.__dict__.get("pytest_generate_tests")
-        module_hooks = [(module_base, hook)] if callable(hook) else []
-        self._xunit_module(module, module_base)
-        module_marks = marks_of(module)
-        root.hooks["after_all"].append(lambda: self.scopes.finish(("module", file)))
+        module_marks, module_hooks = self._enter_module(module, root, file)
         others: list[Any] = []
         for node in pyforeign.children(collector):
             if pyforeign.is_function(node):
