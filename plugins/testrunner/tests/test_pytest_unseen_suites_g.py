@@ -146,7 +146,18 @@ def test_options_rt_reads_itself_keep_the_plugins_defaults(tmp_path: Path) -> No
             [tool.pytest.ini_options]
             addopts = "-n 2 --dist worksteal"
             """,
-            "conftest.py": "",
+            # xdist's two options, as pytest-xdist registers them, where it is not installed (the tox env of
+            # rt-testrunner alone): the options rt reads itself must keep a plugin's defaults either way
+            "conftest.py": """
+            import importlib.util
+
+
+            def pytest_addoption(parser):
+                if importlib.util.find_spec("xdist") is None:
+                    group = parser.getgroup("xdist", "distributed and subprocess testing")
+                    group.addoption("-n", "--numprocesses", dest="numprocesses", default=None)
+                    group.addoption("--dist", dest="dist", default="no")
+            """,
             "test_xdist_options.py": """
             def test_defaults(pytestconfig):
                 assert pytestconfig.getoption("numprocesses") is None
