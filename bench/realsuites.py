@@ -275,6 +275,9 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "invoke": ("3.0.3", ("pytest-relaxed", "icecream"), {}),
     # a conftest.py's pytest_collect_file collecting the conftest.py file itself (37 items, skipped: no mypy)
     "wrapt": ("2.5.2", (), {"PYTHONPATH": "src", "WRAPT_INSTALL_EXTENSIONS": "false"}),
+    # session 11: pytest-lazy-fixtures' hooks (pytest_fixture_setup, pytest_make_parametrize_id, a
+    # pytest_generate_tests wrapper) resolve lf("fixture") values in parametrize, with pytest's ids
+    "prettytable": ("3.18.0", ("pytest-lazy-fixtures==1.4.1", "wcwidth"), {"PYTHONPATH": "src"}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {

@@ -6,8 +6,8 @@ own implementation, called last, makes the ``Function`` and ``Class`` nodes. A c
 items of its own from names pytest would not collect (pyyaml's legacy tests: functions carrying a ``unittest``
 attribute, one ``pytest.Item`` per data file), or wraps the call (``hookwrapper=True``, ``wrapper=True``) and
 replaces the answer: None drops the name, a ``pytest.Item`` or ``pytest.Collector`` (or a list of them) stands
-in for it. rt calls the hooks of the conftest.py files above the file (installed plugins' ones are left to rt:
-pytest-asyncio's marks the async tests rt runs itself) with pytest's own ``Module``/``Class`` nodes as
+in for it. rt calls the hooks of the conftest.py files above the file and of the plugins (but the async
+plugins', which mark the async tests rt runs itself: pysession.py) with pytest's own ``Module``/``Class`` nodes as
 ``collector``, so ``Item.from_parent(collector, ...)`` builds real pytest nodes with pytest's node ids. rt's own
 collection stands last, as pytest's does: it answers :data:`DEFAULT` (an empty list) for a name rt collects and
 None for one it does not. A hook that leaves :data:`DEFAULT` in place gets rt's collection of the name; pytest's
@@ -57,7 +57,7 @@ class ItemMaker:
 
     @classmethod
     def for_file(cls, session: PytestSession, module: types.ModuleType, file: str) -> ItemMaker | None:
-        """The hooks above ``file``, or None when no conftest.py implements it (rt collects as always)."""
+        """The hooks above ``file``, or None when no conftest.py or plugin implements it (rt collects as always)."""
         hooks = session.hooks_for(HOOK, file)
         return cls(session, module, file, hooks) if hooks else None
 

@@ -43,9 +43,13 @@ NAMED_HOOKS = (
 
 #: hooks rt calls itself instead of an installed plugin's: the plugins implementing ``pytest_pyfunc_call``
 #: (anyio's, pytest-asyncio's, pytest-trio's) run async tests on their own loops, which rt runs on its own
-#: (async_plugins.py), and their ``pytest_pycollect_makeitem`` marks the async tests rt claims itself; a
-#: conftest.py's hooks still run
-_RT_CALLS = frozenset({"pytest_pyfunc_call", "pytest_pycollect_makeitem"})
+#: (async_plugins.py); a conftest.py's hooks still run
+_RT_CALLS = frozenset({"pytest_pyfunc_call"})
+
+#: the async plugins rt stands in for (async_plugins.py), by top-level module: their
+#: ``pytest_pycollect_makeitem`` marks or wraps the async tests rt claims itself, so it is not called. Every
+#: other installed plugin's is (pytest-describe's makes a collector of each ``describe_*`` function).
+_ASYNC_PLUGIN_MODULES = frozenset({"anyio", "pytest_asyncio", "pytest_trio"})
 
 #: hooks of conftest.py files and plugins rt keeps in a list of the session's, by hook name
 _LISTED_HOOKS = {
@@ -283,7 +287,7 @@ class PytestSession(ModuleCollection):
             self.finish_hooks.append(hook)
         for name in NAMED_HOOKS:
             hook = getattr(plugin, name, None)
-            if callable(hook) and not (name in _RT_CALLS and pyplugins.owner(hook) is not None):
+            if callable(hook) and not _rt_calls_instead(name, hook):
                 self.named_hooks.setdefault(name, []).append((baseid, hook))
 
     def _plugin_words(self) -> list[str]:
@@ -483,6 +487,16 @@ class PytestSession(ModuleCollection):
                 if isinstance(factories, dict) and len(factories) == 1:
                     return backend_key("asyncio", {"loop_factory": next(iter(factories.values()))})
         return backend_key("asyncio")
+
+
+def _rt_calls_instead(name: str, hook: Callable[..., Any]) -> bool:
+    """rt does the work of installed plugin hook ``hook`` itself (see :data:`_RT_CALLS`)."""
+    if pyplugins.owner(hook) is None:
+        return False
+    if name in _RT_CALLS:
+        return True
+    module = getattr(getattr(hook, "__func__", hook), "__module__", None) or ""
+    return name == "pytest_pycollect_makeitem" and module.split(".")[0] in _ASYNC_PLUGIN_MODULES
 
 
 def _definitions(namespace: dict[str, Any], autouse: bool = False) -> list[FixtureDef]:
