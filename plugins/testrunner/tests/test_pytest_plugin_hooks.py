@@ -101,3 +101,62 @@ def test_an_installed_plugins_pycollect_makeitem_makes_and_drops_items(tmp_path:
     )
     _, rt_run = same_as_pytest(project, site)
     assert "3 pass" in rt_run.stderr and "1 fail" in rt_run.stderr, rt_run.output
+
+
+FIXTURE_ADDING_PLUGIN = """
+import pytest
+
+USED = []
+
+
+@pytest.fixture
+def frozen():
+    USED.append(True)
+    yield "frozen"
+    USED.pop()
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.get_closest_marker("frozen") or item.name.endswith("[added]"):
+            item.fixturenames.insert(0, "frozen")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "frozen: set the frozen fixture up for the test")
+"""
+
+
+def test_a_fixture_a_plugin_adds_to_item_fixturenames_is_set_up(tmp_path: Path) -> None:
+    """pytest-freezer 0.4.9: its ``pytest_collection_modifyitems`` inserts ``freezer`` into the
+    ``fixturenames`` of each test marked ``freeze_time``, and pytest sets it up with the test. rt handed
+    plugins a copy of the list, so the time was not frozen. The parametrized tests of one function share
+    pytest's list: a name added for one is set up for all of them."""
+    site = plugin_site(tmp_path / "site", "fixture_adding_plugin", FIXTURE_ADDING_PLUGIN)
+    project = write_files(
+        tmp_path / "project",
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_added.py": """
+            import pytest
+
+            from fixture_adding_plugin import USED
+
+
+            @pytest.mark.frozen
+            def test_marked():
+                assert USED == [True]
+
+
+            def test_plain():
+                assert USED == []
+
+
+            @pytest.mark.parametrize("case", ["added", "not_added"])
+            def test_param(case):
+                assert USED == [True]
+            """,
+        },
+    )
+    _, rt_run = same_as_pytest(project, site)
+    assert "4 pass" in rt_run.stderr, rt_run.output

@@ -604,7 +604,7 @@ class ModuleCollection:
                 name,
                 item_marks,
                 callspec,
-                fixturenames,
+                fixturenames,  # one list for the function's tests, as pytest's (Node.fixturenames)
                 closure,
                 is_unittest,
                 requested,

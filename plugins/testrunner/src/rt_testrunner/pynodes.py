@@ -285,7 +285,9 @@ class Node(_OfItem):
 
     @property
     def fixturenames(self) -> list[str]:
-        return list(self._item.fixturenames)
+        """The test's own list, as pytest's: what a plugin adds to it (pytest-freezer inserts ``freezer`` for
+        the tests marked ``freeze_time`` in ``pytest_collection_modifyitems``) is set up with the test."""
+        return self._item.fixturenames
 
     @property
     def funcargs(self) -> dict[str, Any]:
