@@ -262,7 +262,8 @@ def test_fd_capture_takes_what_subprocesses_write(tmp_path: Path) -> None:
 
 
 def test_capteesys_and_log_level_on_the_command_line(tmp_path: Path) -> None:
-    """pytest 8.4's ``capteesys`` keeps what the test prints and shows it too; ``--log-level`` lowers the root
+    """pytest 8.4's ``capteesys`` keeps what the test prints and passes it on to the test's captured output,
+    shown on the terminal only with ``-s`` (see below); ``--log-level`` lowers the root
     logger and sets caplog's handler to the level for each test, as the ``log_level`` ini value does."""
     write_files(
         tmp_path,
@@ -287,6 +288,92 @@ def test_capteesys_and_log_level_on_the_command_line(tmp_path: Path) -> None:
     )
     _, rt_run = same_counts_as_pytest(tmp_path)
     assert summary_counts(rt_run.stderr) == {"pass": 3}
-    assert "SHOWN_AND_KEPT" in rt_run.stdout, rt_run.output
+    assert "SHOWN_AND_KEPT" not in rt_run.output
     _, at_info = same_counts_as_pytest(tmp_path, "--log-level=INFO")
     assert summary_counts(at_info.stderr) == {"pass": 1, "fail": 2}
+
+
+def test_capsys_and_capfd_take_only_the_streams_of_their_own(tmp_path: Path) -> None:
+    """pytest's ``capsys``/``capfd`` put stream objects of their own in ``sys.stdout``/``sys.stderr`` while
+    they are set up: an object that kept the stream it saw before (cmd2's app, made by a fixture set up
+    before ``capsys``) writes past them into the test's captured output (cmd2 4.3.1's
+    ``test_argparser_kwargs``). What the fixture takes and the test never reads is shown with a failure,
+    under the phase it was written in; what the test read is not; ``capteesys`` passes on what it takes to
+    the test's captured output (on the terminal only with ``-s``)."""
+    write_files(
+        tmp_path,
+        {
+            "test_kept.py": """
+            import sys
+            import pytest
+
+            class App:
+                def __init__(self):
+                    self.stdout = sys.stdout
+                    self.stderr = sys.stderr
+
+                def say(self, word):
+                    self.stdout.write(word + "\\n")
+                    self.stderr.write(word.upper() + "\\n")
+
+            @pytest.fixture
+            def app():
+                return App()
+
+            @pytest.fixture
+            def noisy(capsys):
+                print("setup" + "_printed")
+
+            def test_kept_stream_misses_capsys(app, capsys):
+                app.say("word")
+                print("foo")
+                assert capsys.readouterr() == ("foo\\n", "")
+
+            def test_kept_stream_misses_capfd(app, capfd):
+                app.say("word")
+                print("foo")
+                assert capfd.readouterr() == ("foo\\n", "")
+
+            def test_kept_stream_misses_capsysbinary(app, capsysbinary):
+                app.say("word")
+                sys.stdout.buffer.write(b"raw")
+                assert capsysbinary.readouterr() == (b"raw", b"")
+
+            def test_setup_output_is_read_in_the_call(noisy, capsys):
+                assert capsys.readouterr().out == "setup_printed\\n"
+
+            def test_kept_stream_is_the_tests_output(app, capsys):
+                app.say("kept" + "_by_the_app")
+                assert False
+
+            def test_unread_is_shown(noisy, capsys):
+                print("unread" + "_in_call")
+                assert False
+
+            def test_read_is_not_shown(capsys):
+                print("read" + "_by_the_test")
+                capsys.readouterr()
+                assert False
+
+            def test_tee(capteesys):
+                print("tee" + "_passed")
+                assert capteesys.readouterr().out == "tee" + "_passed\\n"
+                print("tee" + "_failed")
+                assert False
+            """
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 4, "fail": 4}
+    for report in (pytest_run.stdout, rt_run.stderr):
+        assert report.count("kept_by_the_app") == 1, report
+        assert report.count("KEPT_BY_THE_APP") == 1
+        assert "Captured stdout setup" in report.split("unread_in_call")[0].split("test_unread_is_shown")[-1]
+        assert report.count("setup_printed") == 1
+        assert report.count("unread_in_call") == 1
+        assert "read_by_the_test" not in report
+        assert report.count("tee_passed") == 1
+        assert report.count("tee_failed") == 1
+        assert "tee_passed" not in rt_run.stdout
+    _, shown = same_counts_as_pytest(tmp_path, "-s", "-k", "tee")
+    assert shown.stdout.count("tee_passed") == 1, shown.output

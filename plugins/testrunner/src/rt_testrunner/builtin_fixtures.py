@@ -9,6 +9,7 @@ and a suite that uses them has pytest installed); the others are small enough to
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import sys
@@ -69,45 +70,74 @@ def _tmp_name(request: Any) -> str:
 
 
 class CaptureFixture:
-    """``capsys``: what the test wrote since the last ``readouterr()``."""
+    """``capsys``: what the test wrote through ``sys.stdout``/``sys.stderr`` since the last ``readouterr()``,
+    kept apart from the test's captured output as pytest's fixture keeps it: while it is set up the two
+    streams are objects of its own (:func:`capture.fixture_started`), so what goes through a stream an
+    object kept before it started is not in ``readouterr()``; what it takes and the test does not read joins
+    the test's captured output at the end of each phase (:meth:`push`), as pytest's fixture gives it to the
+    global capture when it closes after each phase."""
 
     def __init__(self, binary: bool = False, tee: bool = False) -> None:
-        self._tee = tee
-        self._capture: capture.Capture | None = None
-        self._own = False
-        self._token: Any = None
-        self._out = 0
-        self._err = 0
+        self.tee = tee
         self._binary = binary
+        #: the running test's capture, made here for a test whose output is not captured (``-s``)
+        self._test: capture.Capture | None = None
+        self._token: Any = None
+        self._taken: dict[str, list[str]] = {"out": [], "err": []}
+        #: how much of ``_taken`` the test's captured output has already (:meth:`push`)
+        self._pushed = {"out": 0, "err": 0}
 
     def _start(self) -> None:
-        self._capture = capture.CURRENT.get()
-        if self._capture is None or not capture.installed():
+        test = capture.CURRENT.get()
+        if test is None or not capture.installed():
             capture.install()
-            self._own = True
-            self._capture = capture.Capture()
-            self._token = capture.CURRENT.set(self._capture)
-        self._out = len("".join(self._capture.out))
-        self._err = len("".join(self._capture.err))
-        capture.SYS_FIXTURE.add(id(self._capture))
-        if self._tee:
-            capture.TEE.add(id(self._capture))
+            test = capture.Capture(passthrough=True)
+            self._token = capture.CURRENT.set(test)
+        self._test = test
+        self._open()
+        capture.fixture_started(self, test)
+
+    def _open(self) -> None:
+        """What the fixture takes from now on, besides the streams."""
 
     def _stop(self) -> None:
-        capture.SYS_FIXTURE.discard(id(self._capture))
-        if self._tee:
-            capture.TEE.discard(id(self._capture))
-        if self._own and self._token is not None:
+        assert self._test is not None
+        self.push()
+        capture.fixture_stopped(self._test)
+        self._close()
+        if self._token is not None:
             capture.CURRENT.reset(self._token)
 
+    def _close(self) -> None:
+        """What :meth:`_open` took, given back."""
+
+    def write(self, which: str, text: str) -> None:
+        self._taken[which].append(text)
+
+    def fileno(self, which: str) -> int:
+        raise io.UnsupportedOperation("fileno")
+
+    def push(self) -> None:
+        self._collect()
+        assert self._test is not None
+        for which, taken in self._taken.items():
+            if not self.tee:  # capteesys passed it on as it was written
+                text = "".join(taken[self._pushed[which] :])
+                if text:
+                    self._test.take(which, text)
+            self._pushed[which] = len(taken)
+
+    def _collect(self) -> None:
+        """What reached the fixture other than through :meth:`write`, added to ``_taken``."""
+
     def readouterr(self) -> CaptureResult:
-        assert self._capture is not None
-        out, err = "".join(self._capture.out), "".join(self._capture.err)
-        new_out, new_err = out[self._out :], err[self._err :]
-        self._out, self._err = len(out), len(err)
+        self._collect()
+        out, err = ("".join(self._taken[which]) for which in ("out", "err"))
+        self._taken = {"out": [], "err": []}
+        self._pushed = {"out": 0, "err": 0}
         if self._binary:
-            return CaptureResult(new_out.encode(), new_err.encode())
-        return CaptureResult(new_out, new_err)
+            return CaptureResult(out.encode(), err.encode())
+        return CaptureResult(out, err)
 
     @contextlib.contextmanager
     def disabled(self) -> Iterator[None]:
@@ -118,43 +148,32 @@ class CaptureFixture:
             capture.CURRENT.reset(token)
 
 
-class _FdWriter(list[str]):
-    """A capture's ``out`` or ``err`` while ``capfd`` runs: each write goes straight to the file descriptor
-    capfd redirected, so ``print()`` and ``os.write(1, ...)`` land in one file in the order they happened,
-    as under pytest, whose capfd points ``sys.stdout`` at the descriptor's file."""
-
-    def __init__(self, fd: int) -> None:
-        super().__init__()
-        self._fd = fd
-        #: ``sys.stdout.fileno()`` while capfd runs: this descriptor (capture.Capture.fileno)
-        self.fd = fd
-
-    def append(self, text: str) -> None:
-        os.write(self._fd, text.encode("utf-8", "replace"))
-
-
 class FdCaptureFixture(CaptureFixture):
-    """``capfd``: what reaches file descriptors 1 and 2 (``print``, subprocesses, C code), in order."""
+    """``capfd``: what reaches file descriptors 1 and 2 (``print``, subprocesses, C code), in order: the two
+    descriptors point at temporary files while it is set up, and its ``sys.stdout``/``sys.stderr`` write to
+    them, as pytest's capfd points its streams at the descriptors' files."""
 
-    def _start(self) -> None:
-        outer = capture.CURRENT.get()
-        if not capture.installed():
-            capture.install()
+    def _open(self) -> None:
+        #: per descriptor: the temporary file, how much of it ``_taken`` has
         self._files: list[list[Any]] = []
+        #: what ``_taken`` holds, as the bytes read (``capfdbinary``)
+        self._raw: dict[str, list[bytes]] = {"out": [], "err": []}
         self._saved: list[int] = []
         import tempfile
 
         for fd, stream in ((1, sys.__stdout__), (2, sys.__stderr__)):
             if stream is not None:
                 stream.flush()
-            temporary = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 - closed in _stop, after the test
+            temporary = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115 - closed in _close, after the test
             self._saved.append(os.dup(fd))
             os.dup2(temporary.fileno(), fd)
             self._files.append([temporary, 0])
-        # logging stays the test's: capfd takes the two streams only
-        log = outer.log if outer is not None else []
-        self._capture = capture.Capture(out=_FdWriter(1), err=_FdWriter(2), log=log)
-        self._token = capture.CURRENT.set(self._capture)
+
+    def write(self, which: str, text: str) -> None:
+        os.write(1 if which == "out" else 2, text.encode("utf-8", "replace"))
+
+    def fileno(self, which: str) -> int:
+        return 1 if which == "out" else 2
 
     def _restore(self) -> None:
         for stream in (sys.__stdout__, sys.__stderr__):
@@ -163,23 +182,32 @@ class FdCaptureFixture(CaptureFixture):
         for fd, saved in zip((1, 2), self._saved, strict=True):
             os.dup2(saved, fd)
 
-    def _stop(self) -> None:
+    def _close(self) -> None:
         self._restore()
         for saved in self._saved:
             os.close(saved)
         for temporary, _ in self._files:
             temporary.close()
-        capture.CURRENT.reset(self._token)
 
-    def readouterr(self) -> CaptureResult:
-        texts = []
-        for entry in self._files:
+    def _collect(self) -> None:
+        for which, entry in zip(("out", "err"), self._files, strict=True):
             temporary, position = entry
             temporary.seek(position)
             data = temporary.read()
             entry[1] = position + len(data)
-            texts.append(data if self._binary else data.decode(errors="replace"))
-        return CaptureResult(texts[0], texts[1])
+            if data:
+                self._taken[which].append(data.decode(errors="replace"))
+                self._raw[which].append(data)
+
+    def readouterr(self) -> CaptureResult:
+        """capfdbinary's are the bytes as written (not decoded and encoded again)."""
+        self._collect()
+        raw = self._raw
+        self._raw = {"out": [], "err": []}
+        result = super().readouterr()
+        if self._binary:
+            return CaptureResult(b"".join(raw["out"]), b"".join(raw["err"]))
+        return result
 
     @contextlib.contextmanager
     def disabled(self) -> Iterator[None]:

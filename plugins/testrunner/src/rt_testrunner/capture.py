@@ -22,7 +22,7 @@ import io
 import os
 import sys
 import threading
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 import attrs
 
@@ -30,6 +30,23 @@ import attrs
 _FILES_LOCK = threading.Lock()
 
 LOG_FORMAT = "%(levelname)-8s %(name)s:%(filename)s:%(lineno)d %(message)s"
+
+
+class FixtureStreams(Protocol):
+    """A test's ``capsys``/``capsysbinary``/``capteesys``/``capfd``/``capfdbinary`` while it is set up: what
+    the test writes to ``sys.stdout``/``sys.stderr`` as they are now goes there, not into the test's own
+    captured output (:class:`_FixtureRouter`)."""
+
+    #: ``capteesys``: what it takes goes on to the test's captured output as well
+    tee: bool
+
+    def write(self, which: str, text: str) -> None: ...
+
+    def fileno(self, which: str) -> int: ...
+
+    def push(self) -> None:
+        """What the test wrote and has not read yet joins its captured output (the phase ends), as pytest's
+        fixture does when it closes after each phase."""
 
 
 # eq=False: never compared, so no __eq__/__hash__ to compile (0.7 M instructions less at import)
@@ -42,6 +59,11 @@ class Capture:
     log: list[str] = attrs.Factory(list)
     #: the temporary files behind ``sys.stdout.fileno()``/``sys.stderr.fileno()`` once the test asked for one
     files: dict[str, Any] = attrs.Factory(dict)
+    #: the test's ``capsys`` or ``capfd`` while it is set up
+    fixture: FixtureStreams | None = None
+    #: made by ``capsys``/``capfd`` for a test whose output is not captured (``-s``): only the fixture takes
+    #: output, everything else goes to the terminal, as pytest's ``--capture=no`` has no global capture
+    passthrough: bool = False
 
     def fileno(self, which: str) -> int:
         """A real file descriptor for stream ``which`` (``"out"``, ``"err"``), as pytest's default capture
@@ -83,9 +105,21 @@ class Capture:
         descriptors = _DESCRIPTORS[0] if _DESCRIPTORS else None
         if descriptors is not None and descriptors.owner is self:
             descriptors.drain()  # what reached the descriptors so far was the previous phase's
+        if self.fixture is not None:
+            self.fixture.push()  # what capsys took and the test did not read: the previous phase's too
         if self.files:
             return  # what goes to the descriptors' files joins the output at the end: one section, in order
         self.phases.append((when, len(self.out), len(self.err), len(self.log)))
+
+    def take(self, which: str, text: str) -> None:
+        """``text`` written to stream ``which`` outside a fixture's streams: the test's output, or the
+        terminal's for a test whose output is not captured."""
+        if self.passthrough:
+            stream = terminal_stream(which)
+            stream.write(text)
+            stream.flush()
+            return
+        (self.out if which == "out" else self.err).append(text)
 
     def report(self) -> str:
         """The sections shown under a failure, as pytest titles them: per phase for a pytest test, a phase's
@@ -121,7 +155,8 @@ CURRENT: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("rt_cap
 _RUNNING: dict[int, tuple[Capture, int]] = {}
 
 
-def _current() -> Capture | None:
+def _found() -> Capture | None:
+    """The capture of the test running in this context (or thread), passthrough or not."""
     capture = CURRENT.get()
     if capture is not None or len(_RUNNING) != 1:
         return capture
@@ -130,6 +165,14 @@ def _current() -> Capture | None:
     if thread == owner or thread == threading.main_thread().ident:
         return None  # the test's own thread outside its context, or rt's: the terminal
     return running
+
+
+def _current() -> Capture | None:
+    """The capture that takes what is written here, None for the terminal."""
+    capture = _found()
+    if capture is None or capture.passthrough:
+        return None
+    return capture
 
 
 def begin(capture: Capture | None) -> None:
@@ -247,14 +290,6 @@ def _flush_streams() -> None:
             pass
 
 
-#: the captures whose output is shown as well as kept (``capteesys``), by id
-TEE: set[int] = set()
-
-#: the captures a ``capsys`` fixture reads, by id: their streams have no file descriptor, as pytest's
-#: ``CaptureIO`` has none (``fileno()`` raises ``io.UnsupportedOperation``), so a library probing the
-#: terminal (tqdm's screen width) writes on to the stream that capsys reads, not to a file of its own
-SYS_FIXTURE: set[int] = set()
-
 #: this process's :class:`_Descriptors`, made when the first test runs
 _DESCRIPTORS: list[_Descriptors] = []
 #: pytest's ``--capture`` method of this run: "fd", "sys" or "tee-sys"
@@ -311,7 +346,7 @@ class _Router(_Unpicklable, io.TextIOBase):
                 terminal.flush()
                 return written
             return self._real.write(text)
-        if _MODE[0] == "tee-sys" or id(capture) in TEE:
+        if _MODE[0] == "tee-sys":
             terminal = _terminal(self._which)
             (terminal or self._real).write(text)
         file = capture.files.get(self._which)
@@ -341,8 +376,6 @@ class _Router(_Unpicklable, io.TextIOBase):
         capture = _current()
         if capture is None:
             return self._real.fileno()
-        if id(capture) in SYS_FIXTURE:
-            raise io.UnsupportedOperation("fileno")
         return capture.fileno(self._which)
 
     def writable(self) -> bool:
@@ -361,6 +394,78 @@ class _Router(_Unpicklable, io.TextIOBase):
         """Always the same object, as a real stream's: code keeps ``sys.stdout.buffer`` and compares it later
         (structlog's loggers pickle as "stdout" only when their file ``is sys.stdout.buffer``)."""
         return self._buffer
+
+
+class _FixtureRouter(_Router):
+    """``sys.stdout`` or ``sys.stderr`` while a test's ``capsys`` or ``capfd`` is set up, as pytest's fixture
+    puts stream objects of its own there: what is written through them goes to the fixture of the test
+    running in this context; what is written through the stream an object kept before (cmd2's app, made by a
+    fixture set up before ``capsys``, writes to the ``sys.stdout`` it saw) goes to the test's captured output
+    and not to the fixture, as under pytest. Without a fixture in this context (tests running concurrently,
+    ``capsys.disabled()``) it writes as the router it replaced."""
+
+    def write(self, text: str) -> int:
+        capture = _found()
+        fixture = capture.fixture if capture is not None else None
+        if fixture is None:
+            return super().write(text)
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        fixture.write(self._which, text)
+        if fixture.tee:  # capteesys: on to what the fixture replaced (the test's output, or the terminal)
+            capture.take(self._which, text)  # type: ignore[union-attr]
+        return len(text)
+
+    def flush(self) -> None:
+        capture = _found()
+        if capture is None or capture.fixture is None:
+            super().flush()
+
+    def isatty(self) -> bool:
+        capture = _found()
+        if capture is None or capture.fixture is None:
+            return super().isatty()
+        return False  # pytest's CaptureIO, or capfd's temporary file
+
+    def fileno(self) -> int:
+        """capsys's streams have no descriptor, as pytest's ``CaptureIO`` (a library probing the terminal,
+        tqdm's screen width, catches ``io.UnsupportedOperation`` and writes on); capfd's is the redirected
+        descriptor itself."""
+        capture = _found()
+        if capture is None or capture.fixture is None:
+            return super().fileno()
+        return capture.fixture.fileno(self._which)
+
+
+#: the two :class:`_FixtureRouter` objects, made once, in ``sys.stdout``/``sys.stderr`` while at least one
+#: capture fixture is set up; with the streams they replaced
+_FIXTURE_STREAMS: list[Any] = []
+#: how many capture fixtures are set up now (tests running concurrently may each have one)
+_FIXTURES_ACTIVE: list[int] = [0]
+
+
+def fixture_started(fixture: FixtureStreams, test: Capture) -> None:
+    """``fixture`` takes the output written through ``sys.stdout``/``sys.stderr`` as they are from now on (not
+    through the streams objects kept before it started), until :func:`fixture_stopped`."""
+    test.fixture = fixture
+    if not _FIXTURE_STREAMS:
+        out, err = _INSTALLED[0], _INSTALLED[1]
+        _FIXTURE_STREAMS.extend([_FixtureRouter(out, "out"), _FixtureRouter(err, "err"), None, None])
+    if _FIXTURES_ACTIVE[0] == 0:
+        _FIXTURE_STREAMS[2:] = [sys.stdout, sys.stderr]
+        sys.stdout, sys.stderr = _FIXTURE_STREAMS[0], _FIXTURE_STREAMS[1]
+    _FIXTURES_ACTIVE[0] += 1
+
+
+def fixture_stopped(test: Capture) -> None:
+    """The fixture of ``test`` is torn down: what it did not give back (:meth:`FixtureStreams.push`) is lost;
+    the streams it replaced are put back once no other fixture is set up, as pytest puts back the ones its
+    fixture found."""
+    test.fixture = None
+    _FIXTURES_ACTIVE[0] -= 1
+    if _FIXTURES_ACTIVE[0] == 0:
+        sys.stdout, sys.stderr = _FIXTURE_STREAMS[2], _FIXTURE_STREAMS[3]
+        _FIXTURE_STREAMS[2:] = [None, None]
 
 
 class _BytesRouter(_Unpicklable, io.RawIOBase):
@@ -550,6 +655,8 @@ def uninstall() -> None:
         logging.getLogger().removeHandler(handler)
     _INSTALLED.clear()
     _LOG_PENDING.clear()
+    _FIXTURE_STREAMS.clear()
+    _FIXTURES_ACTIVE[0] = 0
 
 
 def real_streams() -> tuple[TextIO, TextIO]:
