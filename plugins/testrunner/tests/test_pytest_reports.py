@@ -7,12 +7,14 @@ Each test writes a small project, runs it under pytest and under ``rt test``, an
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 
-from rt.testing import run_cli, run_pytest, summary_counts, write_files
+from rt.testing import cli_environ, run_cli, run_pytest, summary_counts, write_files
 
 WARNING_PROJECT = {
     "test_warns.py": """
@@ -140,8 +142,9 @@ LIVE_LOG_PROJECT = {
 
 def test_log_cli_shows_records_as_they_happen(tmp_path: Path) -> None:
     """``log_cli = true``: pytest prints each record at ``log_cli_level`` as it is emitted, under a ``live log
-    call`` separator, in its default format; rt prints the same lines, before the test's result line (it
-    runs live, not after the test), and the captured output stays captured."""
+    call`` separator, in its default format, on stdout (its terminal reporter's stream); rt prints the same
+    lines there, before the test's result line (it runs live, not after the test), and the captured output
+    stays captured."""
     write_files(tmp_path, LIVE_LOG_PROJECT)
     pytest_run = run_pytest(cwd=tmp_path)
     rt_run = run_cli("test", cwd=tmp_path)
@@ -152,17 +155,28 @@ def test_log_cli_shows_records_as_they_happen(tmp_path: Path) -> None:
         "-" * 28 + " live log call " + "-" * 29,
     ):
         assert line in pytest_run.stdout, pytest_run.output
-        assert line in rt_run.stderr, rt_run.output
+        assert line in rt_run.stdout, rt_run.output
+    assert "live log" not in rt_run.stderr and "shown while the test runs" not in rt_run.stderr
     assert "below the level" not in pytest_run.stdout and "below the level" not in rt_run.output
     assert "captured, not shown" not in rt_run.output
-    assert rt_run.stderr.index("shown while the test runs") < rt_run.stderr.index("(pass) test_logs")
+    merged = subprocess.run(
+        [sys.executable, "-m", "rt", "test"],
+        cwd=tmp_path,
+        env=cli_environ(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        check=False,
+    ).stdout
+    assert merged.index("shown while the test runs") < merged.index("(pass) test_logs"), merged
     # without log_cli nothing is live (the warning is only in the failure's captured log)
     write_files(tmp_path, {"pytest.ini": "[pytest]\n"})
     quiet = run_cli("test", cwd=tmp_path)
     assert "live log" not in quiet.output and "shown while the test runs" not in quiet.output
     # --log-cli-level on the command line turns it on too, as pytest's
     louder = run_cli("test", "--log-cli-level=DEBUG", cwd=tmp_path)
-    assert "DEBUG    app:test_live.py:7 below the level" in louder.stderr, louder.output
+    assert "DEBUG    app:test_live.py:7 below the level" in louder.stdout, louder.output
     assert (
         "DEBUG    app:test_live.py:7 below the level"
         in run_pytest("--log-cli-level=DEBUG", cwd=tmp_path).stdout

@@ -6,8 +6,8 @@ neither, the loggers' own levels decide, so the root's WARNING), records formatt
 ``log_cli_date_format`` (else ``log_format`` / ``log_date_format``, else pytest's default format), and a
 ``live log <phase>`` separator line before the first record of each phase of a test (setup, call, teardown),
 the records outside a test under ``live log`` alone. The records still join the test's captured log. The
-terminal is written through the copies of the descriptors that capture keeps, so live records are never
-captured themselves.
+records go to stdout, where pytest's terminal reporter writes them (rt's own report is on stderr), through
+the copies of the descriptors that capture keeps, so live records are never captured themselves.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class LiveLog:
 
         item = pyruntest.RUNNING.get()
         section = (item.nodeid, self.phase) if item is not None else ("", "")
-        stream = capture.terminal_stream("err")
+        stream = capture.terminal_stream("out")
         if section != self.section:
             self.section = section
             title = f"live log {section[1]}" if section[1] else "live log"
