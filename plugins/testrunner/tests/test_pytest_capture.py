@@ -377,3 +377,34 @@ def test_capsys_and_capfd_take_only_the_streams_of_their_own(tmp_path: Path) -> 
         assert "tee_passed" not in rt_run.stdout
     _, shown = same_counts_as_pytest(tmp_path, "-s", "-k", "tee")
     assert shown.stdout.count("tee_passed") == 1, shown.output
+
+
+def test_logging_is_captured_without_the_capture_plugin(tmp_path: Path) -> None:
+    """``-s`` and ``-p no:capture`` leave the streams to the terminal, but pytest's logging plugin still
+    captures each test's records: a failure shows them under "Captured log call", and they do not reach the
+    terminal through logging's last resort; ``caplog`` works."""
+    write_files(
+        tmp_path,
+        {
+            "test_logs.py": """
+            import logging
+
+            def test_output():
+                logging.getLogger("probe").warning("logged" + "_warning")
+                print("printed" + "_line")
+                assert False
+
+            def test_caplog(caplog):
+                logging.getLogger("probe").warning("kept")
+                assert caplog.messages == ["kept"]
+            """
+        },
+    )
+    for arguments in (("-s",), ("-p", "no:capture")):
+        pytest_run, rt_run = same_counts_as_pytest(tmp_path, *arguments)
+        assert summary_counts(rt_run.stderr) == {"pass": 1, "fail": 1}
+        for report, output in ((pytest_run.stdout, pytest_run.output), (rt_run.stderr, rt_run.output)):
+            log_section = report.split("Captured log call")[1]
+            assert "WARNING  probe:test_logs.py:5 logged_warning" in log_section, output
+            assert output.count("logged_warning") == 1
+        assert "printed_line" in rt_run.stdout

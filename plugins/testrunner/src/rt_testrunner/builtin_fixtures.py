@@ -88,9 +88,9 @@ class CaptureFixture:
         self._pushed = {"out": 0, "err": 0}
 
     def _start(self) -> None:
+        capture.route_streams()  # -s: the fixture's streams replace the routers, not the terminal's
         test = capture.CURRENT.get()
-        if test is None or not capture.installed():
-            capture.install()
+        if test is None:  # -s with -p no:logging, or not in a test's run
             test = capture.Capture(passthrough=True)
             self._token = capture.CURRENT.set(test)
         self._test = test

@@ -181,7 +181,7 @@ def begin(capture: Capture | None) -> None:
     if _LOG_PENDING and "logging" in sys.modules:
         _add_log_handler()
     if capture is not None:
-        descriptors = _descriptors()
+        descriptors = _descriptors() if not capture.passthrough else None
         if descriptors is not None:
             if _RUNNING:
                 descriptors.restore()  # tests run concurrently: whose a descriptor's output is, is unknown
@@ -552,7 +552,7 @@ def _log_handler() -> Any:
 
     class _LogHandler(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            capture = _current()
+            capture = _found()  # a passthrough capture's too: logging is captured under -s
             if capture is not None:
                 try:
                     capture.log.append(self.format(record))
@@ -612,21 +612,39 @@ def detach(attached: list[tuple[Any, Any]]) -> None:
 def install(logging: bool = True, method: str = "fd") -> None:
     """Route the streams and logging (unless ``-p no:logging`` blocked pytest's logging plugin: ``logging``
     False) through the per-test buffers (once per process); ``method`` is pytest's ``--capture``: "fd" also
-    takes descriptors 1 and 2 while a test runs alone, "sys" does not, "tee-sys" shows the output too."""
+    takes descriptors 1 and 2 while a test runs alone, "sys" does not, "tee-sys" shows the output too, "no"
+    (``-s``, ``-p no:capture``) leaves the streams alone and captures logging only, as pytest's logging
+    plugin captures without its capture plugin."""
     if _INSTALLED:
         return
     _MODE[0] = method
-    real_out, real_err, real_in = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout = _Router(real_out, "out")
-    sys.stderr = _Router(real_err, "err")
-    if real_in is not None:
-        sys.stdin = _InputRouter(real_in)
-    _INSTALLED.extend([real_out, real_err, None, real_in])
+    _INSTALLED.extend([sys.stdout, sys.stderr, None, sys.stdin])
+    if method != "no":
+        route_streams()
     if not logging:
         return
     _LOG_PENDING.append(True)
     if "logging" in sys.modules:
         _add_log_handler()
+
+
+def route_streams() -> None:
+    """The streams replaced by the routers (once per process): by :func:`install`, or under ``-s`` by the
+    first ``capsys``/``capfd``, whose streams replace the routers while it is set up."""
+    if not _INSTALLED:
+        install(logging=False, method="no")
+    if _ROUTED:
+        return
+    real_out, real_err, _, real_in = _INSTALLED
+    sys.stdout = _Router(real_out, "out")
+    sys.stderr = _Router(real_err, "err")
+    if real_in is not None:
+        sys.stdin = _InputRouter(real_in)
+    _ROUTED.append(True)
+
+
+#: True once :func:`route_streams` replaced the streams
+_ROUTED: list[bool] = []
 
 
 def settle_tempdir() -> None:
@@ -636,7 +654,7 @@ def settle_tempdir() -> None:
     ``get_download_file_path(r, tempfile.tempdir)``). Only when the suite's imports loaded ``tempfile``
     (every pytest suite does): importing it for a plain run would cost its start-up."""
     module = sys.modules.get("tempfile")
-    if _INSTALLED and module is not None and module.tempdir is None:
+    if _INSTALLED and _MODE[0] != "no" and module is not None and module.tempdir is None:
         module.gettempdir()
 
 
@@ -648,7 +666,9 @@ def uninstall() -> None:
         if descriptors.pid == os.getpid():
             descriptors.close()
     real_out, real_err, handler, real_in = _INSTALLED
-    sys.stdout, sys.stderr, sys.stdin = real_out, real_err, real_in
+    if _ROUTED:
+        sys.stdout, sys.stderr, sys.stdin = real_out, real_err, real_in
+        _ROUTED.clear()
     if handler is not None:
         import logging
 
@@ -676,4 +696,5 @@ def terminal_stream(which: str) -> TextIO:
 
 
 def installed() -> bool:
-    return bool(_INSTALLED)
+    """Whether the routers are in ``sys.stdout``/``sys.stderr``."""
+    return bool(_ROUTED)

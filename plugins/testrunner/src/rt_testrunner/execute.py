@@ -243,6 +243,8 @@ class Executor:
     def __init__(self, backend: str = "asyncio", capture_output: bool = True) -> None:
         self.backend = backend
         self.capture_output = capture_output
+        #: pytest's logging plugin is there: a test's log records are captured even when its output is not
+        self.capture_logs = False
         self.loop_stack = contextlib.ExitStack()
         #: one event loop per backend a test asked for, kept for the rest of the run: tests that share a
         #: backend share its loop, and an async fixture of a wider scope outlives the tests that use it
@@ -356,7 +358,9 @@ class Executor:
         the time-out. A fresh :class:`TestState` per attempt, so an earlier attempt leaves nothing behind."""
         state = TestState(test_path=case.path)
         token = CURRENT.set(state)
-        output = capture.Capture() if captured and self.capture_output else None
+        output = None
+        if captured and (self.capture_output or self.capture_logs):
+            output = capture.Capture(passthrough=not self.capture_output)
         capture_token = capture.CURRENT.set(output)
         outcome = Outcome()
         deadline = clock.monotonic() + timeout_ms / 1000

@@ -80,6 +80,7 @@ class Runner:
         #: ``-p no:capture``: nothing is captured, as ``-s``
         self.capture = options.capture and "capture" not in self.session.blocked
         self.executor.capture_output = self.capture
+        self.executor.capture_logs = self.session.logging_plugin
         self.preload_root = Suite(None)
         self.limiter: Any = None
         self.filtered_out = 0  # tests that -t / -k / -m left out (the summary's ` N filtered out`)
@@ -192,9 +193,11 @@ class Runner:
     def _prepare_imports(self, files: Sequence[TestFile]) -> None:
         for test_file in files:
             self.session.finder.add_test_dir(test_file.path.parent)
-        if self.capture:
-            # once per process: a forked worker keeps what its zygote installed
-            capture.install(logging=self.session.logging_plugin, method=self.session.pyconfig.capture_method)
+        if self.capture or self.session.logging_plugin:
+            # once per process: a forked worker keeps what its zygote installed; logging is captured without
+            # the streams too (-s, -p no:capture), as pytest's logging plugin captures on its own
+            method = self.session.pyconfig.capture_method if self.capture else "no"
+            capture.install(logging=self.session.logging_plugin, method=method)
 
     def precollect(self, files: Sequence[TestFile]) -> None:
         """Import every pytest-style file now, before :meth:`run`: a ``--parallel`` zygote
