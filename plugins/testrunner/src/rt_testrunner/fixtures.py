@@ -750,11 +750,31 @@ class Setup:
                 )
             owner = scope_key(loop_scope, self.item)
         elif claim is not None:  # pytest-trio: a trio.run per test, its fixtures inside
+            claim = self._trio_run_options(claim)
             owner = scope_key("function", self.item)
         if owner is not None and in_run():
             return (claim, owner)
         await use_backend(claim)
         return None
+
+    def _trio_run_options(self, claim: BackendKey) -> BackendKey:
+        """pytest-trio's ``trio.run`` takes its clock and instruments from the test's arguments: a fixture
+        whose value is a ``trio.abc.Clock`` (its ``autojump_clock``, a ``MockClock`` whose time jumps ahead
+        when every task waits) or ``trio.abc.Instrument``s. Without that clock, tricycle's tests of timeouts
+        waited in real time, for minutes. The arguments set up when the run starts count (a sync fixture the
+        test asks for after an async one is set up once the run has begun, too late for it)."""
+        trio_abc = sys.modules.get("trio.abc")
+        if trio_abc is None or claim is None:
+            return claim
+        values = [self.values[name] for name in self.item.requested if name in self.values]
+        options = dict(claim[1])
+        clocks = [value for value in values if isinstance(value, trio_abc.Clock)]
+        if clocks:
+            options["clock"] = clocks[0]
+        instruments = tuple(value for value in values if isinstance(value, trio_abc.Instrument))
+        if instruments:
+            options["instruments"] = instruments
+        return backend_key(claim[0], options) if options != dict(claim[1]) else claim
 
     async def _asyncio_settings(self, claim: BackendKey) -> BackendKey:
         """pytest-asyncio's loop settings in the loop's key: ``asyncio_debug`` (ini, or ``--asyncio-debug``

@@ -206,6 +206,7 @@ class ModuleCollection:
 
             self._collection_hook("pytest_collection_modifyitems", hooks, arguments)
             _keep(root, {id(node): position for position, node in enumerate(nodes)})
+            self._claim_marked_again([root])
         if reorder:
             reorder_file(root)
 
@@ -255,6 +256,7 @@ class ModuleCollection:
             kept = {id(node): position for position, node in enumerate(nodes)}
             for root, _ in pending:
                 _keep(root, kept)
+            self._claim_marked_again([root for root, _ in pending])
         for root, reorder in pending:
             if reorder:
                 reorder_file(root)
@@ -262,6 +264,21 @@ class ModuleCollection:
         finish_hooks = [hook for _, hook in self.named_hooks.get("pytest_collection_finish", ())]
         if finish_hooks:
             self._collection_hook("pytest_collection_finish", finish_hooks, lambda: {"session": self})
+
+    def _claim_marked_again(self, roots: list[Suite]) -> None:
+        """An async test a ``pytest_collection_modifyitems`` hook marked runs where that mark says, as one
+        marked in its source (async_plugins.py): pytest-trio's trio mode turned on by a conftest.py (``from
+        pytest_trio.enable_trio_mode import *``, tricycle's) marks every async test ``trio`` that way."""
+        for root in roots:
+            for case in root.tests():
+                item = case.item
+                if item is None or item.is_unittest or item.node is None:
+                    continue
+                marks = item.node.own_markers
+                if len(marks) != len(item.marks):
+                    item.claim = self.async_modes.test_claim(
+                        item.function, marks, item.fixturenames, item.native_async
+                    )
 
     def _collection_hook(
         self,

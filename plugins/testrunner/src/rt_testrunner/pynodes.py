@@ -227,6 +227,8 @@ class Node(_OfItem):
         self.user_properties: list[tuple[str, Any]] = []
         self.stash: dict[Any, Any] = {}
         self.extra_keyword_matches: set[str] = set()
+        #: the function a plugin put in the test's place (``item.obj = wrapper``), which the call then runs
+        self.replaced_obj: Any = None
         if item.callspec.ids:  # as pytest's: only a parametrized test has one (suites ask with hasattr)
             self.callspec = types.SimpleNamespace(
                 params=dict(item.all_params), id=item.param_id, indices=dict(item.param_indices)
@@ -259,11 +261,21 @@ class Node(_OfItem):
 
     @property
     def obj(self) -> Any:
-        """The test function, bound to the test's instance while it runs (as pytest's ``Function.obj``)."""
+        """The test function, bound to the test's instance while it runs (as pytest's ``Function.obj``), or the
+        one a plugin set in its place."""
+        if self.replaced_obj is not None:
+            return self.replaced_obj
         instance = self._item.instance
         if instance is not None and not self._item.is_unittest:
             return getattr(instance, self._item.originalname, self._item.function)
         return self._item.function
+
+    @obj.setter
+    def obj(self, value: Any) -> None:
+        """A plugin's wrapper in the test function's place, as pytest's ``Function.obj`` takes one: trio's own
+        ``pytest_pyfunc_call`` replaces an async test with a sync function that runs it on trio, and pytest's
+        call then runs that function."""
+        self.replaced_obj = value
 
     @property
     def _fixtureinfo(self) -> Any:

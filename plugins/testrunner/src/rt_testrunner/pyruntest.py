@@ -289,7 +289,9 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
         kwargs[name] = await setup.get(name)
 
     async def call_function() -> bool:
-        result = function(**kwargs)
+        # a plugin's hook may have put a wrapper in the function's place (``pyfuncitem.obj = ...``)
+        replaced = getattr(item.node, "replaced_obj", None)
+        result = (function if replaced is None else replaced)(**kwargs)
         if inspect.isawaitable(result):
             await setup.run_test(result)
         return True

@@ -50,6 +50,9 @@ _RT_CALLS = frozenset({"pytest_pyfunc_call"})
 #: ``pytest_pycollect_makeitem`` marks or wraps the async tests rt claims itself, so it is not called. Every
 #: other installed plugin's is (pytest-describe's makes a collector of each ``describe_*`` function).
 _ASYNC_PLUGIN_MODULES = frozenset({"anyio", "pytest_asyncio", "pytest_trio"})
+#: those plugins' hooks rt does the work of: ``pytest_pycollect_makeitem`` (above) and ``pytest_runtest_call``,
+#: where pytest-trio puts a sync function that runs the test in ``trio.run`` in its place (rt runs it on trio)
+_ASYNC_PLUGIN_HOOKS = frozenset({"pytest_pycollect_makeitem", "pytest_runtest_call"})
 
 #: hooks of conftest.py files and plugins rt keeps in a list of the session's, by hook name
 _LISTED_HOOKS = {
@@ -496,7 +499,7 @@ def _rt_calls_instead(name: str, hook: Callable[..., Any]) -> bool:
     if name in _RT_CALLS:
         return True
     module = getattr(getattr(hook, "__func__", hook), "__module__", None) or ""
-    return name == "pytest_pycollect_makeitem" and module.split(".")[0] in _ASYNC_PLUGIN_MODULES
+    return name in _ASYNC_PLUGIN_HOOKS and module.split(".")[0] in _ASYNC_PLUGIN_MODULES
 
 
 def _definitions(namespace: dict[str, Any], autouse: bool = False) -> list[FixtureDef]:
