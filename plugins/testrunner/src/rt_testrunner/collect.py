@@ -18,7 +18,7 @@ from rt_testrunner import api, importing
 from rt_testrunner.discovery import TestFile
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import SkipTest
-from rt_testrunner.pymarks import strict_marks
+from rt_testrunner.pymarks import checked_marks
 from rt_testrunner.pysession import PytestSession
 from rt_testrunner.pywarnings import apply_filter, count_recorded
 from rt_testrunner.rewrite import load_test_module
@@ -65,7 +65,7 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
             session._modify_items(root, file)  # noqa: SLF001 - the session's own hook call
             return root
     api.REGISTERED_FUNCTIONS.clear()
-    with api.collecting_into(root), strict_marks(session.config):
+    with api.collecting_into(root), checked_marks(session.config):
         module = _import(test_file, session, reload)
     if test_file.doctest_only:
         if test_file.path.name != "conftest.py":  # a conftest.py's fixtures are registered already

@@ -19,8 +19,11 @@ from rt_testrunner.pyconfig import DEFAULT_NORECURSE, DEFAULT_PYTHON_FILES, Pyte
 _LINE_LISTS = ("markers", "filterwarnings", "usefixtures")
 #: pytest's strictness ini values and their defaults (None: as ``strict``)
 _STRICTNESS: dict[str, Any] = {"strict_markers": None, "strict": False}
-#: the marks pytest itself registers (python.py, skipping.py, warnings.py)
-_BUILTIN_MARKERS = ("parametrize", "usefixtures", "skip", "skipif", "xfail", "filterwarnings")
+#: the marks pytest itself registers (python.py, skipping.py, warnings.py, main.py)
+_BUILTIN_MARKERS = (
+    *("parametrize", "usefixtures", "skip", "skipif", "xfail", "filterwarnings"),
+    *("tryfirst", "trylast"),
+)
 #: pytest's own ini options of type "args" and "bool", with pytest's defaults: ``config.getini`` answers a
 #: list (a plugin's ``getini("python_files") + ["__init__.py"]``) or a bool, set in the configuration or not
 _PYTEST_ARGS_INI = {
@@ -320,7 +323,7 @@ class Config:
     def _iter_registered_markers(self) -> Iterator[Any]:
         """The marks pytest knows: its own and the ``markers`` lines of the configuration and of the plugins
         and conftest.py files (``config.addinivalue_line("markers", ...)``); ``pytest.mark`` checks a mark's
-        name against them under ``--strict-markers`` (pymarks.strict_marks)."""
+        name against them (pymarks.checked_marks)."""
 
         for line in (*_BUILTIN_MARKERS, *self.getini("markers")):
             yield types.SimpleNamespace(name=line.split(":", 1)[0].split("(")[0].strip())

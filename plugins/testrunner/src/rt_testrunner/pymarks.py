@@ -36,20 +36,18 @@ class Mark:
 
 
 @contextlib.contextmanager
-def strict_marks(config: Config) -> Iterator[None]:
-    """While a test module is imported under ``--strict-markers`` (``strict_markers``, ``strict``): pytest's
-    ``pytest.mark`` checks each mark it makes against the registered ones and fails the module's collection
-    for an unknown one ("'slow' not found in `markers` configuration option"), from the configuration pytest
-    gives it at start-up. rt gives it its own configuration for that time (conftest.py files, imported
-    before, are not checked, as pytest imports its first ones before it configures the marks)."""
-    import sys
-
+def checked_marks(config: Config) -> Iterator[None]:
+    """While a test module is imported: pytest's ``pytest.mark`` checks each mark it makes against the
+    registered ones, from the configuration pytest gives it at start-up. An unknown one is a
+    ``PytestUnknownMarkWarning`` at the decorator's line (a warning of the collection, counted in the summary:
+    uncertainties 3.2.3's ``@pytest.mark.benchmark`` without pytest-codspeed), under ``--strict-markers``
+    (``strict_markers``, ``strict``) the module's collection error ("'slow' not found in `markers`
+    configuration option"), and ``parametrise`` or ``parameterize`` always one. rt gives it its own
+    configuration for that time (conftest.py files, imported before, are not checked, as pytest imports its
+    first ones before it configures the marks)."""
     structures = sys.modules.get("_pytest.mark.structures")
     generator = getattr(structures, "MARK_GEN", None)
-    strict = config.getini("strict_markers")
-    if strict is None:
-        strict = config.getini("strict")
-    if generator is None or not strict or getattr(generator, "_config", None) is not None:
+    if generator is None or getattr(generator, "_config", None) is not None:
         yield
         return
     generator._config = config  # noqa: SLF001 - pytest's own hook for this check

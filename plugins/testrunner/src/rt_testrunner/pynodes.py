@@ -363,6 +363,15 @@ class Node(_OfItem):
     def add_report_section(self, when: str, key: str, content: str) -> None:
         return None
 
+    def repr_failure(self, excinfo: Any, style: str | None = None) -> str:
+        """pytest's ``Item.repr_failure``: the failure's text as rt reports it. Plugins format an error of the
+        running test with it: Hypothesis, when a project's configuration makes rt run its plugin, renders each
+        failing example's traceback this way (textdistance 4.6.3: every failing ``@given`` test failed with an
+        ``AttributeError`` instead of its own error)."""
+        from rt_testrunner.failures import render_exception
+
+        return render_exception(excinfo.value, Path(self._item.session.root)).details
+
     def __repr__(self) -> str:
         return f"<Function {self.name}>"
 
