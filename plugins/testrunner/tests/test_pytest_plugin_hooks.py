@@ -160,3 +160,161 @@ def test_a_fixture_a_plugin_adds_to_item_fixturenames_is_set_up(tmp_path: Path) 
     )
     _, rt_run = same_as_pytest(project, site)
     assert "4 pass" in rt_run.stderr, rt_run.output
+
+
+#: a plugin in the manner of pytest-describe: each ``spec_*`` function is a block, a ``pytest.Module`` made of
+#: the names the function returns (its locals), whose functions are all tests and whose fixtures are its own;
+#: a block's ``needs`` are fixtures its tests get, added by the plugin's ``pytest_generate_tests``
+BLOCK_PLUGIN = """
+import types
+
+import pytest
+
+
+class Block(pytest.Module):
+    @classmethod
+    def from_parent(cls, parent, obj):
+        node = super().from_parent(parent=parent, path=parent.path, nodeid=f"{parent.nodeid}::{obj.__name__}")
+        node.name = obj.__name__
+        node.function = obj
+        node.own_markers = list(getattr(obj, "pytestmark", []))
+        return node
+
+    def _getobj(self):
+        module = types.ModuleType(self.name)
+        module.__dict__.update(self.function())
+        return module
+
+    def collect(self):
+        self.session._fixturemanager.parsefactories(self)
+        return super().collect()
+
+    def funcnamefilter(self, name):
+        return not name.startswith("_")
+
+    def classnamefilter(self, name):
+        return False
+
+
+def pytest_pycollect_makeitem(collector, name, obj):
+    if isinstance(obj, types.FunctionType) and name.startswith("spec_"):
+        return Block.from_parent(collector, obj)
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc):
+    definition = metafunc.definition
+    for block in [node for node in definition.listchain() if isinstance(node, Block)]:
+        for name in getattr(block.function, "needs", ()):
+            if name in metafunc.fixturenames:
+                continue
+            metafunc.fixturenames.append(name)
+            info = definition._fixtureinfo
+            object.__setattr__(info, "initialnames", (*info.initialnames, name))
+            found = definition.session._fixturemanager.getfixturedefs(name, definition)
+            metafunc._arg2fixturedefs[name] = list(found or ())
+"""
+
+BLOCK_TESTS = """
+import pytest
+
+
+@pytest.fixture
+def where():
+    return "module"
+
+
+@pytest.fixture(params=[1, 2])
+def level(request):
+    return request.param
+
+
+SET_UP = []
+
+
+@pytest.fixture(scope="module")
+def once():
+    SET_UP.append(1)
+    return len(SET_UP)
+
+
+def test_module_fixture_first(once):
+    assert once == 1
+
+
+def spec_outer():
+    @pytest.fixture
+    def local():
+        return 5
+
+    def sees_both(local, where, once):
+        assert (local, where, once) == (5, "module", 1)
+
+    @pytest.mark.parametrize("n", [1, 2])
+    def parametrized(n):
+        assert n in (1, 2)
+
+    def _helper():
+        assert False
+
+    @pytest.mark.skip(reason="the whole block")
+    def spec_skipped():
+        def would_fail():
+            assert False
+
+        return locals()
+
+    def spec_inner():
+        @pytest.fixture
+        def where():
+            return "inner"
+
+        def sees_the_override(where):
+            assert where == "inner"
+
+        def fails():
+            assert 1 == 2
+
+        return locals()
+
+    return locals()
+
+
+def spec_with_needs():
+    def at_each_level(request):
+        assert "level" in request.fixturenames
+        assert request.getfixturevalue("level") in (1, 2)
+
+    return locals()
+
+
+spec_with_needs.needs = ("level",)
+
+
+def test_block_fixtures_stay_inside(request):
+    with pytest.raises(pytest.FixtureLookupError):
+        request.getfixturevalue("local")
+"""
+
+
+def test_a_plugins_module_collector_for_a_name_holds_its_tests(tmp_path: Path) -> None:
+    """pytest-describe 3.2.0: its ``pytest_pycollect_makeitem`` makes a ``pytest.Module`` of each
+    ``describe_*`` function (its ``_getobj`` runs the function for its locals), nested blocks too, and its
+    ``pytest_generate_tests`` looks for its blocks in ``metafunc.definition.listchain()`` and adds the fixtures
+    a block takes as arguments to ``metafunc.fixturenames``. rt collected the file's names into such a
+    collector instead of its own (errors, wrong tests), and the generate hook failed on rt's definition (no
+    ``listchain``), which left the plugin out. Node ids ``file::block::inner::test``, the block's fixtures
+    visible to its own tests only, its marks on its tests, a fixture a hook adds set up (and parametrized),
+    each test once in ``pytest_collection_modifyitems``, the file's module fixture shared with the blocks."""
+    site = plugin_site(tmp_path / "site", "block_plugin", BLOCK_PLUGIN)
+    project = write_files(tmp_path / "project", {"pytest.ini": "[pytest]\n", "test_blocks.py": BLOCK_TESTS})
+    conftest = (
+        "def pytest_collection_modifyitems(items):\n    assert len(set(map(id, items))) == len(items) == 10\n"
+    )
+    (project / "conftest.py").write_text(conftest)
+    _, rt_run = same_as_pytest(project, site)
+    assert "8 pass" in rt_run.stderr and "1 skip" in rt_run.stderr and "1 fail" in rt_run.stderr, (
+        rt_run.output
+    )
+    assert "left out" not in rt_run.stderr, rt_run.output

@@ -38,6 +38,14 @@ class ItemFailure(AssertionError):
     """A custom item failed: its message is what the item's ``repr_failure`` wrote."""
 
 
+def session_view(session: PytestSession) -> _SessionView:
+    """``node.session`` of the nodes rt makes for ``session`` (one per session)."""
+    if session._session_view is None:  # noqa: SLF001 - the session's own cache of this view
+        session._session_view = _SessionView(session)  # noqa: SLF001
+    view: _SessionView = session._session_view  # noqa: SLF001
+    return view
+
+
 class _SessionView:
     """``node.session`` for the nodes a conftest.py builds: rt's session, plus what pytest's node classes
     ask of theirs (the relative path of a location, the hook proxy, the initial paths)."""
@@ -88,6 +96,13 @@ class FixtureManager:
         """The xunit set-ups (``setup_module``, ``setup_method`` ...) pytest's collectors register: rt's
         collection registers its own."""
         return None
+
+    def getfixturedefs(self, argname: str, node: Any) -> list[Any] | None:
+        """The definitions of ``argname`` visible from ``node`` (one of pytest's nodes or a test function's
+        definition: its ``path`` and node id), the closest last; None when there is none."""
+        nodeid = str(getattr(node, "nodeid", ""))
+        key = f"{node.path}::{nodeid.split('::', 1)[1]}" if "::" in nodeid else f"{node.path}::"
+        return self._session.registry.visible(argname, key) or None
 
     def getfixtureclosure(
         self, parentnode: Any, initialnames: Iterable[str], ignore_args: Iterable[str] = ()
@@ -143,7 +158,7 @@ class DirectoryNode:
     def __init__(self, path: Path, session: PytestSession) -> None:
         _legacy_node_fspath()
         self.path = path
-        self.session = _SessionView(session)
+        self.session = session_view(session)
         self.config = session.config
         relative = session.relative(str(path))
         self.nodeid = "" if relative in (".", "") else relative
@@ -256,6 +271,12 @@ def _add_collector(
     if isinstance(collector, pytest.Module) and not any(
         c.__module__ == "_pytest.doctest" for c in kind.__mro__
     ):
+        if isinstance(collector.parent, pytest.Module | pytest.Class):
+            # a Module a pytest_pycollect_makeitem hook made of a name of the file (pytest-describe's block
+            # for a describe_* function): its own object (its _getobj) holds its tests and fixtures
+            scope = str(collector.nodeid).split("::", 1)[1]
+            session.collect_nodes(collector, collector.obj, into, str(path), selectors, scope)
+            return
         # a suite's or plugin's own Module subclass (pytest-relaxed's SpecModule): rt's collection of the
         # module, with the names the collector's own rules take (pyforeign.py)
         try:

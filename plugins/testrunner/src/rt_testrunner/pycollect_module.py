@@ -27,7 +27,7 @@ from rt_testrunner.async_plugins import AsyncModes, is_native
 from rt_testrunner.fixtures import SCOPES, FixtureDef, Registry, ScopeState, argnames, fixture_marker
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.pymarks import CallSpec, Metafunc, argnames_of, direct_names, expand, marks_of
-from rt_testrunner.pynodes import Node, PyItem, class_path, location_of
+from rt_testrunner.pynodes import Node, PyItem, inner_id, location_of
 from rt_testrunner.pyruntest import make_runner
 from rt_testrunner.reorder import reorder_file
 
@@ -68,18 +68,21 @@ class ModuleCollection:
         def load_listed_plugins(self, module: types.ModuleType) -> None: ...
 
     def _enter_module(
-        self, module: types.ModuleType, root: Suite, file: str
+        self, module: types.ModuleType, root: Suite, file: str, scope: str = ""
     ) -> tuple[list[Any], list[tuple[str, Callable[..., Any]]]]:
         """What every way of collecting a test module does first: its ``pytest_plugins``, fixtures, xunit
-        set-up and module-scope teardown; returns its marks and its ``pytest_generate_tests`` hook (if any)."""
+        set-up and module-scope teardown; returns its marks and its ``pytest_generate_tests`` hook (if any).
+        ``scope``: a module-like collector inside the file (pytest-describe's block), whose fixtures are
+        visible to its own tests only."""
         if "pytest_plugins" in module.__dict__:
             self.load_listed_plugins(module)
-        module_base = f"{file}::"
+        module_base = f"{file}::{scope}::" if scope else f"{file}::"
         self.registry.add_namespace(module.__dict__, module_base)
         hook = module.__dict__.get("pytest_generate_tests")
         module_hooks = [(module_base, hook)] if callable(hook) else []
         self._xunit_module(module, module_base)
-        root.hooks["after_all"].append(lambda: self.scopes.finish(("module", file)))
+        if not scope:  # the file's module scope ends with the file, not with a collector inside it
+            root.hooks["after_all"].append(lambda: self.scopes.finish(("module", file)))
         return marks_of(module), module_hooks
 
     def collect(
@@ -124,19 +127,40 @@ class ModuleCollection:
         self._modify_items(root, file, reorder=True)
 
     def collect_nodes(
-        self, collector: Any, module: types.ModuleType, root: Suite, file: str, selectors: tuple[str, ...]
+        self,
+        collector: Any,
+        module: types.ModuleType,
+        root: Suite,
+        file: str,
+        selectors: tuple[str, ...],
+        scope: str = "",
     ) -> None:
         """Add the tests of ``collector`` (a suite's or plugin's ``pytest.Module`` subclass holding ``module``)
         to ``root``: the functions and classes its own ``collect()`` takes (:mod:`rt_testrunner.pyforeign`),
-        each collected as rt collects a test module's, other items and collectors as a conftest.py's."""
+        each collected as rt collects a test module's, other items and collectors as a conftest.py's.
+        ``scope``: the collector stands inside the file (pytest-describe's block for a ``describe_*``
+        function): its node id's part after the file, before its tests' names; its marks (and the file's)
+        apply to its tests."""
         from rt_testrunner import pyforeign
 
-        module_marks, module_hooks = self._enter_module(module, root, file)
+        module_marks, module_hooks = self._enter_module(module, root, file, scope)
+        if scope:
+            module_marks = list(collector.iter_markers())
         others: list[Any] = []
         for node in pyforeign.children(collector):
             if pyforeign.is_function(node):
                 self._collect_function(
-                    node.obj, node.name, None, module, root, file, module_marks, module_hooks, selectors
+                    node.obj,
+                    node.name,
+                    None,
+                    module,
+                    root,
+                    file,
+                    module_marks,
+                    module_hooks,
+                    selectors,
+                    scope=scope,
+                    parent_node=node.parent,
                 )
             elif _is_class_node(node):
                 self._collect_class(
@@ -150,6 +174,7 @@ class ModuleCollection:
                     selectors,
                     is_testcase(node.obj),
                     node=node,
+                    scope=scope,
                 )
             else:
                 others.append(node)
@@ -157,7 +182,8 @@ class ModuleCollection:
             from rt_testrunner.pycollect import add_nodes
 
             add_nodes(others, Path(file), root, cast("PytestSession", self), selectors)
-        self._modify_items(root, file, reorder=True)
+        if not scope:  # a collector inside the file: its tests are the file's, modified with them
+            self._modify_items(root, file, reorder=True)
 
     def _member_kind(self, name: str, value: Any, registered: set[int], file: str) -> str | None:
         """What rt's collection makes of a test module's ``name``: ``"function"``, ``"class"``,
@@ -378,10 +404,11 @@ class ModuleCollection:
         is_unittest: bool,
         makeitem: pymakeitem.ItemMaker | None = None,
         node: Any = None,
+        scope: str = "",
     ) -> None:
         """``node``: the class's pytest node of a suite's own collector (:meth:`collect_nodes`), whose
-        ``collect()`` says which of its names are tests."""
-        base = f"{file}::{class_path(cls)}::"
+        ``collect()`` says which of its names are tests; ``scope``: that collector's (:meth:`collect_nodes`)."""
+        base = f"{file}::{inner_id(scope, cls, '')}"
         made: list[Any] = []  # the items a conftest.py's pytest_pycollect_makeitem made of the class's names
         #: test classes defined inside this one (pytest collects them as the class's children), with the
         #: node of each when the class has one
@@ -458,6 +485,7 @@ class ModuleCollection:
                 hooks,
                 selectors,
                 is_unittest,
+                scope,
             )
         if made:
             from rt_testrunner.pycollect import add_nodes
@@ -476,6 +504,7 @@ class ModuleCollection:
                 kind == "unittest",
                 makeitem,
                 inner_node,
+                scope,
             )
         if suite.children:
             suite.hooks["after_all"].append(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
@@ -540,10 +569,14 @@ class ModuleCollection:
         hooks: list[Any],
         selectors: tuple[str, ...],
         is_unittest: bool = False,
+        scope: str = "",
+        parent_node: Any = None,
     ) -> None:
+        """``parent_node``: the pytest collector above the function, when a suite's or plugin's own collector
+        collected it (:meth:`collect_nodes`)."""
         own = marks_of(function)
         marks = [*own, *outer_marks]
-        key = f"{file}::{class_path(cls)}::{name}" if cls is not None else f"{file}::{name}"
+        key = f"{file}::{inner_id(scope, cls, name)}"
         usefixtures: list[str] = []
         for mark in marks:
             if mark.name == "usefixtures":
@@ -567,20 +600,41 @@ class ModuleCollection:
             # request that no fixture defines (parso's `works_in_py` fixture asks for `each_version`, which
             # its conftest's hook parametrizes)
             before = self.registry.closure(initial, key, direct_names(calls))
-            names = [*initial, *(f.name for f in before), *(a for f in before for a in f.argnames)]
-            metafunc = Metafunc(function, cls, module, list(dict.fromkeys(names)), self.config)
+            names = list(
+                dict.fromkeys([*initial, *(f.name for f in before), *(a for f in before for a in f.argnames)])
+            )
+
+            def new_metafunc() -> Metafunc:
+                from rt_testrunner.pycollect import session_view
+
+                return Metafunc(
+                    function,
+                    cls,
+                    module,
+                    list(names),
+                    self.config,
+                    parent=parent_node,
+                    nodeid=self.relative(file) + key[len(file) :],
+                    session=session_view(cast("PytestSession", self)),
+                    path=Path(file),
+                )
+
+            metafunc = new_metafunc()
             attempts = 0
 
             def arguments() -> dict[str, Any]:
                 nonlocal metafunc, attempts
                 if attempts:  # a plugin failed and is left out: the others start again on a new one
-                    metafunc = Metafunc(function, cls, module, list(dict.fromkeys(names)), self.config)
+                    metafunc = new_metafunc()
                 attempts += 1
                 return {"metafunc": metafunc}
 
             self._collection_hook("pytest_generate_tests", generate, arguments)
             # pytest applies the hooks' parametrization before the marks' (the ids show it first)
             calls = [*metafunc.calls, *calls]
+            # a name a hook added to metafunc.fixturenames is set up for the test, as under pytest (pytest-
+            # describe adds the fixtures a describe block takes as arguments)
+            initial += [name for name in metafunc.fixturenames if name not in names]
         parametrized = {n for names, *_ in calls for n in argnames_of(names)}
         closure = self.registry.closure(initial, key, direct_names(calls))
         # a fixture's params come first in pytest's ids, the widest scope first (``test[m1-f1-1]``)
@@ -630,6 +684,8 @@ class ModuleCollection:
                 if is_unittest
                 else self.async_modes.test_claim(function, item_marks, fixturenames, native),
                 native_async=native,
+                scope=scope,
+                collector=parent_node,
             )
             if selectors and not _selected(item, selectors):
                 continue
@@ -753,8 +809,7 @@ def _timeout_ms(marks: list[Any], default: int | None = None) -> int | None:
 
 
 def _selected(item: PyItem, selectors: tuple[str, ...]) -> bool:
-    parts = [*([class_path(item.cls)] if item.cls is not None else []), item.name]
-    own = "::".join(parts)
+    own = item.inner_id
     for selector in selectors:
         if (
             own == selector

@@ -230,7 +230,21 @@ def _definition_nodeid(module: Any, cls: Any, function: Any) -> str:
 class Metafunc:
     """What ``pytest_generate_tests(metafunc)`` sees."""
 
-    def __init__(self, function: Any, cls: Any, module: Any, fixturenames: list[str], config: Config) -> None:
+    def __init__(
+        self,
+        function: Any,
+        cls: Any,
+        module: Any,
+        fixturenames: list[str],
+        config: Config,
+        *,
+        parent: Any = None,
+        nodeid: str | None = None,
+        session: Any = None,
+        path: Any = None,
+    ) -> None:
+        """``parent``, ``nodeid``, ``session``, ``path``: the definition's, as pytest's ``FunctionDefinition``
+        has them (pytest-describe reads ``definition.session._fixturemanager``)."""
         self.function = function
         self.cls = cls
         self.module = module
@@ -241,13 +255,25 @@ class Metafunc:
         self.definition = types.SimpleNamespace(
             name=function.__name__,
             obj=function,
-            nodeid=_definition_nodeid(module, cls, function),
+            nodeid=nodeid if nodeid is not None else _definition_nodeid(module, cls, function),
             ihook=config.hook,
             config=config,
             get_closest_marker=self._closest,
             iter_markers=self._iter,
             add_marker=self._add_marker,
+            parent=parent,
+            listchain=self._listchain,
+            session=session,
+            path=path,
+            _fixtureinfo=types.SimpleNamespace(
+                argnames=(), initialnames=tuple(fixturenames), names_closure=self.fixturenames
+            ),
         )
+        #: pytest's fixture definitions by name for the parametrization (plugins add to it; rt reads its own)
+        self._arg2fixturedefs: dict[str, Any] = {}
+        #: pytest's collector above the function, when a suite's or plugin's own collector made it
+        #: (pytest-describe's generate hook looks for its blocks in ``definition.listchain()``)
+        self._parent = parent
         #: marks a plugin added to the definition (pytest-asyncio's auto mode adds ``asyncio``): seen by the
         #: plugins' hooks that read the definition's marks after it
         self._added: list[Any] = []
@@ -255,6 +281,11 @@ class Metafunc:
         #: pytest's own list of call specs, which plugins' wrappers read after the hooks ran (pytest-lazy-
         #: fixtures); rt keeps its parametrization in ``calls``, so plugins find nothing to rework here
         self._calls: list[Any] = []
+
+    def _listchain(self) -> list[Any]:
+        """The definition's chain of nodes: its collector's, when it has a pytest collector, and itself."""
+        chain = self._parent.listchain() if self._parent is not None else []
+        return [*chain, self.definition]
 
     def _iter(self, name: str | None = None) -> Iterator[Any]:
         marks = [*self._added, *marks_of(self.function)]

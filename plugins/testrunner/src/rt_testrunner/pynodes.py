@@ -150,6 +150,8 @@ def find_parent(node: Any, cls: Any) -> Any:
     wanted = _KINDS.get(getattr(cls, "__name__", ""))
     current = node
     while current is not None:
+        if not hasattr(current, "kind") and isinstance(cls, type) and isinstance(current, cls):
+            return current  # one of pytest's own nodes (a plugin's collector above the test)
         kind = getattr(current, "kind", "function")
         if kind == wanted:
             return current
@@ -329,7 +331,7 @@ class Node(_OfItem):
     def parent(self) -> Any:
         """The test's class, else its module, as pytest's collector (made when first asked for)."""
         if self._parent is None:
-            self._parent = parent_of(self._item)
+            self._parent = self._item.collector if self._item.collector is not None else parent_of(self._item)
         return self._parent
 
     @property
@@ -406,24 +408,28 @@ class PyItem:
     #: the (logger, handler) pairs added to non-propagating loggers for the phase running now
     log_attached: list[tuple[Any, Any]] = attrs.Factory(list)
 
+    #: the collectors between the module and the test that are neither the module nor a class: a plugin's
+    #: ``pytest.Module`` made of a name of the module (pytest-describe's ``describe_a::describe_b``)
+    scope: str = ""
+    #: pytest's collector above the test when a suite's or plugin's own collector made it (pytest-describe's
+    #: block): the test node's parent, so ``item.listchain()`` shows it
+    collector: Any = None
+
     #: a test function (pytest's ``Function``), which ``pytest_pyfunc_call`` calls; not a conftest's own item
     is_function = True
 
     @property
+    def inner_id(self) -> str:
+        """The node id's part after the file: ``[scope::][Class::]name``."""
+        return inner_id(self.scope, self.cls, self.name)
+
+    @property
     def key(self) -> str:
-        if self.cls is not None:
-            return f"{self.file}::{class_path(self.cls)}::{self.name}"
-        return f"{self.file}::{self.name}"
+        return f"{self.file}::{self.inner_id}"
 
     @property
     def nodeid(self) -> str:
-        relative = self.session.relative(self.file)
-        parts = [
-            relative,
-            *([class_path(self.cls)] if self.cls is not None else []),
-            self.name,
-        ]
-        return "::".join(parts)
+        return f"{self.session.relative(self.file)}::{self.inner_id}"
 
     @property
     def package(self) -> str | None:
@@ -454,6 +460,8 @@ class PyItem:
         words = {self.name, self.originalname, os.path.basename(self.file)}
         if self.cls is not None:
             words.update(c.__name__ for c in self.cls.__mro__ if c is not object)
+        if self.scope:
+            words.update(self.scope.split("::"))
         relative = self.session.relative(self.file)
         words.update(relative.split("/")[:-1])
         words.update(m.name for m in (self.node.own_markers if self.node is not None else self.marks))
@@ -464,6 +472,11 @@ class PyItem:
 
     def mark_names(self) -> set[str]:
         return {m.name for m in (self.node.own_markers if self.node is not None else self.marks)}
+
+
+def inner_id(scope: str, cls: Any, name: str) -> str:
+    """A test's node id after its file: its collectors' ``scope``, its class's path, its name."""
+    return "::".join([*([scope] if scope else []), *([class_path(cls)] if cls is not None else []), name])
 
 
 def location_of(function: Any) -> Location | None:

@@ -163,6 +163,8 @@ class PytestSession(ModuleCollection):
         #: reorder each), while the run's files are collected before its first test; None otherwise
         self.deferred: list[tuple[Suite, bool]] | None = None
         self._relative: dict[str, str] = {}
+        #: ``node.session`` of the pytest nodes rt makes (pycollect.session_view)
+        self._session_view: Any = None
 
     def relative(self, file: str) -> str:
         """``file`` relative to the rootdir, as node ids show it (asked for every test: remembered)."""
