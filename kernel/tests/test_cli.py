@@ -40,6 +40,15 @@ class Greeter:
         register(Command("greet", "say hello", configure, greet))
         register(
             Command(
+                "open",
+                "takes options it learns while it runs",
+                lambda parser: parser.add_argument("--known", action="store_true"),
+                lambda a, k: self.calls.append(("open", (a.known, a.extra_options))) or 0,
+                extra_options=True,
+            )
+        )
+        register(
+            Command(
                 "run", "run a script", configure_run, lambda a, k: self.calls.append(("run", a.script)) or 0
             )
         )
@@ -192,6 +201,13 @@ def test_a_crashing_command_names_its_plugin(fragile, capsys):
     assert err.rstrip().endswith(
         "rt crash: crashed inside plugin 'fragile' (no distribution): ValueError: bad state"
     )
+
+
+def test_a_command_with_extra_options_checks_them_itself(greeter):
+    """Command.extra_options: the words argparse does not know go to the command, in order (rt test's
+    options that pytest plugins register), instead of being the rt command line's usage error."""
+    assert cli.main(["open", "--later", "3", "--known", "--other=x"]) == 0
+    assert greeter.calls == [("open", (True, ["--later", "3", "--other=x"]))]
 
 
 def test_errors_share_one_shape(greeter, capsys, monkeypatch):

@@ -273,6 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             command_name = registered_commands[selected].value.name
         parser = build_parser(kernel, selected)
         args, extra = parser.parse_known_args(routed)
+        if extra and command_name is not None and registered_commands[command_name].value.extra_options:
+            args.extra_options, extra = extra, []  # the command's own to check (Command.extra_options)
         if extra:
             prog = f"rt {args.command}" if getattr(args, "command", None) else "rt"
             parser.exit(

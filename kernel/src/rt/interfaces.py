@@ -141,6 +141,11 @@ class Command:
 
     ``configure`` adds the command's arguments to its argparse sub-parser; ``run`` receives the parsed
     arguments and the kernel (whose config already includes the flags) and returns the exit code.
+
+    ``extra_options``: the command also takes options that become known only while it runs (``rt test``: those
+    pytest plugins and conftest.py files register, as ``--runslow``), so the words argparse does not recognise
+    are handed to ``run`` as ``args.extra_options`` (a list, in order) instead of being a usage error; the
+    command checks them itself.
     """
 
     name: str
@@ -148,12 +153,22 @@ class Command:
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace, KernelView], int]
     aliases: tuple[str, ...] = ()
+    extra_options: bool = False
 
     @classmethod
-    def lazy(cls, name: str, help: str, configure: str, run: str, aliases: tuple[str, ...] = ()) -> Command:
+    def lazy(
+        cls,
+        name: str,
+        help: str,
+        configure: str,
+        run: str,
+        aliases: tuple[str, ...] = (),
+        *,
+        extra_options: bool = False,
+    ) -> Command:
         """A command whose ``configure`` and ``run`` are ``"module:function"`` targets, imported only when
         this command is the one being run (so ``rt --help`` does not import every plugin's command code)."""
-        return cls(name, help, _deferred(configure), _deferred(run), aliases)
+        return cls(name, help, _deferred(configure), _deferred(run), aliases, extra_options)
 
 
 # --- names on rt. -----------------------------------------------------------------------------------------

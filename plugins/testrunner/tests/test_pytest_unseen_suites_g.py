@@ -92,8 +92,8 @@ def test_an_option_a_plugin_registers_takes_its_value_from_addopts(tmp_path: Pat
 def test_a_conftest_option_takes_its_value_from_pytest_addopts(tmp_path: Path) -> None:
     """pytest's documented ``--runslow`` pattern: a conftest.py registers the option and skips the slow tests
     unless it is given. Given in ``PYTEST_ADDOPTS``, as in ``addopts``, it is the option's value under rt too
-    (on ``rt test``'s own command line it is still a usage error). pytest 9.2: 2 passed; without it 1 passed,
-    1 skipped."""
+    (on ``rt test``'s own command line: test_pytest_plugin_options.py). pytest 9.2: 2 passed; without it 1
+    passed, 1 skipped."""
     write_files(
         tmp_path,
         {

@@ -7,13 +7,22 @@ import math
 import os
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from rt_testrunner import addopts
-from rt_testrunner.discovery import PATTERNS, DiscoveryError, Patterns, discover, parse_shard, shard
+from rt_testrunner.discovery import (
+    PATTERNS,
+    DiscoveryError,
+    Patterns,
+    discover,
+    is_explicit_path,
+    parse_shard,
+    shard,
+)
 
 # REFERENCE.md: usage errors exit 1, like failures (the reference runtime makes no difference)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 1
@@ -373,8 +382,12 @@ def _parallel(
     return workers, delay, timings, bool(args.update_timings)
 
 
-def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invocation:
-    """Validate flags and merge them over ``[test]`` config (flags win). Raises :class:`UsageError`."""
+def parse_invocation(
+    args: argparse.Namespace, config: Any, root: Path, words: Sequence[str] | None = None
+) -> Invocation:
+    """Validate flags and merge them over ``[test]`` config (flags win). Raises :class:`UsageError`.
+    ``words``: the command line after ``test`` as typed, where the value of an option a plugin registers is
+    told from a test path (:func:`_plugin_options`)."""
     from rt_testrunner import pyconfig
     from rt_testrunner.options import RunOptions
 
@@ -389,6 +402,14 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
         )
     extra = addopts.read(project)  # the project's addopts; the command line wins over each
     project = addopts.configured(_doctest_options(args, addopts.configured(project, extra)), given)
+    filters, plugin_words = _plugin_options(
+        list(getattr(args, "extra_options", None) or ()), words or (), list(args.filters), root, project
+    )
+    project = attrs.evolve(
+        project,
+        command_line_options=tuple(plugin_words),
+        initial_conftest_dirs=_initial_conftest_dirs(filters, project, root),
+    )
     try:
         project.log_level  # noqa: B018 - read now, so a bad value is a usage error before any test runs
     except pyconfig.ConfigError as exc:
@@ -518,7 +539,7 @@ def parse_invocation(args: argparse.Namespace, config: Any, root: Path) -> Invoc
     workers, delay, timings, update_timings = _parallel(args, given.workers)
     return Invocation(
         run,
-        tuple(args.filters),
+        tuple(filters),
         shard_spec,
         reporters,
         outfiles,
@@ -559,6 +580,87 @@ def _command_line_settings(args: argparse.Namespace) -> Any:
         deselect=tuple(getattr(args, "deselect", None) or ()),
         plugins=tuple(getattr(args, "plugins", None) or ()),
     )
+
+
+def _plugin_options(
+    extra: list[str], words: Sequence[str], filters: list[str], root: Path, project: Any
+) -> tuple[list[str], list[str]]:
+    """The test paths, and the words of the options rt does not know (``extra``: a plugin's or a conftest.py's
+    ``--runslow``, ``--level 3``), which take their values once the plugins register them, as pytest parses
+    its command line after loading them. argparse took the word after such an option for a test path (or
+    left it in ``extra``): it is the option's value unless it selects test files (an existing path, a
+    fragment that matches some), since rt cannot know yet whether the option takes one; ``--level=3`` is
+    never ambiguous. A flag that took a word is told once the plugins are loaded (pytest's "file or
+    directory not found")."""
+    if not extra:
+        return filters, []
+
+    def selects_files(word: str) -> bool:
+        if is_explicit_path(word, root):
+            return True
+        try:
+            return bool(discover(root, [word], _patterns(project, root)))
+        except DiscoveryError:
+            return False
+
+    options: list[str] = []
+    paths = list(filters)
+    position = 0
+    pending = list(extra)
+    while pending:
+        word = pending.pop(0)
+        if not word.startswith("-") or word == "-":
+            paths.append(word)  # a path argparse could not place (after an option it does not know)
+            continue
+        options.append(word)
+        if "=" in word or word not in words[position:]:
+            continue
+        at = words.index(word, position)
+        position = at + 1
+        following = words[at + 1] if at + 1 < len(words) else None
+        if following is None or following.startswith("-") or selects_files(following):
+            continue
+        if pending and pending[0] == following:
+            pending.pop(0)
+        elif following in paths:
+            paths.remove(following)
+        else:
+            continue
+        options.append(following)
+        position = at + 2
+    return paths, options
+
+
+def _initial_conftest_dirs(filters: list[str], project: Any, root: Path) -> frozenset[Path]:
+    """The folders of pytest's initial conftest.py files: for each path the run starts from (the paths given,
+    else ``testpaths`` when run from the rootdir, else the folder rt runs in), its folder and their parents,
+    and the ``test*`` subfolders of a folder, as pytest loads them before it collects."""
+    anchors = [
+        (root / name.partition("::")[0]).resolve()
+        for name in filters
+        if is_explicit_path(name, root) and (root / name.partition("::")[0]).exists()
+    ]
+    if not anchors and not filters and project.rootdir == root:
+        anchors = [path for entry in project.args("testpaths") for path in sorted(root.glob(entry))]
+    folders: set[Path] = set()
+    for anchor in anchors or [root]:
+        folder = anchor if anchor.is_dir() else anchor.parent
+        folders.update((folder, *folder.parents))
+        if anchor.is_dir():
+            folders.update(child for child in anchor.glob("test*") if child.is_dir())
+    return frozenset(folders)
+
+
+def _unrecognized(project: Any, files: list[Any]) -> str | None:
+    """Options rt does not know on the command line of a run that is not a pytest suite's: no plugin or
+    conftest.py will register them, so they are a usage error now, before any test runs (a pytest suite's
+    are checked once its plugins and conftest.py files are loaded, see PytestSession.unknown_options)."""
+    from rt_testrunner.exit_status import is_pytest_suite
+
+    options = [word for word in project.command_line_options if word.startswith("-")]
+    if not options or is_pytest_suite(project, files):
+        return None
+    return f"unrecognized arguments: {' '.join(options)} (see `rt test --help`)"
 
 
 def _load_project(root: Path, given: Any) -> Any:
@@ -782,7 +884,7 @@ def pytest_argv(argv: list[str], command: str = "test") -> list[str]:
 
 def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any, command_line: list[str]) -> int:
     try:
-        invocation = parse_invocation(args, kernel.config, root)
+        invocation = parse_invocation(args, kernel.config, root, pytest_argv(command_line)[1:])
         files = _not_ignored(
             discover(root, invocation.filters, _patterns(invocation.run.pyconfig, root)),
             invocation.run.pyconfig,
@@ -790,6 +892,10 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any, command
         )
     except (UsageError, DiscoveryError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    unknown = _unrecognized(invocation.run.pyconfig, files)
+    if unknown is not None:
+        print(f"error: {unknown}", file=sys.stderr)
         return EXIT_USAGE
     if args.watch:
         from rt_testrunner.watch import WatchUnavailable, watch

@@ -29,6 +29,8 @@ OK = 0
 TESTS_FAILED = 1
 #: pytest's ``ExitCode.INTERRUPTED``
 INTERRUPTED = 2
+#: pytest's ``ExitCode.USAGE_ERROR``: an option no plugin registered, a value an option refuses
+USAGE_ERROR = 4
 #: pytest's ``ExitCode.NO_TESTS_COLLECTED``
 NO_TESTS_COLLECTED = 5
 

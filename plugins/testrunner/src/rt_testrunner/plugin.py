@@ -42,6 +42,7 @@ def rt_register_commands(register: Callable[[Command], None]) -> None:
             "run the tests in *.test.py, *_test.py, *.spec.py and *_spec.py files",
             "rt_testrunner.command:configure",
             "rt_testrunner.command:run",
+            extra_options=True,  # the options pytest plugins and conftest.py files register (--runslow)
         )
     )
 

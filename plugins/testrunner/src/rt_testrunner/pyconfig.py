@@ -49,6 +49,15 @@ class PytestConfig:
     #: ``-p`` values of the command line (``no:logging`` blocks pytest's logging plugin, a module name loads
     #: it as a plugin); those of ``addopts`` and ``PYTEST_ADDOPTS`` are read from there
     plugin_options: tuple[str, ...] = ()
+    #: the words of ``rt test``'s command line that neither rt nor pytest's own options know, in order (an
+    #: option a plugin or conftest.py registers, with its value): they give those options their values after
+    #: ``addopts``' words, and what no plugin registers is a usage error once the run's files are collected
+    command_line_options: tuple[str, ...] = ()
+    #: the folders of pytest's "initial" conftest.py files, which it loads before collecting (those of the
+    #: paths the run starts from and their parents, and their ``test*`` subfolders): what their
+    #: ``pytest_configure`` warns is shown, not counted, as the installed plugins'; None: the invocation
+    #: folder's
+    initial_conftest_dirs: frozenset[Path] | None = None
     #: ``--runxfail``: xfail marks and ``pytest.xfail()`` do nothing
     runxfail: bool = False
     #: pytest's ``--capture`` method (addopts, then the command line): "fd", "sys" or "tee-sys" ("no": -s)

@@ -260,6 +260,11 @@ class Config:
         #: takes its value (pytest-benchmark's ``--benchmark-skip``), and the option names registered so far
         self.option_words: list[str] = []
         self.registered_options: set[str] = set()
+        #: the words of those on ``rt test``'s own command line (a value they give that the option refuses is
+        #: a usage error, as pytest's), the registered options that take no value, and the usage errors found
+        self.command_line_words: list[str] = []
+        self.flag_options: set[str] = set()
+        self.usage_errors: list[str] = []
 
     def add_cleanup(self, func: Callable[[], None]) -> None:
         self.cleanups.append(func)
@@ -345,20 +350,34 @@ class Config:
         return int(text) if text.lstrip("-").isdigit() else level
 
 
+class _OneOption(argparse.ArgumentParser):
+    """argparse for one option, whose every complaint is raised (never printed, never exiting)."""
+
+    def error(self, message: str) -> Any:
+        raise argparse.ArgumentError(None, message)
+
+
+#: argparse's actions that take no value
+_FLAG_ACTIONS = frozenset({"store_true", "store_false", "store_const", "append_const", "count", "help"})
+
+
 def _given_value(
     names: tuple[str, ...], attributes: dict[str, Any], dest: str, default: Any, words: list[str]
-) -> Any:
+) -> tuple[Any, str | None]:
     """The value ``words`` give the option ``names``, read by argparse as pytest reads it (its action,
     ``type``, ``nargs``, ``choices``); the other words are left alone. A value argparse refuses leaves the
-    default, with a line on stderr (pytest would refuse to start)."""
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
+    default, and the complaint is returned with it (pytest would refuse to start)."""
+    parser = _OneOption(add_help=False, allow_abbrev=False, exit_on_error=False)
     parser.add_argument(*names, **{**attributes, "dest": dest, "default": default})
     try:
         found, _ = parser.parse_known_args(words)
     except (argparse.ArgumentError, ValueError, TypeError) as exc:
-        sys.stderr.write(f"rt test: {'/'.join(names)} in addopts: {exc}\n")
-        return default
-    return getattr(found, dest, default)
+        return default, str(exc)
+    return getattr(found, dest, default), None
+
+
+def _mentions(words: list[str], names: tuple[str, ...]) -> bool:
+    return any(word in names or word.partition("=")[0] in names for word in words)
 
 
 class Parser:
@@ -383,11 +402,17 @@ class Parser:
         convert = attributes.get("type")
         if isinstance(default, str) and callable(convert):
             default = convert(default)  # as argparse does with a string default
-        self._config.registered_options.update(names)
-        words = self._config.option_words
-        if any(word in names or word.partition("=")[0] in names for word in words):
-            default = _given_value(names, attributes, dest, default, words)
-        setattr(self._config.option, dest, default)
+        config = self._config
+        config.registered_options.update(names)
+        if action in _FLAG_ACTIONS or attributes.get("nargs") == 0:
+            config.flag_options.update(names)
+        if _mentions(config.option_words, names):
+            default, error = _given_value(names, attributes, dest, default, config.option_words)
+            if error is not None and _mentions(config.command_line_words, names):
+                config.usage_errors.append(error)  # pytest's "error: argument --level: invalid choice ..."
+            elif error is not None:
+                sys.stderr.write(f"rt test: {'/'.join(names)} in addopts: {error}\n")
+        setattr(config.option, dest, default)
 
     _addoption = addoption
 

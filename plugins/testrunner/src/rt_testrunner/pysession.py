@@ -9,15 +9,16 @@ hooks apply to the files below its folder), and calls them through :mod:`rt_test
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rt_testrunner import builtin_fixtures, importing, pyplugins
+from rt_testrunner import builtin_fixtures, importing, pyplugins, pywarnings
 from rt_testrunner.async_plugins import AsyncModes
 from rt_testrunner.execute import BackendKey, backend_key
 from rt_testrunner.fixtures import FixtureDef, Registry, ScopeState, argnames
@@ -77,8 +78,11 @@ class PytestSession(ModuleCollection):
         self.root = root
         self.backend = backend
         self.config = Config(pyconfig, root)
-        self.config.option_words = self._unknown_option_words()
+        self.config.command_line_words = list(pyconfig.command_line_options)
+        self.config.option_words = [*self._unknown_option_words(), *pyconfig.command_line_options]
         self._told_unknown_options = False
+        #: set while an installed plugin or an initial conftest.py is configured (_configuring)
+        self._initial_plugins = False
         #: the installed plugins (entry points ``pytest11``) and the objects they registered, in order
         self.plugins: list[Any] = []
         self.plugins_loaded = False
@@ -224,6 +228,14 @@ class PytestSession(ModuleCollection):
         return True
 
     def _register_plugin_module(self, module: types.ModuleType, baseid: str) -> None:
+        initial = self._initial_plugins or self._is_initial_conftest(module)
+        previous, self._initial_plugins = self._initial_plugins, initial
+        try:
+            self._register_initial_or_not(module, baseid, initial)
+        finally:
+            self._initial_plugins = previous
+
+    def _register_initial_or_not(self, module: types.ModuleType, baseid: str, initial: bool) -> None:
         self.registry.add_namespace(module.__dict__, baseid)
         for name in ("collect_ignore",):
             for entry in getattr(module, name, None) or ():
@@ -235,13 +247,38 @@ class PytestSession(ModuleCollection):
             call_hook(hook, parser=Parser(self.config), pluginmanager=self.config.pluginmanager)
         hook = getattr(module, "pytest_configure", None)
         if callable(hook):
-            call_hook(hook, config=self.config)
+            with self._configuring(initial):
+                call_hook(hook, config=self.config)
         self._store_hooks(module, baseid)
         # rt loads a conftest.py when the first file under it is collected, always before any test runs
         hook = getattr(module, "pytest_sessionstart", None)
         if callable(hook):
             call_hook(hook, session=self)
         self.load_listed_plugins(module)
+
+    def _is_initial_conftest(self, module: types.ModuleType) -> bool:
+        """``module`` is one of pytest's initial conftest.py files, which it loads and configures before
+        collecting (PytestConfig.initial_conftest_dirs; the invocation folder's, its parents' and its
+        ``test*`` subfolders' when the run does not say)."""
+        path = Path(module.__file__ or "")
+        if path.name != "conftest.py":
+            return False
+        folder, folders = path.parent, self.pyconfig.initial_conftest_dirs
+        if folders is None:
+            return folder == self.root or folder in self.root.parents or folder.parent == self.root
+        return folder in folders
+
+    @contextlib.contextmanager
+    def _configuring(self, initial: bool) -> Iterator[None]:
+        """pytest's warnings of ``pytest_configure``: those of the installed and ``-p`` plugins, the initial
+        conftest.py files and the plugins they name are shown at once and not counted (pytest 9 configures
+        them before it records any); a conftest.py loaded while collecting warns into the collection's
+        record, counted as pytest counts it."""
+        if not initial or not self.warnings_plugin:
+            yield
+            return
+        with pywarnings.shown_not_counted(self.warn):
+            yield
 
     def load_listed_plugins(self, module: types.ModuleType) -> None:
         """The plugins a module's ``pytest_plugins`` names (a conftest.py's, or a test module's: pytest's
@@ -321,17 +358,40 @@ class PytestSession(ModuleCollection):
                 unknown += [option] if "=" in head else option.split(" ", 1)
         return unknown
 
-    def tell_unknown_options(self) -> None:
+    def tell_unknown_options(self) -> str | None:
         """Once the run's files are collected (every plugin and conftest.py has registered its options): the
-        options of ``addopts`` that nothing registered, in one line, as rt tells the options it refuses."""
+        options of ``addopts`` that nothing registered, in one line, as rt tells the options it refuses; and
+        pytest's usage error for ``rt test``'s own command line, returned (:meth:`command_line_error`)."""
         if self._told_unknown_options:
-            return
+            return None
         self._told_unknown_options = True
         from rt_testrunner import addopts
 
         notice = addopts.read(self.pyconfig).notice(self.pyconfig, self.config.registered_options)
         if notice is not None:
             self.warn(notice)
+        return self.command_line_error()
+
+    def command_line_error(self) -> str | None:
+        """What pytest refuses to start with, in its words, for the options of ``rt test``'s command line that
+        rt does not know itself: a value the option refuses (``argument --level: invalid choice: 4 ...``),
+        an option nothing registered (``unrecognized arguments: --x``), a word after a flag (pytest takes it
+        for a test path: ``file or directory not found: 3``)."""
+        config = self.config
+        if config.usage_errors:
+            return config.usage_errors[0]
+        words = list(self.pyconfig.command_line_options)
+        unknown = [
+            word
+            for word in words
+            if word.startswith("-") and word.partition("=")[0] not in config.registered_options
+        ]
+        if unknown:
+            return f"unrecognized arguments: {' '.join(unknown)}"
+        for word, following in zip(words, words[1:], strict=False):
+            if word in config.flag_options and not following.startswith("-"):
+                return f"file or directory not found: {following}"
+        return None
 
     def blocked_plugins(self) -> set[str]:
         """The plugins ``-p no:NAME`` blocks, in ``addopts``, ``PYTEST_ADDOPTS`` or on the command line (each
@@ -391,9 +451,15 @@ class PytestSession(ModuleCollection):
         # pytest_configure is a historic hook: an object a plugin registers while it runs (inline-snapshot's
         # InlineSnapshotPlugin) has its own pytest_configure called at once, as pluggy replays the history
         self._plugins_configured = True
-        self._call_plugins("pytest_configure", config=self.config)
+        with self._configuring(True):
+            self._call_plugins("pytest_configure", config=self.config)
         self._call_plugins("pytest_sessionstart", session=self)
-        self._load_named_plugins()
+        # -p MODULE: configured before collecting, as the installed ones
+        previous, self._initial_plugins = self._initial_plugins, True
+        try:
+            self._load_named_plugins()
+        finally:
+            self._initial_plugins = previous
 
     def _call_plugins(self, name: str, **available: Any) -> None:
         """Hook ``name`` of every plugin, one at a time in pluggy's order: a plugin whose hook raises is told

@@ -25,7 +25,7 @@ import re
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 #: warnings recorded in this process, for the summary's "N warnings": while collecting, around the tests
@@ -52,6 +52,22 @@ def recording() -> Iterator[None]:
             yield
         finally:
             count_recorded(caught)
+
+
+@contextlib.contextmanager
+def shown_not_counted(show: Callable[[str], None]) -> Iterator[None]:
+    """Warnings shown at once through ``show`` (one text each, as Python prints them) and not counted: what
+    the installed plugins' and the initial conftest.py files' ``pytest_configure`` warn, which pytest 9
+    prints before the run and leaves out of its summary (its configuration time records none)."""
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            yield
+        finally:
+            for message in caught:
+                text = warnings.formatwarning(
+                    message.message, message.category, message.filename, message.lineno, message.line
+                )
+                show(text.rstrip("\n"))
 
 
 if TYPE_CHECKING:
@@ -93,9 +109,13 @@ def apply_filter(text: str) -> None:
 
 
 def apply_warning_filters(item: PyItem) -> None:
-    warnings.simplefilter("default")
-    warnings.filterwarnings("always", category=DeprecationWarning)
-    warnings.filterwarnings("always", category=PendingDeprecationWarning)
+    """The filters a test runs under, as pytest's: the process's own (Python's defaults ignore
+    ``ResourceWarning`` and ``ImportWarning``, which pytest then neither shows nor counts: coloredlogs' unclosed
+    temporary files), deprecation warnings always shown unless ``python -W`` set filters, then the
+    configuration's ``filterwarnings`` (``-W`` included) and the test's marks."""
+    if not sys.warnoptions:
+        warnings.filterwarnings("always", category=DeprecationWarning)
+        warnings.filterwarnings("always", category=PendingDeprecationWarning)
     for text in item.session.warning_filters:
         apply_filter(text)
     for mark in reversed(item.node.own_markers):

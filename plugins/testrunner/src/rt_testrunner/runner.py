@@ -41,6 +41,7 @@ from rt_testrunner import (
 )
 from rt_testrunner.discovery import SUFFIXES, TestFile, python_file_matches
 from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome
+from rt_testrunner.exit_status import USAGE_ERROR
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.options import RunOptions
 from rt_testrunner.pyruntest import NO_TIMEOUT_MS, finish_session
@@ -90,6 +91,8 @@ class Runner:
         #: whose import stopped the run then, if one did
         self._precollected = False
         self._stopped_by: TestFile | None = None
+        #: pytest's usage error for rt test's command line, found once the run is collected (see _refuse)
+        self._refused: str | None = None
         #: a pytest-style file failed to collect, so no test ran (pytest's exit status 2 for the hooks)
         self.collection_stopped = False
         #: files a conftest.py left out of the collection (``collect_ignore``): run as empty, not shown
@@ -217,7 +220,9 @@ class Runner:
                 stopped_by = self._stopped_by
             else:
                 stopped_by = self._collect_pytest_files(files)
-            if stopped_by is None and self._collection_failed(files):
+            if self._refused is not None:
+                self._refuse(order, self._refused)
+            elif stopped_by is None and self._collection_failed(files):
                 await self._report_collection(order, one_process=order is files)
             else:
                 # Ctrl-C or pytest.exit() while collecting stops the run before any test, as in pytest: only
@@ -242,6 +247,17 @@ class Runner:
             self.recorder.hook_failure(
                 self.preload_root, "after_all", after_error, "<preload>", self.options.timeout_ms
             )
+
+    def _refuse(self, order: Iterable[TestFile | FilePart], refused: str) -> None:
+        """pytest's usage error (an option no plugin registered, a value an option refuses): no test runs, and
+        the run ends with pytest's status 4. The first file's turn carries it, so a ``--parallel`` worker
+        (whose files come one at a time) tells the main process too."""
+        for item in order:
+            relative = (item.file if isinstance(item, FilePart) else item).relative
+            self.recorder.interrupt(USAGE_ERROR, f"usage error: {refused}")
+            self.recorder.emit(FileStarted(relative))
+            self.recorder.emit(FileFinished(relative, 0.0))
+            return
 
     def _load_preload(self) -> tuple[str, TestFailure] | None:
         for script in self.options.preload:
@@ -268,7 +284,7 @@ class Runner:
             finally:
                 self._finish_collection(files)
                 capture.settle_tempdir()
-                self.session.tell_unknown_options()
+                self._refused = self.session.tell_unknown_options()
 
     def _finish_collection(self, files: Sequence[TestFile]) -> None:
         """The session-wide collection hooks; what they raise is a collection error of the first file."""

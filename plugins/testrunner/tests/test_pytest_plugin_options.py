@@ -1,0 +1,188 @@
+"""Options, configuration and warnings of a pytest suite under ``rt test`` (issue 15, session 11): each test
+writes a small project, runs pytest 9.2 itself on it and compares what ``rt test`` does (counts, statuses,
+messages), so a difference in either runner shows."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rt.testing import counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
+
+#: pytest's documented ``--runslow`` conftest.py, with an option of each kind: a value with a type and
+#: choices, and one with its own ``dest``
+_RUNSLOW = {
+    "conftest.py": """
+    import pytest
+
+
+    def pytest_addoption(parser):
+        parser.addoption("--runslow", action="store_true", default=False, help="run slow tests")
+        parser.addoption("--level", type=int, default=1, choices=[1, 2, 3])
+        parser.addoption("--name", dest="who", default="nobody")
+
+
+    def pytest_collection_modifyitems(config, items):
+        if config.getoption("--runslow"):
+            return
+        skip_slow = pytest.mark.skip(reason="need --runslow option to run")
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(skip_slow)
+    """,
+    "test_slow.py": """
+    import pytest
+
+
+    @pytest.mark.slow
+    def test_slow():
+        pass
+
+
+    def test_level(pytestconfig):
+        assert pytestconfig.getoption("level") in (1, 3)
+
+
+    def test_name(pytestconfig):
+        assert pytestconfig.option.who in ("nobody", "bob")
+    """,
+}
+
+
+def test_options_a_conftest_registers_on_rt_tests_own_command_line(tmp_path: Path) -> None:
+    """``rt test --runslow`` was a usage error: the kernel's parser read the arguments before any plugin or
+    conftest.py registered its options. Now the words rt does not know wait for them, and take their values
+    as pytest gives them (action, ``type``, ``choices``, ``dest``); a word after such an option is its value
+    unless it selects test files. pytest 9.2: 3 passed with --runslow, else 2 passed, 1 skipped;
+    ``--level 2`` fails ``test_level``."""
+    write_files(tmp_path, _RUNSLOW)
+    for args, wanted in (
+        (("--runslow",), {"pass": 3}),
+        (("--runslow", "--level", "3", "--name", "bob"), {"pass": 3}),
+        (("--level", "2", "test_slow.py"), {"pass": 1, "fail": 1, "skip": 1}),
+        (("test_slow.py", "--level=3", "--runslow"), {"pass": 3}),
+    ):
+        expected = counts_from_pytest(run_pytest("-W", "ignore", *args, cwd=tmp_path).stdout)
+        assert expected == wanted, args
+        result = run_cli("test", *args, cwd=tmp_path, timeout=180)
+        assert summary_counts(result.stderr) == expected, (args, result.output)
+
+
+def test_an_option_nothing_registers_is_pytests_usage_error(tmp_path: Path) -> None:
+    """What pytest refuses to start with is refused, in one line with pytest's words, and pytest's status 4,
+    before any test runs: an option no plugin or conftest.py registers, a value the option's ``choices``
+    refuse, a word after a flag that names no test file."""
+    write_files(tmp_path, _RUNSLOW)
+    for args, words in (
+        (("--no-such-option",), "unrecognized arguments: --no-such-option"),
+        (("--level=4",), "argument --level: invalid choice: 4 (choose from 1, 2, 3)"),
+        (("--runslow", "nowhere"), "not found: nowhere"),
+    ):
+        pytest_run = run_pytest(*args, cwd=tmp_path)
+        assert pytest_run.code == 4 and words in pytest_run.output, (args, pytest_run.output)
+        result = run_cli("test", *args, cwd=tmp_path, timeout=180)
+        assert result.code == 4, (args, result.output)
+        assert [line for line in result.stderr.splitlines() if words in line] == [
+            f"!!! usage error: {words.replace('not found', 'file or directory not found')} !!!"
+        ], result.output
+        assert "(pass)" not in result.output and "(skip)" not in result.output, result.output
+
+
+def test_an_unknown_option_of_a_project_without_pytest_is_refused_at_once(tmp_path: Path) -> None:
+    """Files of the spec's own patterns only, no pytest configuration: no plugin will register an option, so
+    one rt does not know is rt's usage error (status 1) at once, as before."""
+    write_files(tmp_path, {"math.test.py": 'from rt.test import test\n\ntest("adds", lambda: None)\n'})
+    result = run_cli("test", "--no-such-option", cwd=tmp_path)
+    assert result.code == 1, result.output
+    assert result.stderr.strip() == "error: unrecognized arguments: --no-such-option (see `rt test --help`)"
+
+
+def _warnings_counted(pytest_stdout: str, rt_stderr: str) -> tuple[int, int]:
+    """The "N warnings" of pytest's last line and of rt's summary (0 when there is none)."""
+    lines = pytest_stdout.strip().splitlines()
+    in_pytest = re.search(r"(\d+) warnings?\b", lines[-1] if lines else "")
+    in_rt = re.search(r"^ (\d+) warnings?$", rt_stderr, re.MULTILINE)
+    return (int(in_pytest.group(1)) if in_pytest else 0, int(in_rt.group(1)) if in_rt else 0)
+
+
+def test_warnings_python_ignores_by_default_are_not_counted(tmp_path: Path) -> None:
+    """coloredlogs 15.0.1 (``rt test coloredlogs/tests.py``): pytest counted 1 warning, rt 9. rt ran each test
+    under ``simplefilter("default")``, which shows what Python's default filters ignore (the unclosed
+    temporary files of its tests: ``ResourceWarning``; ``ImportWarning``); pytest adds its own filters to the
+    process's (deprecation warnings always). A warning repeated from one line counts once, a deprecation
+    warning each time. pytest 9.2: 4 passed, 3 warnings."""
+    write_files(
+        tmp_path,
+        {
+            "test_warns.py": """
+            import warnings
+
+
+            def test_leaves_a_file_open(tmp_path):
+                path = tmp_path / "data.txt"
+                path.write_text("x")
+                handle = open(path)
+                del handle
+
+
+            def test_import_warning():
+                warnings.warn("an import warning", ImportWarning)
+
+
+            def test_user_warning_twice_from_one_line():
+                for _ in range(2):
+                    warnings.warn("a user warning", UserWarning)
+
+
+            def test_deprecation_twice_from_one_line():
+                for _ in range(2):
+                    warnings.warn("a deprecation", DeprecationWarning)
+            """,
+        },
+    )
+    pytest_run = run_pytest(cwd=tmp_path)
+    result = run_cli("test", cwd=tmp_path, timeout=180)
+    assert summary_counts(result.stderr) == counts_from_pytest(pytest_run.stdout) == {"pass": 4}
+    assert _warnings_counted(pytest_run.stdout, result.stderr) == (3, 3), (pytest_run.output, result.output)
+
+
+def test_warnings_of_pytest_configure_are_shown_and_counted_as_pytest_does(tmp_path: Path) -> None:
+    """A conftest.py's ``pytest_configure`` that warns: pytest 9.2 configures its initial conftest.py files
+    (the rootdir's, those of the paths it starts from and of their ``test*`` subfolders) before it records
+    any warning, so it prints theirs at once and leaves them out of its count; a conftest.py it meets while
+    collecting (``sub/``) warns into the collection's record, counted. What the modules warn when imported
+    counts either way. pytest 9.2: 2 passed, 4 warnings; ``sub`` alone (the rootdir's and sub's conftest.py are
+    initial then): 1 passed, 2 warnings."""
+    files = {"conftest.py": "", "tests/conftest.py": "", "sub/conftest.py": ""}
+    for name in files:
+        where = name.rpartition("/")[0] or "root"
+        files[name] = f"""
+        import warnings
+
+        warnings.warn("imported {where}", UserWarning)
+
+
+        def pytest_configure(config):
+            warnings.warn("configured {where}", UserWarning)
+        """
+    write_files(
+        tmp_path,
+        {
+            **files,
+            "tests/test_tests.py": "def test_a():\n    pass\n",
+            "sub/test_sub.py": "def test_a():\n    pass\n",
+        },
+    )
+    for args, wanted, initial in (((), 4, {"root", "tests"}), (("sub",), 2, {"root", "sub"})):
+        pytest_run = run_pytest(*args, cwd=tmp_path)
+        result = run_cli("test", *args, cwd=tmp_path, timeout=180)
+        assert summary_counts(result.stderr) == counts_from_pytest(pytest_run.stdout), result.output
+        assert _warnings_counted(pytest_run.stdout, result.stderr) == (wanted, wanted), (
+            pytest_run.output,
+            result.output,
+        )
+        for where in ("root", "tests", "sub"):
+            shown = f"conftest.py:8: UserWarning: configured {where}"
+            assert (shown in pytest_run.stderr) == (shown in result.stderr) == (where in initial), (
+                result.output
+            )
