@@ -408,3 +408,67 @@ def test_logging_is_captured_without_the_capture_plugin(tmp_path: Path) -> None:
             assert "WARNING  probe:test_logs.py:5 logged_warning" in log_section, output
             assert output.count("logged_warning") == 1
         assert "printed_line" in rt_run.stdout
+
+
+def _section(report: str, title: str) -> list[str]:
+    """The lines of a failure's ``Captured ...`` section, pytest's or rt's."""
+    lines = report.split(title, 1)[1].splitlines()[1:]
+    end = next(
+        (i for i, line in enumerate(lines) if line.startswith(("---", "===", "(fail)", "___"))), len(lines)
+    )
+    return lines[:end]
+
+
+def test_printed_and_descriptor_output_keep_their_order(tmp_path: Path) -> None:
+    """pytest's default ``--capture=fd`` writes ``sys.stdout`` to the file descriptor 1 points at, so a
+    failure's captured output has what was printed and what reached the descriptor (``os.write``, a
+    subprocess) in the order it was written, per phase; what ``capsys`` took and the test did not read comes
+    last in its phase."""
+    write_files(
+        tmp_path,
+        {
+            "test_order.py": """
+            import os, subprocess, sys
+            import pytest
+
+            @pytest.fixture
+            def noisy(capsys):
+                print("setup" + "_print")
+                os.write(1, b"setup_fd\\n")
+                yield
+                print("teardown" + "_print")
+                os.write(1, b"teardown_fd\\n")
+
+            def test_with_capsys(noisy):
+                print("call" + "_print")
+                os.write(1, b"call_fd\\n")
+                assert False
+
+            def test_order():
+                print("first" + "_print")
+                os.write(1, b"second_fd\\n")
+                print("third" + "_print")
+                subprocess.run([sys.executable, "-c", "print('fourth_' + 'child')"], check=True)
+                sys.stderr.write("err" + "_one\\n")
+                os.write(2, b"err_two\\n")
+                sys.stderr.write("err" + "_three\\n")
+                assert False
+            """
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    expected = {
+        "Captured stdout setup": ["setup_fd", "setup_print"],
+        "Captured stdout call": ["call_fd", "call_print"],
+        "Captured stdout teardown": ["teardown_fd", "teardown_print"],
+    }
+    for title, lines in expected.items():
+        assert _section(pytest_run.stdout.split("_ test_order _")[0], title) == lines, pytest_run.stdout
+        assert _section(rt_run.stderr.split("(fail) test_with_capsys")[0], title) == lines, rt_run.stderr
+    expected = {
+        "Captured stdout call": ["first_print", "second_fd", "third_print", "fourth_child"],
+        "Captured stderr call": ["err_one", "err_two", "err_three"],
+    }
+    for title, lines in expected.items():
+        assert _section(pytest_run.stdout.split("_ test_order _")[1], title) == lines, pytest_run.stdout
+        assert _section(rt_run.stderr.split("(fail) test_with_capsys")[1], title) == lines, rt_run.stderr

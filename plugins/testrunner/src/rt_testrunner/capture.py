@@ -102,11 +102,11 @@ class Capture:
     def enter(self, when: str) -> None:
         """A pytest test enters phase ``when``: what it writes from now on is shown under that phase's
         title (``Captured stdout setup``), as pytest's report sections are."""
+        if self.fixture is not None:
+            self.fixture.push()  # what capsys took and the test did not read: the previous phase's too
         descriptors = _DESCRIPTORS[0] if _DESCRIPTORS else None
         if descriptors is not None and descriptors.owner is self:
             descriptors.drain()  # what reached the descriptors so far was the previous phase's
-        if self.fixture is not None:
-            self.fixture.push()  # what capsys took and the test did not read: the previous phase's too
         if self.files:
             return  # what goes to the descriptors' files joins the output at the end: one section, in order
         self.phases.append((when, len(self.out), len(self.err), len(self.log)))
@@ -118,6 +118,20 @@ class Capture:
             stream = terminal_stream(which)
             stream.write(text)
             stream.flush()
+            return
+        self.add(which, text)
+
+    def add(self, which: str, text: str) -> None:
+        """``text`` joins the test's output of stream ``which``. While descriptors 1 and 2 point at this
+        test's files (``--capture=fd``), it is written to the file behind the descriptor, as pytest's
+        ``sys.stdout`` writes to the file its fd capture reads: what is printed and what reaches the
+        descriptor (``os.write``, a subprocess) stay in the order they were written."""
+        descriptors = _DESCRIPTORS[0] if _DESCRIPTORS else None
+        if descriptors is not None and descriptors.owner is self:
+            data = memoryview(text.encode("utf-8", "replace"))
+            target = descriptors.files[0 if which == "out" else 1]
+            while data:
+                data = data[os.write(target, data) :]
             return
         (self.out if which == "out" else self.err).append(text)
 
@@ -353,7 +367,7 @@ class _Router(_Unpicklable, io.TextIOBase):
         if file is not None:  # the test took the stream's file descriptor: its writes go there
             file.write(text.encode("utf-8", "replace"))
             return len(text)
-        (capture.out if self._which == "out" else capture.err).append(text)
+        capture.add(self._which, text)
         return len(text)
 
     def writelines(self, lines: Any) -> None:
