@@ -318,3 +318,53 @@ def test_a_plugins_module_collector_for_a_name_holds_its_tests(tmp_path: Path) -
         rt_run.output
     )
     assert "left out" not in rt_run.stderr, rt_run.output
+
+
+#: a plugin in the manner of pytest-isort and pytest-pycodestyle: one check item for every .py file
+CHECK_PLUGIN = """
+import pytest
+
+
+class Check(pytest.Item):
+    def runtest(self):
+        if "TODO" in self.path.read_text():
+            raise AssertionError(f"{self.path.name} has a TODO")
+
+
+class Checked(pytest.File):
+    def collect(self):
+        yield Check.from_parent(self, name="CHECK")
+
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix == ".py":
+        return Checked.from_parent(parent, path=file_path)
+    return None
+"""
+
+
+def test_an_installed_plugins_collect_file_gets_the_modules_doctest_modules_collects(tmp_path: Path) -> None:
+    """dictdiffer at its GitHub head (1ae323e), ``--isort --pycodestyle --doctest-modules`` in its
+    pytest.ini: pytest-isort and pytest-pycodestyle check every .py file, the package's modules included,
+    which ``--doctest-modules`` collects for their doctests; rt handed the plugins' hooks the test modules
+    only (117 of pytest's 133 items)."""
+    site = plugin_site(tmp_path / "site", "check_plugin", CHECK_PLUGIN)
+    project = write_files(
+        tmp_path / "project",
+        {
+            "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+            "pkg/__init__.py": "",
+            "pkg/good.py": '''
+            def double(x):
+                """
+                >>> double(2)
+                4
+                """
+                return 2 * x
+            ''',
+            "pkg/todo.py": "# TODO: something\n",
+            "tests/test_pkg.py": "from pkg.good import double\n\n\ndef test_double():\n    assert double(3) == 6\n",
+        },
+    )
+    _, rt_run = same_as_pytest(project, site)
+    assert "todo.py has a TODO" in rt_run.stderr and "5 pass" in rt_run.stderr, rt_run.output

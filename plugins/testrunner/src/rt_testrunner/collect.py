@@ -71,6 +71,9 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
         if test_file.path.name != "conftest.py":  # a conftest.py's fixtures are registered already
             session.registry.add_namespace(module.__dict__, f"{file}::")
         _add_doctests(module, test_file.path, root, session)
+        # the plugins' collectors of the module too (pytest-isort's and pytest-pycodestyle's checks of every
+        # .py file, the package's modules among them)
+        _add_file_collectors(test_file, root, session)
         session._modify_items(root, file)  # noqa: SLF001 - the session's own hook call, for doctests too
         root.hooks["after_all"].append(lambda: session.scopes.finish(("module", file)))
         return root
