@@ -186,3 +186,55 @@ def test_trio_mode_from_a_conftest_and_pytest_trios_autojump_clock(tmp_path: Pat
         },
     )
     same_counts_as_pytest(tmp_path)
+
+
+def test_a_module_imported_during_a_test_is_read_by_importlibs_get_data(tmp_path: Path) -> None:
+    """starlette 1.10.0: its autouse ``blockbuster`` fixture fails a test whose code reads a file while an
+    event loop runs, unless importlib's ``get_data`` reads it (a module imported on first use). A module of
+    the suite that rt rewrites (neither a test file nor a conftest.py) was read by rt's own code, so the
+    lazy import of a starlette module in ``test_gzip_ignored_on_range_responses[asyncio]`` failed as a
+    blocking call. The check here is blockbuster's, made small: a profile function that records each
+    ``BufferedReader.read`` no ``get_data`` frame makes. pytest 9.2: 2 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "helpers/__init__.py": "",
+            "helpers/lazy.py": """
+                def answer():
+                    assert True
+                    return 42
+            """,
+            "test_lazy_import.py": """
+                import io
+                import sys
+
+                def _outside_get_data(frame):
+                    while frame is not None:
+                        if frame.f_code.co_name == "get_data" and "importlib" in frame.f_code.co_filename:
+                            return False
+                        frame = frame.f_back
+                    return True
+
+                def test_import_reads_through_importlib():
+                    reads = []
+
+                    def profile(frame, event, arg):
+                        if event == "c_call" and getattr(arg, "__qualname__", "") == "BufferedReader.read":
+                            if _outside_get_data(frame):
+                                reads.append(frame.f_code.co_filename)
+
+                    sys.setprofile(profile)
+                    try:
+                        from helpers import lazy
+                    finally:
+                        sys.setprofile(None)
+                    assert lazy.answer() == 42
+                    assert reads == []
+
+                def test_helper_imported():
+                    assert "helpers.lazy" in sys.modules
+            """,
+        },
+    )
+    same_counts_as_pytest(tmp_path, "-p", "no:randomly")

@@ -50,7 +50,7 @@ class _RewritingLoader(importlib.machinery.SourceFileLoader):
     helper = False
 
     def get_code(self, fullname: str) -> types.CodeType:
-        return compile_test_file(Path(self.path), helper=self.helper)
+        return compile_test_file(Path(self.path), helper=self.helper, read=self.get_data)
 
 
 def _publish_builtins() -> None:

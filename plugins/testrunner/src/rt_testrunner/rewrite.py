@@ -357,9 +357,16 @@ def _cache_path(path: Path, helper: bool = False) -> Path:
     return path.parent / "__pycache__" / f"{path.name[:-3]}.{tag}.pyc"
 
 
-def _read_cache(path: Path, stat: os.stat_result, helper: bool = False) -> types.CodeType | None:
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _read_cache(
+    path: Path, stat: os.stat_result, helper: bool = False, read: Callable[[str], bytes] = _read_bytes
+) -> types.CodeType | None:
     try:
-        data = _cache_path(path, helper).read_bytes()
+        data = read(str(_cache_path(path, helper)))
     except OSError:
         return None
     header = struct.pack("<qq", stat.st_mtime_ns, stat.st_size)
@@ -389,20 +396,27 @@ def _write_cache(path: Path, stat: os.stat_result, code: types.CodeType, helper:
             temporary.unlink(missing_ok=True)
 
 
-def compile_test_file(path: Path, helper: bool = False) -> types.CodeType:
+def compile_test_file(
+    path: Path, helper: bool = False, read: Callable[[str], bytes] = _read_bytes
+) -> types.CodeType:
     """Compile ``path`` with rewritten asserts, through a cache in ``__pycache__`` (as pytest does) keyed on
     the file's mtime and size, the Python version and the rewriter's version.
 
     ``helper``: a module of the suite that is neither a test file nor a conftest.py, which pytest does not
     rewrite. Its asserts without a message are rewritten (a failure in a helper shows the values), but one
     with a message keeps it alone, as pytest leaves it: a test may compare that text
-    (``str(excinfo.value) == "message"``), and code next to the tests may be the library's own."""
+    (``str(excinfo.value) == "message"``), and code next to the tests may be the library's own.
+
+    ``read``: how the source and the cache are read; the import hook's loader passes importlib's own
+    ``get_data``, so a module imported while a test runs is read as Python reads any module (blockbuster,
+    which starlette's tests turn on, fails a file read in an event loop unless importlib's ``get_data`` makes
+    it)."""
     stat = path.stat()
-    cached = _read_cache(path, stat, helper)
+    cached = _read_cache(path, stat, helper, read)
     if cached is not None:
         return cached
     # decode as Python does: a PEP 263 coding line or a BOM is honoured, universal newlines
-    source = importlib.util.decode_source(path.read_bytes())
+    source = importlib.util.decode_source(read(str(path)))
     filename = str(path)
     # the cyclic garbage collector, run again and again over the growing tree of a big file, measured as more
     # than half the time of the rewrite (bench/assert_rewrite.py): the tree holds no garbage to find
