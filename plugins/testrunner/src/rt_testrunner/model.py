@@ -51,6 +51,9 @@ class Suite:
     children: list[TestCase | Suite] = attrs.field(factory=list)
     hooks: dict[str, list[Callable[..., Any]]] = attrs.field(factory=lambda: {k: [] for k in HOOK_KINDS})
     location: Location | None = None  # where the describe is declared (JUnit's suite line)
+    #: a file's root only: the nodes inside the file whose collection failed while the rest of it collected
+    #: (a pytest test class: its path, and what it raised), each reported as a collection error of its own
+    collect_errors: list[tuple[tuple[str, ...], BaseException]] | None = None
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -64,6 +67,14 @@ class Suite:
         if self.parent is None or self.name is None:
             return ()
         return (*self.parent.lines, self.location.line if self.location is not None else 0)
+
+    def record_collect_error(self, exc: BaseException) -> None:
+        """This suite's node failed to collect (a pytest test class, a conftest.py's collector): the error goes
+        to its file's root (:attr:`collect_errors`) under the suite's path; the suite is left out."""
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        root.collect_errors = [*(root.collect_errors or ()), (self.path, exc)]
 
     def inherits(self, flag: str) -> bool:
         suite: Suite | None = self

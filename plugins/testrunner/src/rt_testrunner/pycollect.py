@@ -302,7 +302,13 @@ def add_nodes(
                 into.children.append(_test_case(node, path, into, session))
         elif isinstance(node, pytest.Collector):
             suite = Suite(node.name, into)
-            _add_collector(node, path, suite, session, selectors)
+            try:
+                _add_collector(node, path, suite, session, selectors)
+            except BaseException as exc:  # that collector's collection error, as pytest's: the others go on
+                from rt_testrunner.pycollect_module import node_failed
+
+                node_failed(suite, exc, selectors)
+                continue
             if suite.children:
                 into.children.append(suite)
 
@@ -329,10 +335,10 @@ def _test_case(node: Any, path: Path, suite: Suite, session: PytestSession) -> T
         fixturenames,
         closure,
     )
-    item.function = _runner(node, item)
+    item.function = _runner(node)
     item.node = node
     for collector in _collectors_with_setup(node):
-        _COLLECTORS.setdefault(id(collector), [collector, 0, False])[1] += 1
+        _COLLECTORS.setdefault(id(collector), _CollectorState(collector)).remaining += 1
     location = _location(node, path)
     return TestCase(node.name, make_runner(item), suite, location=location, item=item)
 
@@ -346,48 +352,36 @@ def _location(node: Any, path: Path) -> Location:
     return Location(os.fspath(where), (line or 0) + 1 if isinstance(line, int) else 1, 1)
 
 
-def _runner(node: Any, item: PyItem) -> Callable[[], None]:
-    """The test: the ``setup()`` of its collectors not set up yet (pytest's ``SetupState``: a ``pytest.File``
-    whose ``setup()`` prepares what its items share, sybil's document namespace), the item's ``setup()``,
-    ``runtest()``, ``teardown()``, and the collectors' ``teardown()`` after their last item; a failure
-    described by the item's own ``repr_failure(excinfo)`` when it has one. An item that requested fixtures
-    (``fixturenames``) finds their values in ``funcargs``, set up by rt before the call."""
+def _runner(node: Any) -> Callable[[], None]:
+    """The test's call: the item's ``runtest()``, a failure described by the item's own
+    ``repr_failure(excinfo)`` when it has one (its set-up and teardown are :class:`CustomItem`'s)."""
 
     def run() -> None:
-        if item.fixturenames and item.setup is not None:
-            values = item.setup.values
-            node.funcargs.update({name: values[name] for name in item.fixturenames if name in values})
-            node._request = _ItemRequest(node, item.setup.request)
         try:
-            for collector in _collectors_with_setup(node):
-                state = _COLLECTORS.get(id(collector))
-                if state is not None and not state[2]:
-                    state[2] = True
-                    item.session.config.add_cleanup(functools.partial(_tear_down, state, everything=True))
-                    collector.setup()
-            node.setup()
-            try:
-                node.runtest()
-            except BaseException as exc:
-                text = _described(node, exc)
-                if text is None:
-                    raise
-                raise ItemFailure(text) from None
-            finally:
-                node.teardown()
-        finally:
-            for collector in reversed(_collectors_with_setup(node)):
-                state = _COLLECTORS.get(id(collector))
-                if state is not None:
-                    state[1] -= 1
-                    _tear_down(state)
+            node.runtest()
+        except BaseException as exc:
+            text = _described(node, exc)
+            if text is None:
+                raise
+            raise ItemFailure(text) from None
 
     return run
 
 
-#: the collectors above custom items whose ``setup()``/``teardown()`` are their own, by id: [the collector,
-#: items of it not run yet, set up]
-_COLLECTORS: dict[int, list[Any]] = {}
+@attrs.define(eq=False)
+class _CollectorState:
+    """A collector above custom items whose ``setup()``/``teardown()`` are its own: its items not run yet,
+    whether it is set up, and the error its ``setup()`` raised (pytest's ``SetupState`` raises it again for
+    each of its items: each is an error at set-up, none runs)."""
+
+    collector: Any
+    remaining: int = 0
+    set_up: bool = False
+    error: BaseException | None = None
+
+
+#: the collectors above custom items whose ``setup()``/``teardown()`` are their own, by id
+_COLLECTORS: dict[int, _CollectorState] = {}
 
 
 def _collectors_with_setup(node: Any) -> list[Any]:
@@ -403,13 +397,27 @@ def _collectors_with_setup(node: Any) -> list[Any]:
     ]
 
 
-def _tear_down(state: list[Any], everything: bool = False) -> None:
+def _set_up(state: _CollectorState, session: PytestSession) -> None:
+    """A collector's ``setup()``, once, before its first item; an error it raised is raised again."""
+    if state.error is not None:
+        raise state.error
+    if state.set_up:
+        return
+    state.set_up = True  # torn down even when its setup() fails, as pytest's SetupState does
+    session.config.add_cleanup(functools.partial(_tear_down, state, everything=True))
+    try:
+        state.collector.setup()
+    except BaseException as exc:
+        state.error = exc
+        raise
+
+
+def _tear_down(state: _CollectorState, everything: bool = False) -> None:
     """A collector's ``teardown()``, once: after its last item ran, or when the session ends (its items that
     did not run, left out by ``-k``, never count down)."""
-    collector, remaining, set_up = state
-    if set_up and (remaining <= 0 or everything):
-        state[2] = False
-        collector.teardown()
+    if state.set_up and (state.remaining <= 0 or everything):
+        state.set_up = False
+        state.collector.teardown()
 
 
 def _described(node: Any, exc: BaseException) -> str | None:
@@ -433,6 +441,8 @@ class CustomItem(PyItem):
     """A test a conftest.py's collector made: named, selected and reported by its pytest node."""
 
     is_function = False
+    #: its ``setup()`` was called, so its ``teardown()`` is due
+    node_set_up: bool = False
 
     @property
     def key(self) -> str:
@@ -452,3 +462,34 @@ class CustomItem(PyItem):
 
     def mark_names(self) -> set[str]:
         return {m.name for m in self.node.iter_markers()}
+
+    def setup_node(self) -> None:
+        """pytest's set-up phase after the fixtures: the values of the fixtures the item requested itself
+        (``fixturenames``) in its ``funcargs``, the ``setup()`` of its collectors not set up yet (a
+        ``pytest.File`` whose ``setup()`` prepares what its items share, sybil's document namespace), then
+        its own ``setup()``. Any of them failing is an error at set-up of the item, as under pytest."""
+        node = self.node
+        if self.fixturenames and self.setup is not None:
+            values = self.setup.values
+            node.funcargs.update({name: values[name] for name in self.fixturenames if name in values})
+            node._request = _ItemRequest(node, self.setup.request)
+        for collector in _collectors_with_setup(node):
+            state = _COLLECTORS.get(id(collector))
+            if state is not None:
+                _set_up(state, self.session)
+        self.node_set_up = True
+        node.setup()
+
+    def teardown_node(self) -> None:
+        """The item's ``teardown()`` (when its ``setup()`` was called), then that of each collector whose
+        last item this was."""
+        try:
+            if self.node_set_up:
+                self.node_set_up = False
+                self.node.teardown()
+        finally:
+            for collector in reversed(_collectors_with_setup(self.node)):
+                state = _COLLECTORS.get(id(collector))
+                if state is not None:
+                    state.remaining -= 1
+                    _tear_down(state)

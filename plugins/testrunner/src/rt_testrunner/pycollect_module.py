@@ -194,11 +194,7 @@ class ModuleCollection:
                 return None
             if not getattr(value, "__test__", True):
                 return None
-            constructor = None if is_unittest else _constructor(value)
-            if constructor is not None:
-                _cannot_collect(value, constructor, self.relative(file), file)
-                return None
-            return "unittest" if is_unittest else "class"
+            return "unittest" if is_unittest else "class"  # one with a constructor warns when collected
         if (
             inspect.isfunction(value)
             and _matches(name, self.pyconfig.python_functions)
@@ -407,13 +403,62 @@ class ModuleCollection:
         scope: str = "",
     ) -> None:
         """``node``: the class's pytest node of a suite's own collector (:meth:`collect_nodes`), whose
-        ``collect()`` says which of its names are tests; ``scope``: that collector's (:meth:`collect_nodes`)."""
+        ``collect()`` says which of its names are tests; ``scope``: that collector's (:meth:`collect_nodes`).
+
+        A class whose collection fails (a ``parametrize`` pytest refuses on one of its methods, a warning
+        under ``filterwarnings = error``) is a collection error of its own, as pytest's ``Class`` collector
+        fails alone: the module's other classes and functions are still collected."""
+        suite = Suite(name, root)
+        try:
+            self._fill_class(
+                cls,
+                name,
+                module,
+                suite,
+                file,
+                module_marks,
+                module_hooks,
+                selectors,
+                is_unittest,
+                makeitem,
+                node,
+                scope,
+            )
+        except BaseException as exc:
+            node_failed(suite, exc, selectors)
+            return
+        if suite.children:
+            suite.hooks["after_all"].append(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
+            root.children.append(suite)
+
+    def _fill_class(
+        self,
+        cls: type,
+        name: str,
+        module: Any,
+        suite: Suite,
+        file: str,
+        module_marks: list[Any],
+        module_hooks: list[Any],
+        selectors: tuple[str, ...],
+        is_unittest: bool,
+        makeitem: pymakeitem.ItemMaker | None,
+        node: Any,
+        scope: str,
+    ) -> None:
+        """The tests of a test class into its ``suite``: its methods, the items a conftest.py's
+        ``pytest_pycollect_makeitem`` made of its names, and the test classes defined inside it. A class
+        with an ``__init__`` (or ``__new__``) has none: pytest's ``PytestCollectionWarning``, at the class's
+        own collection (so ``filterwarnings = error`` makes it the class's collection error)."""
+        constructor = None if is_unittest or node is not None else _constructor(cls)
+        if constructor is not None:
+            _cannot_collect(cls, constructor, "::".join([self.relative(file), *suite.path[:-1]]), file)
+            return
         base = f"{file}::{inner_id(scope, cls, '')}"
         made: list[Any] = []  # the items a conftest.py's pytest_pycollect_makeitem made of the class's names
         #: test classes defined inside this one (pytest collects them as the class's children), with the
         #: node of each when the class has one
         nested: list[tuple[str, type, str, Any]] = []
-        suite = Suite(name, root)
         for owner in reversed(cls.__mro__):
             if owner is not object:
                 self.registry.add_namespace(dict(owner.__dict__), base, method=True)
@@ -506,9 +551,6 @@ class ModuleCollection:
                 inner_node,
                 scope,
             )
-        if suite.children:
-            suite.hooks["after_all"].append(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
-            root.children.append(suite)
 
     def _xunit_class(self, cls: type, base: str) -> None:
         setup_class = _first(cls, ("setup_class",))
@@ -652,9 +694,26 @@ class ModuleCollection:
                     self.id_rules,
                     nodeid,
                 )
-        for names, values, ids, indirect in calls:
-            callspecs = expand(callspecs, names, values, ids, indirect, self._make_id, self.id_rules, nodeid)
         fixturenames = self.registry.names_closure(initial, key, direct_names(calls))
+        checked = None if is_unittest else fixturenames  # pytest does not parametrize a TestCase's methods
+        parametrized_names: set[str] = set()
+        for names, values, ids, indirect in calls:
+            if not is_unittest:
+                from rt_testrunner.pyparam_checks import check_unique  # only for parametrized tests
+
+                check_unique(argnames_of(names), parametrized_names, nodeid)
+            callspecs = expand(
+                callspecs,
+                names,
+                values,
+                ids,
+                indirect,
+                self._make_id,
+                self.id_rules,
+                nodeid,
+                function,
+                checked,
+            )
         param_scopes = {
             f.name: f.scope
             for f in closure
@@ -697,6 +756,22 @@ class ModuleCollection:
                     item_name, fn, suite, frozenset(), (), self.reruns(item), timeout, location, item=item
                 )
             )
+
+
+def node_failed(suite: Suite, exc: BaseException, selectors: tuple[str, ...]) -> None:
+    """The collection of a node inside a test file failed (a test class, a conftest.py's collector): pytest's
+    collection error of that node alone (:meth:`Suite.record_collect_error`), unless a node id on the command
+    line leaves the node out (pytest does not collect it then). An interrupt or ``pytest.exit`` propagates."""
+    from rt_testrunner import outcomes
+
+    if isinstance(exc, KeyboardInterrupt | GeneratorExit) or outcomes.classify(exc) is outcomes.Kind.EXIT:
+        raise exc
+    own = "::".join(suite.path)
+    if selectors and not any(
+        own.startswith(s + "::") or s.startswith(own + "::") or s == own for s in selectors
+    ):
+        return
+    suite.record_collect_error(exc)
 
 
 def _matches(name: str, patterns: list[str]) -> bool:

@@ -50,6 +50,9 @@ class IdRules:
     no_escaping: bool = False
     #: ``strict_parametrization_ids`` (or ``strict`` when it is not set): duplicate ids are an error
     strict: bool = False
+    #: ``empty_parameter_set_mark``: what a ``parametrize`` with no values makes of the test (``skip``,
+    #: ``xfail`` or ``fail_at_collect``)
+    empty_set: str = "skip"
 
     @classmethod
     def from_values(cls, flag: Callable[[str], bool], values: dict[str, Any]) -> IdRules:
@@ -62,8 +65,12 @@ class IdRules:
         strict = (
             flag("strict_parametrization_ids") if "strict_parametrization_ids" in values else flag("strict")
         )
+        empty_set = str(values.get("empty_parameter_set_mark") or "skip").strip() or "skip"
         return cls(
-            strategy, flag("disable_test_id_escaping_and_forfeit_all_rights_to_community_support"), strict
+            strategy,
+            flag("disable_test_id_escaping_and_forfeit_all_rights_to_community_support"),
+            strict,
+            empty_set,
         )
 
     def text(self, value: str | bytes) -> str:

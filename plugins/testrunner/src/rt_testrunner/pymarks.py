@@ -15,7 +15,7 @@ import os
 import sys
 import types
 import warnings
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -129,12 +129,17 @@ def expand(
     make_id: Callable[[Any, str], str | None] | None = None,
     rules: IdRules | None = None,
     nodeid: str = "",
+    function: Any = None,
+    fixturenames: Sequence[str] | None = None,
 ) -> list[CallSpec]:
     """The product of ``callspecs`` with one ``parametrize(argnames, argvalues)``. ``make_id(value, argname)``:
-    the conftest.py files' ``pytest_make_parametrize_id``, asked for a value's id before pytest's default."""
+    the conftest.py files' ``pytest_make_parametrize_id``, asked for a value's id before pytest's default.
+    ``function`` and its ``fixturenames`` (pytest's closure), given for a ``parametrize`` call (not for a
+    fixture's ``params``), have the call checked as pytest checks it (:mod:`rt_testrunner.pyparam_checks`)."""
 
     # only for parametrized tests: one module less in a plain run
     from rt_testrunner.pyids import IdError, IdRules
+    from rt_testrunner.pyparam_checks import check_call, check_row, empty_set_refused
 
     rules = rules or IdRules()
 
@@ -164,14 +169,22 @@ def expand(
             and hasattr(value, "id")
             and type(value).__name__ == "ParameterSet"
         ):
-            rows.append((tuple(value.values), [unpack_mark(m) for m in value.marks], value.id))
+            rows.append(
+                (check_row(names, value.values, nodeid), [unpack_mark(m) for m in value.marks], value.id)
+            )
         elif single:
             rows.append(((value,), [], None))
         else:
-            rows.append((tuple(value), [], None))
+            rows.append((check_row(names, value, nodeid), [], None))
     if not rows:
-        skip = Mark("skip", (), {"reason": f"got empty parameter set for ({', '.join(names)})"})
-        return [cs.extend([], (), 0, "NOTSET", [skip], set()) for cs in callspecs]
+        reason = f"got empty parameter set for ({', '.join(names)})"
+        if rules.empty_set == "fail_at_collect" and function is not None:
+            raise empty_set_refused(function)
+        empty = Mark("xfail", (), {"reason": reason, "run": False}) if rules.empty_set == "xfail" else None
+        empty = empty or Mark("skip", (), {"reason": reason})
+        return [cs.extend([], (), 0, "NOTSET", [empty], set()) for cs in callspecs]
+    if fixturenames is not None:
+        check_call(names, ids, indirect, len(rows), function, fixturenames, nodeid)
     given_ids = list(ids) if ids is not None and not callable(ids) else None
     made: list[str] = []
     hidden: set[int] = set()  # pytest.HIDDEN_PARAM: no id in the test's name

@@ -473,6 +473,13 @@ class PyItem:
     def mark_names(self) -> set[str]:
         return {m.name for m in (self.node.own_markers if self.node is not None else self.marks)}
 
+    def setup_node(self) -> None:
+        """The end of the set-up phase, after the fixtures: nothing for a test function (a conftest.py's item
+        sets up its collectors and itself there, as pytest's ``SetupState`` does: pycollect.py)."""
+
+    def teardown_node(self) -> None:
+        """The end of the teardown phase, after the function's fixtures: nothing for a test function."""
+
 
 def inner_id(scope: str, cls: Any, name: str) -> str:
     """A test's node id after its file: its collectors' ``scope``, its class's path, its name."""

@@ -130,6 +130,7 @@ async def _run_item(item: PyItem) -> None:
                     pyplugins.call("pytest_runtest_setup", setup_hooks, {"item": item.node})
                 for name in item.fixturenames:
                     await setup.get(name)
+                item.setup_node()
                 tell_unraisable()
             except BaseException as exc:
                 if state is not None:
@@ -172,6 +173,10 @@ async def _run_item(item: PyItem) -> None:
                 if inspect.isawaitable(result):
                     await result
                 tell_unraisable()
+            except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
+                teardown_error = exc
+            try:
+                item.teardown_node()
             except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
                 teardown_error = exc
             if state is not None and teardown_error is not None:

@@ -386,6 +386,9 @@ class Runner:
         )
         for test_file in files:
             raised = self._collected.get(test_file.path)
+            if isinstance(raised, Suite) and not test_file.custom:
+                if any(outcomes.classify(exc) is not outcomes.Kind.SKIP for _, exc in _node_errors(raised)):
+                    return True
             if not isinstance(raised, BaseException) or outcomes.classify(raised) is outcomes.Kind.SKIP:
                 continue
             if test_file.custom and test_file.path not in self.session.failed_modules:
@@ -401,13 +404,33 @@ class Runner:
         self.collection_stopped = True
         for item in order:
             test_file = item.file if isinstance(item, FilePart) else item
-            if isinstance(self._collected.get(test_file.path), BaseException):
+            collected = self._collected.get(test_file.path)
+            if isinstance(collected, BaseException):
                 await self._run_file(test_file)
+            elif isinstance(collected, Suite) and _node_errors(collected):
+                self.recorder.emit(FileStarted(test_file.relative))
+                self._report_node_errors(collected, test_file)
+                self.recorder.emit(FileFinished(test_file.relative, 0.0, None))
             elif not one_process:
                 self.recorder.emit(FileStarted(test_file.relative))
                 self.recorder.emit(FileFinished(test_file.relative, 0.0, None))
         if one_process:
             self.recorder.interrupt()
+
+    def _report_node_errors(self, root: Suite, test_file: TestFile) -> None:
+        """The collection errors of nodes inside a file that otherwise collected (a pytest test class whose
+        collection failed), each a result of its own under the node's path, as pytest reports
+        ``ERROR test_x.py::TestA``; a class that skipped itself while collected is a skip."""
+        for path, exc in _node_errors(root):
+            if outcomes.classify(exc) is outcomes.Kind.SKIP:
+                finished = TestFinished(
+                    test_file.relative, path, TestStatus.SKIP, 0.0, reason=outcomes.reason(exc)
+                )
+            else:
+                failure = _rendered(exc, self.options.root)
+                failure = attrs.evolve(failure, details=f"error at collection: {failure.details}")
+                finished = TestFinished(test_file.relative, path, TestStatus.ERROR, 0.0, failure=failure)
+            self.recorder.record(finished)
 
     def collecting(self, test_file: TestFile) -> None:
         """About to import ``test_file`` before the run (a ``--parallel`` worker tells the main process, so a
@@ -493,6 +516,7 @@ class Runner:
             only_mode = self.options.only or any(t.has("only") for t in root.tests())
             if run == 1 and (span is None or span[0] == 0):  # a file's left-out tests count once
                 self.filtered_out += sum(1 for t in root.tests() if not self.schedule.selected(t, False))
+                self._report_node_errors(root, test_file)
             await self._run_suite(root, [self.preload_root], test_file, run, only_mode, span)
         self.recorder.emit(FileFinished(test_file.relative, clock.perf_counter() - started, error))
 
@@ -713,6 +737,11 @@ def _properties(case: TestCase) -> tuple[tuple[str, str], ...]:
     if not recorded:
         return ()
     return tuple((str(name), str(value)) for name, value in recorded)
+
+
+def _node_errors(root: Suite) -> list[tuple[tuple[str, ...], BaseException]]:
+    """The collection errors of nodes inside a file (:attr:`Suite.collect_errors`), none for most files."""
+    return root.collect_errors or []
 
 
 def _rendered(exc: BaseException, root: Path) -> TestFailure:
