@@ -186,3 +186,89 @@ def test_warnings_of_pytest_configure_are_shown_and_counted_as_pytest_does(tmp_p
             assert (shown in pytest_run.stderr) == (shown in result.stderr) == (where in initial), (
                 result.output
             )
+
+
+def test_pytest_addopts_selects_as_addopts_does(tmp_path: Path) -> None:
+    """A CI job's ``PYTEST_ADDOPTS`` (pytest puts it after ``addopts``, before the command line): rt read it
+    only for the options plugins register, so ``-m``, ``-k``, ``-x``, ``-W`` there selected nothing and rt ran
+    every test. pytest 9.2 with ``PYTEST_ADDOPTS="-m slow -k 'test_a or test_b'"``: 1 passed, 2 deselected."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nmarkers =\n    slow: slow tests\n",
+            "test_marks.py": """
+            import pytest
+
+
+            @pytest.mark.slow
+            def test_a():
+                pass
+
+
+            @pytest.mark.slow
+            def test_c():
+                pass
+
+
+            def test_b():
+                pass
+            """,
+        },
+    )
+    environ = {"PYTEST_ADDOPTS": "-m slow -k 'test_a or test_b'"}
+    pytest_run = run_pytest(cwd=tmp_path, env=environ)
+    assert counts_from_pytest(pytest_run.stdout) == {"pass": 1}, pytest_run.output
+    result = run_cli("test", cwd=tmp_path, env=environ, timeout=180)
+    assert summary_counts(result.stderr) == {"pass": 1}, result.output
+    assert "(pass) test_a" in result.stderr and " 2 filtered out" in result.stderr, result.output
+
+
+#: a module of pytest-timeout's name, so that rt takes the plugin for installed (the time-out itself is rt's);
+#: pytest-timeout 2.4.0 gave the counts each case below expects, by hand (it is not in the test environment)
+_PYTEST_TIMEOUT_STANDIN = '"""Stands for pytest-timeout: rt reads its options only when it is installed."""\n'
+
+
+def test_pytest_timeouts_options_in_seconds(tmp_path: Path) -> None:
+    """pytest-timeout's ``--timeout=1`` in ``addopts`` (or ``PYTEST_ADDOPTS``) is one second for every test,
+    as its users expect; rt refused it ("use rt test --timeout MS") and ran the tests without a time-out.
+    pytest-timeout's precedence: the option, then the ``PYTEST_TIMEOUT`` environment variable, then the
+    ``timeout`` ini value; a ``timeout`` mark wins over all, ``--timeout=0`` is none. On ``rt test``'s own
+    command line ``--timeout`` stays rt's, in milliseconds. pytest 9.2 with pytest-timeout 2.4.0: 1 failed,
+    2 passed in each case but the one with ``--timeout=0`` (3 passed)."""
+    write_files(
+        tmp_path,
+        {
+            "pytest_timeout.py": _PYTEST_TIMEOUT_STANDIN,
+            "test_slow.py": """
+            import time
+
+            import pytest
+
+
+            def test_slow():
+                time.sleep(2.5)
+
+
+            @pytest.mark.timeout(6)
+            def test_marked_longer():
+                time.sleep(2.5)
+
+
+            def test_fast():
+                pass
+            """,
+        },
+    )
+    for ini, environ, wanted in (
+        ("addopts = --timeout=1", {}, {"pass": 2, "fail": 1}),
+        ("timeout = 1\naddopts = --timeout=0", {}, {"pass": 3}),
+        ("timeout = 30", {"PYTEST_TIMEOUT": "1"}, {"pass": 2, "fail": 1}),
+        ("", {"PYTEST_ADDOPTS": "--timeout=1"}, {"pass": 2, "fail": 1}),
+    ):
+        (tmp_path / "pytest.ini").write_text(f"[pytest]\n{ini}\n")
+        result = run_cli("test", cwd=tmp_path, env=environ, timeout=180)
+        assert summary_counts(result.stderr) == wanted, (ini, environ, result.output)
+        if "fail" in wanted:
+            assert "(fail) test_slow" in result.stderr and "timed out after 1000ms" in result.stderr, (
+                result.output
+            )

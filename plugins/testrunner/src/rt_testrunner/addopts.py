@@ -87,7 +87,6 @@ _NO_CACHE = "rt keeps no cache of earlier runs; select tests with -k, -m, -t or 
 UNSUPPORTED = {
     "--cov": "pytest-cov: use rt test --coverage",
     "--cov-fail-under": "pytest-cov: use [test] coverage_threshold",
-    "--timeout": "pytest-timeout's option: use rt test --timeout MS (timeout marks are honoured)",
     "--lf": _NO_CACHE,
     "--last-failed": _NO_CACHE,
     "--ff": _NO_CACHE,
@@ -109,6 +108,9 @@ UNSUPPORTED = {
     "--fixtures-per-test": "rt test lists no fixtures",
     "--markers": "rt test lists no markers",
 }
+#: where pytest-timeout's ``--timeout SECONDS`` of ``addopts`` / ``PYTEST_ADDOPTS`` is kept among the
+#: configuration's values (a name no ini option can have: it wins over the ``timeout`` ini value)
+TIMEOUT_OPTION = "--timeout"
 #: the reason given for an option neither rt nor a plugin or conftest.py of the run registers
 UNKNOWN = "not an option rt knows"
 #: ``--capture``'s methods besides ``no`` (pytest's)
@@ -241,9 +243,22 @@ def _words(config: PytestConfig) -> list[str]:
     return [str(item) for item in value]  # a TOML list: each item is one argument, as pytest takes it
 
 
+def option_words(config: PytestConfig) -> list[str]:
+    """The words of ``addopts``, then of the ``PYTEST_ADDOPTS`` environment variable: pytest puts both before
+    its command line's, so a CI job's ``PYTEST_ADDOPTS="-m 'not slow'"`` selects as ``addopts`` would."""
+    words = _words(config)
+    environ = os.environ.get("PYTEST_ADDOPTS", "")
+    if environ:
+        import shlex
+
+        words = [*words, *shlex.split(environ)]
+    return words
+
+
 def read(config: PytestConfig) -> AddOpts:
-    """The project's ``addopts``, sorted into what rt applies, ignores and does not support."""
-    return parse(_words(config), command_line=False)
+    """The project's ``addopts`` and ``PYTEST_ADDOPTS``, sorted into what rt applies, ignores and does not
+    support."""
+    return parse(option_words(config), command_line=False)
 
 
 def _positive(value: str) -> int | None:
@@ -366,6 +381,9 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             continue
         elif name == "--color" and value in ("yes", "no", "auto"):
             fields["color"] = value
+        elif name == "--timeout":
+            # pytest-timeout's, in seconds (on rt test's own command line --timeout is rt's, in milliseconds)
+            overrides.append((TIMEOUT_OPTION, value))
         elif name in ("-c", "--config-file"):
             fields["config_file"] = value
         elif name == "--rootdir":
@@ -424,12 +442,7 @@ def configured(config: PytestConfig, options: AddOpts) -> PytestConfig:
 def plugin_words(pyconfig: PytestConfig) -> list[str]:
     """The words of ``addopts``, ``PYTEST_ADDOPTS`` and the command line's ``-p`` options: where pytest reads
     which plugins to load or block."""
-    words = _words(pyconfig)
-    environ = os.environ.get("PYTEST_ADDOPTS", "")
-    if environ:
-        import shlex
-
-        words = [*words, *shlex.split(environ)]
+    words = option_words(pyconfig)
     for value in pyconfig.plugin_options:
         words += ["-p", value]
     return words

@@ -254,12 +254,9 @@ _PYTEST_OPTIONS: tuple[tuple[tuple[str, ...], bool, str | None], ...] = (
     # accepted and ignored: they change only how pytest displays a run (rt's display is its own)
     *(((name,), False, None) for name in sorted(addopts.DISPLAY_FLAGS)),
     *(((name,), True, None) for name in sorted(addopts.DISPLAY_OPTIONS)),
-    # refused, each with its reason (addopts.UNSUPPORTED); --timeout is rt's own (milliseconds)
-    *(
-        ((name,), name != "--cov" and name in addopts.TAKE_VALUE, None)
-        for name in addopts.UNSUPPORTED
-        if name != "--timeout"
-    ),
+    # refused, each with its reason (addopts.UNSUPPORTED); --timeout is rt's own here (milliseconds), while
+    # in addopts it is pytest-timeout's (seconds)
+    *(((name,), name != "--cov" and name in addopts.TAKE_VALUE, None) for name in addopts.UNSUPPORTED),
     (("--co", "--collect-only"), False, "pytest's: list the selected tests' node ids, run none"),
 )
 
@@ -655,10 +652,12 @@ def _unrecognized(project: Any, files: list[Any]) -> str | None:
     """Options rt does not know on the command line of a run that is not a pytest suite's: no plugin or
     conftest.py will register them, so they are a usage error now, before any test runs (a pytest suite's
     are checked once its plugins and conftest.py files are loaded, see PytestSession.unknown_options)."""
-    from rt_testrunner.exit_status import is_pytest_suite
-
     options = [word for word in project.command_line_options if word.startswith("-")]
-    if not options or is_pytest_suite(project, files):
+    if not options:
+        return None
+    from rt_testrunner.exit_status import is_pytest_suite  # only then: one module less in a plain run
+
+    if is_pytest_suite(project, files):
         return None
     return f"unrecognized arguments: {' '.join(options)} (see `rt test --help`)"
 

@@ -345,14 +345,8 @@ class PytestSession(ModuleCollection):
         plugin seeing it set would wait for xdist's workers)."""
         from rt_testrunner import addopts
 
-        words = addopts._words(self.pyconfig)  # noqa: SLF001 - the same reading of addopts
-        environ = os.environ.get("PYTEST_ADDOPTS", "")
-        if environ:
-            import shlex
-
-            words = [*words, *shlex.split(environ)]
         unknown: list[str] = []
-        for option, reason in addopts.parse(words, command_line=False).unsupported:
+        for option, reason in addopts.read(self.pyconfig).unsupported:
             if reason == addopts.UNKNOWN:
                 head = option.split(" ", 1)[0]
                 unknown += [option] if "=" in head else option.split(" ", 1)
@@ -618,9 +612,15 @@ def _strict_xfail(pyconfig: PytestConfig) -> bool:
 
 
 def _ini_timeout_ms(pyconfig: PytestConfig) -> int | None:
-    """The ``timeout`` ini value (seconds) of pytest-timeout, which applies to every test when that plugin is
-    installed (as under pytest; without it pytest ignores the value too)."""
-    value = pyconfig.values.get("timeout")
+    """pytest-timeout's time-out for every test, in seconds, as that plugin takes it when it is installed
+    (without it pytest refuses ``--timeout`` and ignores the ini value): its ``--timeout`` in ``addopts`` or
+    ``PYTEST_ADDOPTS``, else the ``PYTEST_TIMEOUT`` environment variable, else the ``timeout`` ini value
+    (``-o timeout=N`` included); 0 is none. A ``timeout`` mark wins over it."""
+    from rt_testrunner.addopts import TIMEOUT_OPTION
+
+    value = pyconfig.values.get(TIMEOUT_OPTION)
+    if value in (None, ""):
+        value = os.environ.get("PYTEST_TIMEOUT") or pyconfig.values.get("timeout")
     if value in (None, ""):
         return None
     try:

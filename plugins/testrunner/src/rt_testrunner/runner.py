@@ -41,7 +41,6 @@ from rt_testrunner import (
 )
 from rt_testrunner.discovery import SUFFIXES, TestFile, python_file_matches
 from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome
-from rt_testrunner.exit_status import USAGE_ERROR
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.options import RunOptions
 from rt_testrunner.pyruntest import NO_TIMEOUT_MS, finish_session
@@ -252,6 +251,8 @@ class Runner:
         """pytest's usage error (an option no plugin registered, a value an option refuses): no test runs, and
         the run ends with pytest's status 4. The first file's turn carries it, so a ``--parallel`` worker
         (whose files come one at a time) tells the main process too."""
+        from rt_testrunner.exit_status import USAGE_ERROR
+
         for item in order:
             relative = (item.file if isinstance(item, FilePart) else item).relative
             self.recorder.interrupt(USAGE_ERROR, f"usage error: {refused}")
