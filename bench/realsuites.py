@@ -278,6 +278,21 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # session 11: pytest-lazy-fixtures' hooks (pytest_fixture_setup, pytest_make_parametrize_id, a
     # pytest_generate_tests wrapper) resolve lf("fixture") values in parametrize, with pytest's ids
     "prettytable": ("3.18.0", ("pytest-lazy-fixtures==1.4.1", "wcwidth"), {"PYTHONPATH": "src"}),
+    # session 11, sweep J (networking, web and async): a skipped test in a `src` layout
+    "hyperframe": ("6.1.0", (), {"PYTHONPATH": "src"}),
+    "bottle": ("0.13.4", (), {}),  # one module, a `test` folder of unittest-style classes
+    # `--strict-config`, `xfail_strict`, `filterwarnings = once::Warning`; the same 1 failed (legacy metadata)
+    "service-identity": ("26.1.0", ("cryptography", "pyasn1", "pyasn1-modules", "idna", "pyopenssl", "attrs"),
+                         {"PYTHONPATH": "src"}),
+    # the same 1 failed: its CLI test runs `python -m trustme` in a temporary folder, `src` not on its path
+    "trustme": ("1.2.1", ("cryptography", "idna", "pyopenssl", "service-identity"), {"PYTHONPATH": "src"}),
+    # pytest-trio's trio-marked tests next to pytest-asyncio's and twisted's (its pytest_runtest_call)
+    "pyee": ("13.0.1", ("pytest-asyncio", "pytest-trio", "trio", "twisted", "pytest-twisted"), {}),
+    # trio mode turned on by a conftest.py's collection hook, pytest-trio's autojump_clock
+    "tricycle": ("0.4.1", ("trio", "pytest-trio", "async-generator"), {}),
+    # pytest-trio's nursery fixture in sync and async fixtures; the same 2 failed (this environment's newer h2)
+    "hypercorn": ("0.18.0", ("httpx", "hypothesis", "mock", "pytest-asyncio", "pytest-trio", "trio", "pytest-cov",
+                             "h11", "h2", "priority", "wsproto"), {"PYTHONPATH": "src"}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {

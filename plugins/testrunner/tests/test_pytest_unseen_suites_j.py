@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rt.testing import run_cli, same_counts_as_pytest, write_files
+from rt.testing import run_cli, same_counts_as_pytest, summary_counts, write_files
 
 
 def test_a_hook_puts_a_wrapper_in_the_test_functions_place(tmp_path: Path) -> None:
@@ -70,6 +70,7 @@ def test_a_hook_puts_a_wrapper_in_the_test_functions_place(tmp_path: Path) -> No
 #: a stand-in for pytest-trio 0.8.0 as far as these tests need it: its ``pytest_runtest_call`` wrapper puts a
 #: sync function that runs the ``trio``-marked test in ``trio.run`` in the test's place (its
 #: ``_trio_test_runner_factory``), with the clock among the test's arguments; its ``autojump_clock`` fixture;
+#: its ``nursery`` fixture's placeholder (the real runner puts a nursery in its place, this one does not);
 #: ``enable_trio_mode``, the ``automark`` a conftest.py's ``pytest_collection_modifyitems`` calls for trio mode
 #: (``from pytest_trio.enable_trio_mode import *``); installed with a ``pytest11`` entry point, as pytest finds
 #: the real one
@@ -94,6 +95,13 @@ FAKE_PYTEST_TRIO = {
                 trio.run(functools.partial(function, **kwargs), clock=clocks[0] if clocks else None)
 
             return run
+
+        class NURSERY_FIXTURE_PLACEHOLDER:
+            pass
+
+        @pytest.fixture
+        def nursery(request):
+            return NURSERY_FIXTURE_PLACEHOLDER
 
         @pytest.fixture
         def autojump_clock():
@@ -238,3 +246,84 @@ def test_a_module_imported_during_a_test_is_read_by_importlibs_get_data(tmp_path
         },
     )
     same_counts_as_pytest(tmp_path, "-p", "no:randomly")
+
+
+def test_pytest_trios_nursery_fixture_for_a_test_and_its_fixtures(tmp_path: Path) -> None:
+    """hypercorn 0.18.0: pytest-trio's ``nursery`` fixture is a placeholder its runner replaces by a nursery
+    of the test's ``trio.run``, one per trio fixture or test that asks for it, cancelled when the test returns
+    or the fixture's teardown ends; a fixture asking for it (hypercorn's sync ``client_stream``, which starts
+    its server there) becomes a trio fixture, set up inside the run. rt handed the placeholder itself: 4
+    set-up errors and 4 failures in hypercorn ("type object 'NURSERY_FIXTURE_PLACEHOLDER' has no attribute
+    'start_soon'"). The stand-in plugin has the placeholder but not the real runner, so the counts are those
+    of pytest 9.2 with pytest-trio 0.8.0 on the same file (checked by hand): 4 passed."""
+    write_files(
+        tmp_path,
+        {
+            **FAKE_PYTEST_TRIO,
+            "pytest.ini": "[pytest]\n",
+            "test_nursery.py": """
+                import pytest
+                import trio
+
+                STARTED = []
+
+
+                @pytest.fixture
+                def served(nursery):
+                    stream_in, stream_out = trio.testing.memory_stream_pair()
+
+                    async def echo():
+                        try:
+                            while data := await stream_out.receive_some():
+                                await stream_out.send_all(data)
+                        finally:
+                            STARTED.append("stopped")
+
+                    nursery.start_soon(echo)
+                    yield stream_in
+
+
+                @pytest.fixture
+                async def ticker(nursery):
+                    ticks = []
+
+                    async def tick():
+                        while True:
+                            ticks.append(1)
+                            await trio.sleep(0)
+
+                    nursery.start_soon(tick)
+                    return ticks
+
+
+                @pytest.mark.trio
+                async def test_sync_fixture_serves(served):
+                    await served.send_all(b"ping")
+                    assert await served.receive_some() == b"ping"
+
+
+                @pytest.mark.trio
+                async def test_async_fixture_ticks(ticker):
+                    await trio.sleep(0.01)
+                    assert ticker
+
+
+                @pytest.mark.trio
+                async def test_own_nursery(nursery):
+                    event = trio.Event()
+
+                    async def set_event():
+                        event.set()
+
+                    nursery.start_soon(set_event)
+                    await event.wait()
+                    nursery.start_soon(trio.sleep_forever)
+
+
+                def test_server_stopped_after_its_test():
+                    assert STARTED == ["stopped"]
+            """,
+        },
+    )
+    rt_run = run_cli("test", cwd=tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 4}, rt_run.output

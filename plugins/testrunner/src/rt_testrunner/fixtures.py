@@ -863,7 +863,13 @@ class Setup:
                     f"fixture {fixture.name!r} is a method and needs a test class instance"
                 )
             func = func.__get__(instance, type(instance))
-        result = func(**kwargs)
+        nurseries = self.nurseries(kwargs)
+        if nurseries:
+            from rt_testrunner import trio_nursery
+
+            result = trio_nursery.fixture(func, kwargs, nurseries)
+        else:
+            result = func(**kwargs)
         if inspect.isgenerator(result):
             value = next(result)
             finalizers.append(_GeneratorFinalizer(result, fixture.name))
@@ -884,6 +890,14 @@ class Setup:
         if inspect.iscoroutine(result):
             return await result
         return result
+
+    def nurseries(self, kwargs: dict[str, Any]) -> list[str]:
+        """The arguments that take pytest-trio's ``nursery`` (trio_nursery.py), for a test it runs."""
+        if self.item.claim != backend_key("trio") or "nursery" not in self.item.fixturenames:
+            return []
+        from rt_testrunner import trio_nursery
+
+        return trio_nursery.placeholders(kwargs)
 
     def _create_in_main_loop(
         self, key: LoopKey, fixture: FixtureDef, result: Any, finalizers: list[Callable[[], Any]]

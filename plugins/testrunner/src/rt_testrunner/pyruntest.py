@@ -296,7 +296,13 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
     async def call_function() -> bool:
         # a plugin's hook may have put a wrapper in the function's place (``pyfuncitem.obj = ...``)
         replaced = getattr(item.node, "replaced_obj", None)
-        result = (function if replaced is None else replaced)(**kwargs)
+        nurseries = setup.nurseries(kwargs) if inspect.iscoroutinefunction(function) else []
+        if nurseries and replaced is None:
+            from rt_testrunner import trio_nursery
+
+            result = trio_nursery.run_test(function, kwargs, nurseries)
+        else:
+            result = (function if replaced is None else replaced)(**kwargs)
         if inspect.isawaitable(result):
             await setup.run_test(result)
         return True
