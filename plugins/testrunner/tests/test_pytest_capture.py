@@ -414,7 +414,8 @@ def _section(report: str, title: str) -> list[str]:
     """The lines of a failure's ``Captured ...`` section, pytest's or rt's."""
     lines = report.split(title, 1)[1].splitlines()[1:]
     end = next(
-        (i for i, line in enumerate(lines) if line.startswith(("---", "===", "(fail)", "___"))), len(lines)
+        (i for i, line in enumerate(lines) if line.startswith(("---", "===", "(fail)", "(error)", "___"))),
+        len(lines),
     )
     return lines[:end]
 
@@ -472,3 +473,56 @@ def test_printed_and_descriptor_output_keep_their_order(tmp_path: Path) -> None:
     for title, lines in expected.items():
         assert _section(pytest_run.stdout.split("_ test_order _")[1], title) == lines, pytest_run.stdout
         assert _section(rt_run.stderr.split("(fail) test_with_capsys")[1], title) == lines, rt_run.stderr
+
+
+def test_module_and_session_teardowns_are_the_last_tests_teardown(tmp_path: Path) -> None:
+    """pytest tears a module's and the session's fixtures down in the teardown phase of their last test: what
+    they write is captured (never on the terminal), and a teardown that raises is an error at that test's
+    teardown, shown with what it wrote, not a failed test of its own."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import os
+            import pytest
+
+            @pytest.fixture(scope="session")
+            def server():
+                yield
+                print("session" + "_teardown_print")
+                os.write(1, b"session" + b"_teardown_fd\\n")
+                raise ValueError("session" + " boom")
+            """,
+            "test_a.py": """
+            import pytest
+
+            @pytest.fixture(scope="module")
+            def database():
+                yield
+                print("module" + "_teardown_print")
+                raise RuntimeError("module" + " boom")
+
+            def test_one(database, server):
+                pass
+
+            def test_two(database):
+                pass
+            """,
+            "test_b.py": """
+            def test_three(server):
+                pass
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 3, "error": 2}
+    for report, output in ((pytest_run.stdout, pytest_run.output), (rt_run.stderr, rt_run.output)):
+        assert output.count("module_teardown_print") == 1, output
+        assert output.count("session_teardown_print") == 1
+        assert output.count("session_teardown_fd") == 1
+        module_error = report.split("module boom")[1]
+        assert _section(module_error, "Captured stdout teardown") == ["module_teardown_print"], output
+        session_error = report.split("session boom")[1]
+        expected = ["session_teardown_print", "session_teardown_fd"]
+        assert _section(session_error, "Captured stdout teardown") == expected, output
+    assert "test_two [teardown]" in rt_run.stderr and "test_three [teardown]" in rt_run.stderr

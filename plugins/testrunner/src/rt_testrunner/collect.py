@@ -16,6 +16,7 @@ from types import ModuleType
 
 from rt_testrunner import api, importing
 from rt_testrunner.discovery import TestFile
+from rt_testrunner.execute import ScopeTeardown
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import SkipTest
 from rt_testrunner.pymarks import checked_marks
@@ -53,7 +54,7 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
 
         doctests.add_text_doctests(test_file.path, root, session)
         session._modify_items(root, file)  # noqa: SLF001 - the session's own hook call, for doctests too
-        root.hooks["after_all"].append(lambda: session.scopes.finish(("module", file)))
+        root.hooks["after_all"].append(ScopeTeardown(lambda: session.scopes.finish(("module", file))))
         return root
     if not test_file.doctest_only and session.named_hooks.get("pytest_pycollect_makemodule"):
         from rt_testrunner import pycollect
@@ -75,7 +76,7 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
         # .py file, the package's modules among them)
         _add_file_collectors(test_file, root, session)
         session._modify_items(root, file)  # noqa: SLF001 - the session's own hook call, for doctests too
-        root.hooks["after_all"].append(lambda: session.scopes.finish(("module", file)))
+        root.hooks["after_all"].append(ScopeTeardown(lambda: session.scopes.finish(("module", file))))
         return root
     declared = bool(root.children)
     session.collect(module, root, file, test_file.selectors, set(api.REGISTERED_FUNCTIONS))

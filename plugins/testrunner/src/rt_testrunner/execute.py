@@ -56,6 +56,8 @@ class Outcome:
     #: subtests that did not pass (``subtests.SubtestResult``) and the number that passed
     subtests: tuple[Any, ...] = ()
     subtests_passed: int = 0
+    #: the error came from tearing down a pytest scope (:class:`ScopeTeardown`)
+    scope_teardown: bool = False
 
 
 # eq=False: never compared, so no __eq__/__hash__ to compile (0.7 M instructions less at import)
@@ -420,15 +422,48 @@ class Executor:
             return None
         deadline = clock.monotonic() + deadline_ms / 1000
         for hook in hooks:
+            output = None
+            if isinstance(hook, ScopeTeardown) and (self.capture_output or self.capture_logs):
+                output = capture.Capture(passthrough=not self.capture_output)
+            token = capture.CURRENT.set(output)
+            capture.begin(output)
             try:
+                if output is not None:
+                    output.enter("teardown")
                 await self.call(hook, (), deadline)
             except timeouts.TestTimeout:
-                return Outcome(timed_out=True)
+                scope = isinstance(hook, ScopeTeardown)
+                return Outcome(timed_out=True, captured=_report(output), scope_teardown=scope)
             except BaseException as exc:  # a test's error of any kind is a result
                 if isinstance(exc, GeneratorExit):
                     raise
-                return Outcome(error=exc)
+                scope = isinstance(hook, ScopeTeardown)
+                return Outcome(error=exc, captured=_report(output), scope_teardown=scope)
+            finally:
+                capture.end(output)
+                capture.CURRENT.reset(token)
         return None
+
+
+@attrs.define(eq=False)
+class ScopeTeardown:
+    """An ``after_all`` hook that tears down a pytest scope (a module's, a class's, the session's fixtures).
+    pytest tears them down in the teardown phase of the scope's last test: what they write is captured as
+    that test's (shown only if it fails) and their failure is an error at that test's teardown, not a test
+    of its own that failed."""
+
+    finish: Callable[[], Any]
+
+    def __call__(self) -> Any:
+        return self.finish()
+
+
+def _report(output: capture.Capture | None) -> str:
+    """The sections of what a scope's teardown wrote (read once its descriptors gave back their part)."""
+    if output is None:
+        return ""
+    capture.end(output)
+    return output.report()
 
 
 #: a deadline further away than this is no time-out at all (pytest tests have none unless asked)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from rt_testrunner import pyplugins
 from rt_testrunner.async_plugins import AsyncModes, is_native
+from rt_testrunner.execute import ScopeTeardown
 from rt_testrunner.fixtures import SCOPES, FixtureDef, Registry, ScopeState, argnames, fixture_marker
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.pymarks import CallSpec, Metafunc, argnames_of, direct_names, expand, marks_of
@@ -82,7 +83,7 @@ class ModuleCollection:
         module_hooks = [(module_base, hook)] if callable(hook) else []
         self._xunit_module(module, module_base)
         if not scope:  # the file's module scope ends with the file, not with a collector inside it
-            root.hooks["after_all"].append(lambda: self.scopes.finish(("module", file)))
+            root.hooks["after_all"].append(ScopeTeardown(lambda: self.scopes.finish(("module", file))))
         return marks_of(module), module_hooks
 
     def collect(
@@ -428,7 +429,9 @@ class ModuleCollection:
             node_failed(suite, exc, selectors)
             return
         if suite.children:
-            suite.hooks["after_all"].append(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
+            suite.hooks["after_all"].append(
+                ScopeTeardown(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
+            )
             root.children.append(suite)
 
     def _fill_class(

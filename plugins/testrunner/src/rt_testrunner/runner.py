@@ -40,7 +40,7 @@ from rt_testrunner import (
     timeouts,
 )
 from rt_testrunner.discovery import SUFFIXES, TestFile, python_file_matches
-from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome
+from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome, ScopeTeardown
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.options import RunOptions
 from rt_testrunner.pyruntest import NO_TIMEOUT_MS, finish_session
@@ -82,6 +82,8 @@ class Runner:
         self.executor.capture_output = self.capture
         self.executor.capture_logs = self.session.logging_plugin
         self.preload_root = Suite(None)
+        #: the test that ran last, and its file: a pytest scope torn down after it is torn down in its teardown
+        self._last_test: tuple[TestCase, str] | None = None
         self.limiter: Any = None
         self.filtered_out = 0  # tests that -t / -k / -m left out (the summary's ` N filtered out`)
         #: pytest-style files collected before the run (their suite, or what loading them raised)
@@ -144,7 +146,7 @@ class Runner:
                     emit(FileFinished(preload_error[0], 0.0, preload_error[1]))
                 else:
                     self.preload_root.hooks["after_all"].append(
-                        lambda: finish_session(self.session, self._session_status())
+                        ScopeTeardown(lambda: finish_session(self.session, self._session_status()))
                     )
                     await self._run_files(files, files if order is None else order)
         finally:
@@ -243,9 +245,7 @@ class Runner:
             self.preload_root, "after_all", deadline_ms=self.options.timeout_ms
         )
         if after_error is not None:
-            self.recorder.hook_failure(
-                self.preload_root, "after_all", after_error, "<preload>", self.options.timeout_ms
-            )
+            self._after_all_failed(self.preload_root, after_error, "<preload>")
 
     def _refuse(self, order: Iterable[TestFile | FilePart], refused: str) -> None:
         """pytest's usage error (an option no plugin registered, a value an option refuses): no test runs, and
@@ -575,7 +575,31 @@ class Runner:
     async def _after_all(self, suite: Suite, test_file: TestFile) -> None:
         error = await self.executor.hooks(suite, "after_all", deadline_ms=self.options.timeout_ms)
         if error is not None:
-            self.recorder.hook_failure(suite, "after_all", error, test_file.relative, self.options.timeout_ms)
+            self._after_all_failed(suite, error, test_file.relative)
+
+    def _after_all_failed(self, suite: Suite, error: Outcome, file: str) -> None:
+        """An ``after_all`` hook failed. Tearing down a pytest scope is pytest's error at the teardown of the
+        scope's last test, with what the teardown wrote; any other hook is a failure of its own."""
+        last = self._last_test
+        if not error.scope_teardown or last is None:
+            self.recorder.hook_failure(suite, "after_all", error, file, self.options.timeout_ms)
+            return
+        case, last_file = last
+        failure = self.recorder.failure(error, self.options.timeout_ms)
+        if error.captured:
+            failure = attrs.evolve(failure, details=f"{failure.details}\n{error.captured}")
+        self.recorder.record(
+            TestFinished(
+                last_file,
+                (*case.path[:-1], f"{case.name} [teardown]"),
+                TestStatus.ERROR,
+                0.0,
+                failure=failure,
+                location=failure.location,
+                output=error.captured,
+                suite_lines=case.suite.lines,
+            )
+        )
 
     async def _run_group(
         self, group: list[TestCase], chain: list[Suite], test_file: TestFile, run: int
@@ -630,6 +654,7 @@ class Runner:
         tests running at the same time do not interleave their lines."""
         if self.bailed:
             return
+        self._last_test = (case, test_file.relative)
         recorder = self.recorder
         location = recorder.location(case.location)
         run_label = run if self.options.rerun_each > 1 else 1
