@@ -368,3 +368,59 @@ def test_an_installed_plugins_collect_file_gets_the_modules_doctest_modules_coll
     )
     _, rt_run = same_as_pytest(project, site)
     assert "todo.py has a TODO" in rt_run.stderr and "5 pass" in rt_run.stderr, rt_run.output
+
+
+def test_markeval_namespace_hooks_give_names_to_condition_strings(tmp_path: Path) -> None:
+    """``pytest_markeval_namespace(config)`` of the conftest.py files above a test and of the plugins: the
+    names a ``skipif``/``xfail`` condition string is evaluated with, the nearest conftest.py's winning a
+    name, then the test module's globals. rt did not call the hook: such a condition was a ``NameError``."""
+    site = plugin_site(
+        tmp_path / "site",
+        "namespace_plugin",
+        "def pytest_markeval_namespace():\n    return {'color': 'green', 'from_plugin': True}\n",
+    )
+    project = write_files(
+        tmp_path / "project",
+        {
+            "pytest.ini": "[pytest]\n",
+            "conftest.py": "def pytest_markeval_namespace(config):\n    return {'color': 'red', 'size': 1}\n",
+            "sub/conftest.py": "def pytest_markeval_namespace():\n    return {'color': 'blue'}\n",
+            "test_top.py": """
+            import pytest
+
+            LOCAL = 5
+
+
+            @pytest.mark.skipif("color == 'red' and from_plugin", reason="red")
+            def test_red_skipped():
+                pass
+
+
+            @pytest.mark.skipif("size == 2")
+            def test_size_runs():
+                pass
+
+
+            @pytest.mark.xfail("LOCAL == 5 and color == 'red'", reason="module globals too")
+            def test_xfailed():
+                assert False
+            """,
+            "sub/test_sub.py": """
+            import pytest
+
+
+            @pytest.mark.skipif("color == 'blue' and size == 1", reason="blue")
+            def test_blue_skipped():
+                pass
+
+
+            @pytest.mark.skipif("color != 'blue'")
+            def test_blue_runs():
+                pass
+            """,
+        },
+    )
+    _, rt_run = same_as_pytest(project, site)
+    assert "2 pass" in rt_run.stderr and "2 skip" in rt_run.stderr and "1 xfail" in rt_run.stderr, (
+        rt_run.output
+    )

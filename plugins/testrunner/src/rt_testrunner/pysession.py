@@ -40,6 +40,7 @@ NAMED_HOOKS = (
     "pytest_make_parametrize_id",
     "pytest_pycollect_makeitem",
     "pytest_assertrepr_compare",
+    "pytest_markeval_namespace",
 )
 
 #: hooks rt calls itself instead of an installed plugin's: the plugins implementing ``pytest_pyfunc_call``

@@ -6,6 +6,7 @@ then (a fixture or hook may have added some), and ``xfail`` once more after the 
 
 from __future__ import annotations
 
+import inspect
 import os
 import platform
 import sys
@@ -19,10 +20,28 @@ if TYPE_CHECKING:
 
 def _evaluate(condition: Any, item: PyItem) -> bool:
     if isinstance(condition, str):
-        namespace = {"os": os, "sys": sys, "platform": platform, "config": item.session.config}
-        namespace.update(getattr(item.module, "__dict__", {}))
-        return bool(eval(condition, namespace))
+        return bool(eval(condition, _namespace(item)))
     return bool(condition)
+
+
+def _namespace(item: PyItem) -> dict[str, Any]:
+    """What a condition string is evaluated in, as pytest's skipping plugin builds it: ``os``, ``sys``,
+    ``platform``, ``config``, the dictionaries of the ``pytest_markeval_namespace(config)`` hooks of the
+    conftest.py files above the test and of the plugins (the first answer wins a name), then the globals of
+    the test function's module."""
+    from rt_testrunner import pyplugins
+
+    config = item.session.config
+    namespace: dict[str, Any] = {"os": os, "sys": sys, "platform": platform, "config": config}
+    hooks = item.session.hooks_for("pytest_markeval_namespace", item.file)
+    if hooks:
+        for answer in reversed(pyplugins.call("pytest_markeval_namespace", hooks, {"config": config})):
+            if not isinstance(answer, dict):
+                raise ValueError(f"pytest_markeval_namespace() needs to return a dict, got {answer!r}")
+            namespace.update(answer)
+    found = getattr(inspect.unwrap(item.function), "__globals__", None)
+    namespace.update(found if isinstance(found, dict) else getattr(item.module, "__dict__", {}))
+    return namespace
 
 
 def check_skips(item: PyItem) -> tuple[str, Any, bool] | None:
