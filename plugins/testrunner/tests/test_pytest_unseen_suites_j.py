@@ -327,3 +327,36 @@ def test_pytest_trios_nursery_fixture_for_a_test_and_its_fixtures(tmp_path: Path
     )
     rt_run = run_cli("test", cwd=tmp_path)
     assert summary_counts(rt_run.stderr) == {"pass": 4}, rt_run.output
+
+
+def test_caplogs_handler_on_a_logger_that_does_not_propagate_formats_its_records(tmp_path: Path) -> None:
+    """uvicorn 0.54.0: its tests put ``caplog.handler`` on a logger whose ``propagate`` they turn off, then
+    read ``record.message`` of ``caplog.records``, an attribute only a formatter sets. pytest's handler
+    formats each record as it comes; rt's only kept it, and no other handler saw those records: 5 tests
+    failed with "'LogRecord' object has no attribute 'message'". pytest 9.2: 2 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_logger_alone.py": """
+                import logging
+
+                def test_non_propagating_logger(caplog):
+                    logger = logging.getLogger("server.trace")
+                    logger.propagate = False
+                    logger.setLevel(logging.DEBUG)
+                    logger.addHandler(caplog.handler)
+                    try:
+                        logger.info("connection %s made", 7)
+                    finally:
+                        logger.removeHandler(caplog.handler)
+                        logger.propagate = True
+                    assert [record.message for record in caplog.records] == ["connection 7 made"]
+
+                def test_propagating_logger(caplog):
+                    logging.getLogger("server.other").warning("plain %d", 1)
+                    assert [record.message for record in caplog.records] == ["plain 1"]
+            """,
+        },
+    )
+    same_counts_as_pytest(tmp_path)

@@ -20,7 +20,14 @@ class _CaplogHandler(logging.Handler):
         self.setFormatter(logging.Formatter(capture.LOG_FORMAT))
 
     def emit(self, record: logging.LogRecord) -> None:
+        """Keep the record, formatted as it comes (pytest's handler writes each to its text at once), which
+        sets ``record.message``: a test that puts ``caplog.handler`` on a logger that does not propagate
+        (uvicorn's ``caplog_for_logger``) reads it, and no other handler formats those records."""
         self.records.append(record)
+        try:
+            self.format(record)
+        except Exception:  # noqa: BLE001 - a bad message is logging's error report, as for any handler
+            self.handleError(record)
 
 
 class LogCaptureFixture:
