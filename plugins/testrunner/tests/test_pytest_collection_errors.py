@@ -291,6 +291,11 @@ def test_a_class_whose_collection_fails_is_one_error_and_the_rest_of_its_module_
     for node in failed:
         assert f"(error) {node.replace('::', ' > ')} " in rt_run.stderr, rt_run.output
     assert junit_errors(tmp_path / "rt.xml") == ["TestBadIds", "TestGenerator", "TestHelper"]
+    pytest_listed = run_pytest("--co", "-q", cwd=tmp_path, timeout=180)
+    rt_listed = run_cli("test", "--co", cwd=tmp_path, timeout=180)
+    assert "3 tests collected, 3 errors" in pytest_listed.stdout
+    assert "3 tests collected, 3 errors" in rt_listed.stdout, rt_listed.output
+    assert rt_listed.code == pytest_listed.code == 2
 
 
 def test_a_node_id_of_another_class_leaves_a_failing_class_uncollected(tmp_path: Path) -> None:
@@ -358,3 +363,99 @@ def test_a_conftest_collectors_failing_sub_collector_is_one_error_and_its_siblin
     assert counts == expected, output
     assert "ERROR test_sections.case::broken - ValueError: cannot read section broken" in pytest_output
     assert "(error) broken" in output
+
+
+def test_what_pytest_takes_for_a_test_function_or_class_beyond_the_name_patterns(tmp_path: Path) -> None:
+    """pytest's ``pytest_pycollect_makeitem``: a ``functools.partial`` of a function named as a test runs, a
+    function or class marked ``__test__ = True`` (nose's ``istest``) is a test whatever its name, an abstract
+    ``Test*`` class is not collected (its concrete subclass is), another callable named as a test is left out
+    with a ``PytestCollectionWarning`` ("cannot collect 'test_callable' because it is not a function"), and a
+    test function that is a generator is refused: a collection error of its module, or of its class. rt saw
+    only plain functions, collected the abstract class, and passed the generators without running them.
+    pytest 9.2 with ``--continue-on-collection-errors`` (syrupy, when installed, cannot report a partial):
+    6 passed, 2 errors, 1 warning."""
+    write_files(
+        tmp_path,
+        {
+            "test_kinds.py": """
+            import abc
+            import functools
+
+
+            def _helper(x=0):
+                assert x == 1
+
+
+            test_partial = functools.partial(_helper, 1)
+
+
+            class Callable:
+                def __call__(self):
+                    raise AssertionError("not a test")
+
+
+            test_callable = Callable()
+
+
+            def check_marked():
+                pass
+
+
+            check_marked.__test__ = True
+
+
+            class Checks:
+                __test__ = True
+
+                def test_in_marked_class(self):
+                    pass
+
+
+            class TestAbstract(abc.ABC):
+                @abc.abstractmethod
+                def make(self): ...
+
+                def test_made(self):
+                    assert self.make() == 1
+
+
+            class TestConcrete(TestAbstract):
+                def make(self):
+                    return 1
+
+
+            def test_plain():
+                pass
+            """,
+            "test_generator.py": """
+            def test_generator():
+                yield 1
+
+
+            def test_other():
+                pass
+            """,
+            "test_generator_method.py": """
+            class TestGenerator:
+                def test_generator(self):
+                    yield 1
+
+
+            class TestFine:
+                def test_fine(self):
+                    pass
+            """,
+        },
+    )
+    args = ("-p", "no:syrupy", "--continue-on-collection-errors")
+    expected, pytest_output, counts, output = both(tmp_path, *args)
+    assert expected == {"pass": 6, "error": 2}, pytest_output
+    assert counts == expected, output
+    assert "1 warning" in pytest_output
+    assert re.search(r"^ 1 warning$", output, re.MULTILINE), output
+    for node in ("test_partial", "check_marked", "Checks::test_in_marked_class", "TestConcrete::test_made"):
+        assert f"PASSED test_kinds.py::{node}" in run_pytest("-rA", *args, cwd=tmp_path).stdout
+    message = "'yield' keyword is allowed in fixtures, but not in tests (test_generator)"
+    assert message in pytest_output
+    assert message in output
+    assert "(error) TestGenerator" in output

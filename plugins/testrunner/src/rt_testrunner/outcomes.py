@@ -20,6 +20,11 @@ class Kind(enum.Enum):
     OTHER = "other"
 
 
+class CollectError(Exception):
+    """A test pytest refuses to collect, with pytest's message: a collection error of the collector holding
+    it (its module or its class)."""
+
+
 class SkipTest(Exception):
     """Raised by rt for a ``skip``/``skipif`` mark and an empty parameter set."""
 

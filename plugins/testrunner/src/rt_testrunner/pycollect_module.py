@@ -27,6 +27,7 @@ from rt_testrunner.async_plugins import AsyncModes, is_native
 from rt_testrunner.execute import ScopeTeardown
 from rt_testrunner.fixtures import SCOPES, FixtureDef, Registry, ScopeState, argnames, fixture_marker
 from rt_testrunner.model import Suite, TestCase
+from rt_testrunner.outcomes import CollectError
 from rt_testrunner.pymarks import CallSpec, Metafunc, argnames_of, direct_names, expand, marks_of
 from rt_testrunner.pynodes import Node, PyItem, inner_id, location_of
 from rt_testrunner.pyruntest import make_runner
@@ -191,20 +192,34 @@ class ModuleCollection:
         ``"unittest"`` (a ``unittest.TestCase``) or None (not a test)."""
         if isinstance(value, type):
             is_unittest = is_testcase(value)
-            if not is_unittest and not _matches(name, self.pyconfig.python_classes):
-                return None
             if not getattr(value, "__test__", True):
                 return None
-            return "unittest" if is_unittest else "class"  # one with a constructor warns when collected
-        if (
-            inspect.isfunction(value)
-            and _matches(name, self.pyconfig.python_functions)
-            and getattr(value, "__test__", True)
-            and id(value) not in registered
-            and not _fixture_like(value)
-        ):
-            return "function"
-        return None
+            if is_unittest:
+                return "unittest"
+            if not (_matches(name, self.pyconfig.python_classes) or _nose_test(value)):
+                return None
+            # an abstract class is a base for tests, not one; one with a constructor warns when collected
+            return None if inspect.isabstract(value) else "class"
+        if id(value) in registered or not self._collects(name, value, file):
+            return None
+        return "function"
+
+    def _collects(self, name: str, value: Any, file: str) -> bool:
+        """Whether a module's or class's ``name`` is a test function, as pytest's ``istestfunction`` and
+        ``pytest_pycollect_makeitem`` decide: a callable named by ``python_functions`` (or marked
+        ``__test__ = True``, nose's ``istest``) that is no fixture, a function or a ``functools.partial`` of
+        one; another callable so named gets pytest's "cannot collect 'x' because it is not a function"
+        warning."""
+        raw = value.__func__ if isinstance(value, staticmethod | classmethod) else value
+        if not callable(raw) or not (_matches(name, self.pyconfig.python_functions) or _nose_test(raw)):
+            return False
+        if _fixture_like(value):
+            return False
+        if not (inspect.isfunction(raw) or inspect.isfunction(_real_function(raw))):
+            if type(raw).__module__.partition(".")[0] not in ("rt", "rt_testrunner"):  # rt's own ``test``
+                _not_a_function(name, raw, file)
+            return False
+        return bool(getattr(raw, "__test__", True))
 
     def _modify_items(self, root: Suite, file: str, reorder: bool = False) -> None:
         """``pytest_collection_modifyitems(session, config, items)``: it may add marks, reorder or drop items.
@@ -504,13 +519,7 @@ class ModuleCollection:
                         if kind is not None:
                             nested.append((attr, value, kind, None))
                         continue
-                    raw = value.__func__ if isinstance(value, staticmethod | classmethod) else value
-                    collects = (
-                        inspect.isfunction(raw)
-                        and _matches(attr, self.pyconfig.python_functions)
-                        and getattr(raw, "__test__", True)
-                        and not _fixture_like(value)
-                    )
+                    collects = self._collects(attr, value, file)
                     if makeitem is not None:
                         nodes = makeitem.made(lambda: makeitem.class_node(cls, name), attr, value, collects)
                         if nodes is not None:
@@ -619,6 +628,8 @@ class ModuleCollection:
     ) -> None:
         """``parent_node``: the pytest collector above the function, when a suite's or plugin's own collector
         collected it (:meth:`collect_nodes`)."""
+        if not is_unittest and inspect.isgeneratorfunction(function):
+            raise CollectError(f"'yield' keyword is allowed in fixtures, but not in tests ({name})")
         own = marks_of(function)
         marks = [*own, *outer_marks]
         key = f"{file}::{inner_id(scope, cls, name)}"
@@ -811,6 +822,38 @@ def _cannot_collect(cls: type, constructor: str, module_nodeid: str, file: str) 
         f"cannot collect test class {cls.__name__!r} because it has a {constructor} constructor"
         f" (from: {module_nodeid})"
     )
+    warnings.warn_explicit(message, _collection_warning(), file, line)
+
+
+def _nose_test(value: Any) -> bool:
+    """Marked a test whatever its name (``__test__ = True``, nose's ``istest``), as pytest's ``isnosetest``
+    reads it: an attribute that fails to read, or is only truthy, does not count."""
+    try:
+        return getattr(value, "__test__", False) is True
+    except Exception:  # noqa: BLE001 - an object whose attributes fail to read is no test
+        return False
+
+
+def _real_function(value: Any) -> Any:
+    """What a ``functools.wraps`` wrapper or a ``functools.partial`` stands for (pytest's ``get_real_func``)."""
+    try:
+        value = inspect.unwrap(value)
+    except ValueError:  # a cycle of __wrapped__
+        return value
+    return value.func if isinstance(value, functools.partial) else value
+
+
+def _not_a_function(name: str, value: Any, file: str) -> None:
+    """pytest's ``PytestCollectionWarning`` for a callable named as a test that is no function (an instance
+    of a class with ``__call__``): it is left out, an error under ``filterwarnings = error``."""
+    line = 0
+    for source in (value, type(value)):
+        try:
+            line = inspect.getsourcelines(source)[1]
+            break
+        except (OSError, TypeError):
+            continue
+    message = f"cannot collect {name!r} because it is not a function."
     warnings.warn_explicit(message, _collection_warning(), file, line)
 
 

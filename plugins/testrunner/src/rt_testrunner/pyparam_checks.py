@@ -14,8 +14,10 @@ import inspect
 from collections.abc import Sequence
 from typing import Any
 
+from rt_testrunner.outcomes import CollectError
 
-class ParametrizeError(ValueError):
+
+class ParametrizeError(CollectError):
     """A parametrization pytest refuses (a collection error, with pytest's message)."""
 
 

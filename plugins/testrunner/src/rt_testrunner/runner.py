@@ -182,6 +182,10 @@ class Runner:
                             raise
                         errors.append((test_file.relative, _rendered(exc, self.options.root)))
                         continue
+                    for path, raised in _node_errors(root):
+                        if outcomes.classify(raised) is not outcomes.Kind.SKIP:  # a class's collection error
+                            node = "::".join((test_file.relative, *path))
+                            errors.append((node, _rendered(raised, self.options.root)))
                     tests = root.tests()
                     only_mode = self.options.only or any(t.has("only") for t in tests)
                     for case in tests:
