@@ -459,3 +459,37 @@ def test_what_pytest_takes_for_a_test_function_or_class_beyond_the_name_patterns
     assert message in pytest_output
     assert message in output
     assert "(error) TestGenerator" in output
+
+
+def test_collect_imported_tests_false_leaves_out_what_a_test_module_imports(tmp_path: Path) -> None:
+    """``collect_imported_tests = false`` (pytest 8.4+): the test functions and classes a test module imports
+    from another module are not collected there (by default they are, once more). rt collected them either
+    way. pytest 9.2: 3 passed by default, 1 passed with the option."""
+    write_files(
+        tmp_path,
+        {
+            "shared_tests.py": """
+            def test_shared():
+                pass
+
+
+            class TestShared:
+                def test_method(self):
+                    pass
+            """,
+            "test_imports.py": """
+            from shared_tests import TestShared, test_shared
+
+
+            def test_own():
+                pass
+            """,
+        },
+    )
+    expected, pytest_output, counts, output = both(tmp_path)
+    assert expected == {"pass": 3}, pytest_output
+    assert counts == expected, output
+    (tmp_path / "pytest.ini").write_text("[pytest]\ncollect_imported_tests = false\n")
+    expected, pytest_output, counts, output = both(tmp_path)
+    assert expected == {"pass": 1}, pytest_output
+    assert counts == expected, output

@@ -102,7 +102,12 @@ class ModuleCollection:
             from rt_testrunner.pymakeitem import ItemMaker
 
             makeitem = ItemMaker.for_file(cast("PytestSession", self), module, file)
+        own_only = "collect_imported_tests" in self.pyconfig.values and not self.pyconfig.flag(
+            "collect_imported_tests"
+        )
         for name, value in list(module.__dict__.items()):
+            if own_only and _imported(value, module):
+                continue
             kind = self._member_kind(name, value, registered, file)
             if makeitem is not None:
                 made = makeitem.made(makeitem.module_node, name, value, kind is not None)
@@ -823,6 +828,12 @@ def _cannot_collect(cls: type, constructor: str, module_nodeid: str, file: str) 
         f" (from: {module_nodeid})"
     )
     warnings.warn_explicit(message, _collection_warning(), file, line)
+
+
+def _imported(value: Any, module: types.ModuleType) -> bool:
+    """A function or class the test module imported from another module: not collected under
+    ``collect_imported_tests = false``, as pytest's ``Module`` leaves them out."""
+    return (inspect.isfunction(value) or inspect.isclass(value)) and value.__module__ != module.__name__
 
 
 def _nose_test(value: Any) -> bool:
