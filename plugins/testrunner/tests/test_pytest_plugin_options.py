@@ -272,3 +272,80 @@ def test_pytest_timeouts_options_in_seconds(tmp_path: Path) -> None:
             assert "(fail) test_slow" in result.stderr and "timed out after 1000ms" in result.stderr, (
                 result.output
             )
+
+
+def _collected_ids(output: str) -> list[str]:
+    """The node ids ``--co -q`` lists (pytest's and rt's: one per line, before the count)."""
+    return [line for line in output.splitlines() if "::" in line and " " not in line]
+
+
+def test_node_ids_of_a_config_file_in_another_folder(tmp_path: Path) -> None:
+    """``-c ci/pytest.ini``: pytest's rootdir is the file's folder, and a test file outside it has a node id
+    relative to the path the run started from that holds it (pytest's ``_initialpaths``: the invocation
+    folder, a folder given, or the file itself, whose tests are then ``::test``); rt showed such paths in
+    full. pytest 9.2: ``tests/test_x.py::test_a``, ``test_x.py::test_a``, ``::test_a``."""
+    write_files(
+        tmp_path,
+        {
+            "ci/pytest.ini": "[pytest]\n",
+            "tests/test_x.py": "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n",
+        },
+    )
+    for args, first in (
+        ((), "tests/test_x.py::test_a"),
+        (("tests",), "test_x.py::test_a"),
+        (("tests/test_x.py",), "::test_a"),
+    ):
+        pytest_run = run_pytest("-c", "ci/pytest.ini", "--co", "-q", *args, cwd=tmp_path)
+        result = run_cli("test", "-c", "ci/pytest.ini", "--co", *args, cwd=tmp_path, timeout=180)
+        assert _collected_ids(pytest_run.stdout)[0] == first, pytest_run.output
+        assert _collected_ids(result.stdout) == _collected_ids(pytest_run.stdout), (args, result.output)
+
+
+def test_what_the_configuration_requires_is_checked_before_the_run(tmp_path: Path) -> None:
+    """``minversion`` above the pytest installed and a ``required_plugins`` entry no installed plugin meets:
+    pytest refuses to start (status 4, "'minversion' requires pytest-99 ..." / "Missing required plugins:
+    ..."), and so does rt now, where it ran the tests (a suite that needs pytest-timeout must not look green
+    without it)."""
+    write_files(tmp_path, {"test_a.py": "def test_a():\n    pass\n"})
+    for ini, words in (
+        ("minversion = 99", "'minversion' requires pytest-99, actual pytest-"),
+        (
+            "required_plugins = pytest-no-such-plugin>=1.0",
+            "Missing required plugins: pytest-no-such-plugin>=1.0",
+        ),
+    ):
+        (tmp_path / "pytest.ini").write_text(f"[pytest]\n{ini}\n")
+        pytest_run = run_pytest(cwd=tmp_path)
+        assert pytest_run.code == 4 and words in pytest_run.output, pytest_run.output
+        result = run_cli("test", cwd=tmp_path, timeout=180)
+        assert result.code == 4, result.output
+        assert [line for line in result.stderr.splitlines() if words in line] == [
+            line.replace("ERROR: ", "error: ", 1) for line in pytest_run.stderr.splitlines() if words in line
+        ], (pytest_run.output, result.output)
+        assert "(pass)" not in result.stderr, result.output
+    (tmp_path / "pytest.ini").write_text("[pytest]\nminversion = 8.0\n")
+    assert summary_counts(run_cli("test", cwd=tmp_path, timeout=180).stderr) == {"pass": 1}
+
+
+def test_a_configuration_warning_a_plugin_issues_is_counted(tmp_path: Path) -> None:
+    """``config.issue_config_time_warning`` (pytest-asyncio's deprecation of an unset loop scope, pytest's
+    own unknown ini keys): pytest records it whenever it is issued, in ``pytest_configure`` too, and counts
+    it; rt dropped it. pytest 9.2: 1 passed, 1 warning."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+
+
+            def pytest_configure(config):
+                config.issue_config_time_warning(pytest.PytestConfigWarning("configured oddly"), stacklevel=2)
+            """,
+            "test_a.py": "def test_a():\n    pass\n",
+        },
+    )
+    pytest_run = run_pytest(cwd=tmp_path)
+    result = run_cli("test", cwd=tmp_path, timeout=180)
+    assert summary_counts(result.stderr) == counts_from_pytest(pytest_run.stdout) == {"pass": 1}
+    assert _warnings_counted(pytest_run.stdout, result.stderr) == (1, 1), (pytest_run.output, result.output)

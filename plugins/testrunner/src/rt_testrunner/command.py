@@ -405,7 +405,13 @@ def parse_invocation(
     project = attrs.evolve(
         project,
         command_line_options=tuple(plugin_words),
-        initial_conftest_dirs=_initial_conftest_dirs(filters, project, root),
+    )
+    initial = _initial_paths(filters, project, root)
+    project = attrs.evolve(
+        project,
+        # only where pytest's node ids use them: the rootdir chosen apart from the tests (-c, --rootdir)
+        initial_paths=initial if given.config_file is not None or given.rootdir is not None else (),
+        initial_conftest_dirs=_initial_conftest_dirs(initial),
     )
     try:
         project.log_level  # noqa: B018 - read now, so a bad value is a usage error before any test runs
@@ -628,24 +634,49 @@ def _plugin_options(
     return paths, options
 
 
-def _initial_conftest_dirs(filters: list[str], project: Any, root: Path) -> frozenset[Path]:
-    """The folders of pytest's initial conftest.py files: for each path the run starts from (the paths given,
-    else ``testpaths`` when run from the rootdir, else the folder rt runs in), its folder and their parents,
-    and the ``test*`` subfolders of a folder, as pytest loads them before it collects."""
-    anchors = [
+def _initial_paths(filters: list[str], project: Any, root: Path) -> tuple[Path, ...]:
+    """The paths a pytest run starts from, as pytest's ``_initialpaths``: the paths given (a node id's file),
+    else ``testpaths`` when run from the rootdir, else the folder rt runs in."""
+    given = [
         (root / name.partition("::")[0]).resolve()
         for name in filters
         if is_explicit_path(name, root) and (root / name.partition("::")[0]).exists()
     ]
-    if not anchors and not filters and project.rootdir == root:
-        anchors = [path for entry in project.args("testpaths") for path in sorted(root.glob(entry))]
+    if not given and not filters and project.rootdir == root:
+        given = [path for entry in project.args("testpaths") for path in sorted(root.glob(entry))]
+    return tuple(dict.fromkeys(given)) or (root,)
+
+
+def _initial_conftest_dirs(initial: tuple[Path, ...]) -> frozenset[Path]:
+    """The folders of pytest's initial conftest.py files: for each path the run starts from, its folder and
+    their parents, and the ``test*`` subfolders of a folder, as pytest loads them before it collects."""
     folders: set[Path] = set()
-    for anchor in anchors or [root]:
+    for anchor in initial:
         folder = anchor if anchor.is_dir() else anchor.parent
         folders.update((folder, *folder.parents))
         if anchor.is_dir():
             folders.update(child for child in anchor.glob("test*") if child.is_dir())
     return frozenset(folders)
+
+
+def _requirements_refusal(project: Any, root: Path) -> str | None:
+    """pytest's refusal to start when the configuration's ``minversion`` or ``required_plugins`` is not met
+    (:mod:`rt_testrunner.pyrequirements`); read only when the configuration names either."""
+    if not (project.values.get("minversion") or project.values.get("required_plugins")):
+        return None
+    from rt_testrunner import pyplugins, pyrequirements
+    from rt_testrunner.addopts import plugin_words
+
+    words = plugin_words(project)
+    blocked = pyplugins.blocked_names(words)
+    named = set(pyplugins.named_plugins(words))
+    autoload = not os.environ.get(pyplugins.AUTOLOAD_OFF)
+    plugins = [
+        entry
+        for entry in pyplugins.pytest11(run_sys_path(project, root))
+        if entry.name not in blocked and (autoload or entry.name in named)
+    ]
+    return pyrequirements.refusal(project, plugins, pyrequirements.pytest_version())
 
 
 def _unrecognized(project: Any, files: list[Any]) -> str | None:
@@ -896,6 +927,12 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any, command
     if unknown is not None:
         print(f"error: {unknown}", file=sys.stderr)
         return EXIT_USAGE
+    refused = _requirements_refusal(invocation.run.pyconfig, root)
+    if refused is not None:
+        from rt_testrunner.exit_status import USAGE_ERROR
+
+        print(f"error: {refused}", file=sys.stderr)
+        return USAGE_ERROR
     if args.watch:
         from rt_testrunner.watch import WatchUnavailable, watch
 

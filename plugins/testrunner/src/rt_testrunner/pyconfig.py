@@ -58,6 +58,10 @@ class PytestConfig:
     #: ``pytest_configure`` warns is shown, not counted, as the installed plugins'; None: the invocation
     #: folder's
     initial_conftest_dirs: frozenset[Path] | None = None
+    #: the paths the run starts from (those given, else ``testpaths`` from the rootdir, else the invocation
+    #: folder) when ``-c`` or ``--rootdir`` chose the rootdir: a test file outside it (``-c ci/pytest.ini``)
+    #: has a node id relative to the one it is under, as pytest's ``_initialpaths``
+    initial_paths: tuple[Path, ...] = ()
     #: ``--runxfail``: xfail marks and ``pytest.xfail()`` do nothing
     runxfail: bool = False
     #: pytest's ``--capture`` method (addopts, then the command line): "fd", "sys" or "tee-sys" ("no": -s)

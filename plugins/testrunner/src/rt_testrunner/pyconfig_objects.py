@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import types
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -265,6 +266,8 @@ class Config:
         self.command_line_words: list[str] = []
         self.flag_options: set[str] = set()
         self.usage_errors: list[str] = []
+        #: ``-p no:warnings``: pytest's warnings plugin is blocked (set by the session)
+        self.warnings_blocked = False
 
     def add_cleanup(self, func: Callable[[], None]) -> None:
         self.cleanups.append(func)
@@ -337,7 +340,19 @@ class Config:
         self._added_lines.setdefault(name, []).append(line)
 
     def issue_config_time_warning(self, warning: Warning, stacklevel: int) -> None:
-        return None
+        """pytest's: a warning about the configuration (pytest-asyncio's about an unset loop scope), issued
+        under the configuration's filters (``error`` raises it) and counted in the summary as pytest counts
+        it, whenever it comes; nothing with pytest's warnings plugin blocked (``-p no:warnings``)."""
+        if self.warnings_blocked:
+            return
+        from rt_testrunner.pywarnings import apply_filter, count_recorded
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", type(warning))
+            for text in self._pyconfig.lines("filterwarnings"):
+                apply_filter(text)
+            warnings.warn(warning, stacklevel=stacklevel)
+        count_recorded(caught[:1], "collect")
 
     def get_verbosity(self, verbosity_type: str | None = None) -> int:
         """pytest's: the ``-v`` count, or for a type (``"assertions"``, ``"test_cases"``) its

@@ -153,6 +153,7 @@ class PytestSession(ModuleCollection):
         #: pytest's warnings plugin (``-p no:warnings`` blocks it): without it pytest neither applies the
         #: ``filterwarnings`` ini and marks nor catches the warnings of a test, so neither does rt
         self.warnings_plugin = "warnings" not in self.blocked
+        self.config.warnings_blocked = not self.warnings_plugin
         self.logging_plugin = "logging" not in self.blocked
         self.log_level = pyconfig.log_level if self.logging_plugin else None
         #: pytest's live logging (``log_cli``), None when off
@@ -178,7 +179,7 @@ class PytestSession(ModuleCollection):
             try:
                 found = Path(file).relative_to(self.pyconfig.rootdir).as_posix()
             except ValueError:
-                found = Path(file).as_posix()
+                found = _relative_to_initial(Path(file), self.pyconfig.initial_paths)
             self._relative[file] = found
         return found
 
@@ -563,6 +564,18 @@ def _rt_calls_instead(name: str, hook: Callable[..., Any]) -> bool:
         return True
     module = getattr(getattr(hook, "__func__", hook), "__module__", None) or ""
     return name in _ASYNC_PLUGIN_HOOKS and module.split(".")[0] in _ASYNC_PLUGIN_MODULES
+
+
+def _relative_to_initial(path: Path, initial: tuple[Path, ...]) -> str:
+    """A path outside the rootdir as pytest's node ids show it: relative to the path the run started from
+    that holds it (pytest's ``_check_initialpaths_for_relpath``; "" for that path itself, so a file named
+    on the command line has ``::test`` ids), else in full."""
+    if path in initial:
+        return ""
+    for parent in path.parents:
+        if parent in initial:
+            return path.relative_to(parent).as_posix()
+    return path.as_posix()
 
 
 def _definitions(namespace: dict[str, Any], autouse: bool = False) -> list[FixtureDef]:
