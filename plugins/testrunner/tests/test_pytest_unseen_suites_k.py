@@ -97,3 +97,64 @@ def test_an_unknown_mark_is_a_warning_of_the_collection(tmp_path: Path) -> None:
     pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     assert "Unknown pytest.mark.speed" in pytest_run.output
     assert "Unknown pytest.mark.speed" in rt_run.output, rt_run.output
+
+
+_CLASS_FIXTURES = """
+import pytest
+
+
+class DescribeReader:
+    def it_reads(self, dir_reader):
+        assert dir_reader == "reader"
+
+    def it_reads_again(self, dir_reader):
+        assert dir_reader == "reader"
+
+    @pytest.fixture(scope="class")
+    def dir_reader(self):
+        return "reader"
+
+
+class DescribeCls:
+    def it_reads(self, cls_reader):
+        assert cls_reader == "cls"
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def cls_reader(cls):
+        return "cls"
+
+    @pytest.fixture
+    def function_reader(self):
+        return "function"
+
+    def it_reads_too(self, function_reader):
+        assert function_reader == "function"
+"""
+
+
+def test_a_class_scoped_fixture_written_as_an_instance_method_warns(tmp_path: Path) -> None:
+    """python-docx 1.2.0: a ``scope="class"`` fixture defined as an instance method is pytest 9.2's
+    ``PytestRemovedIn10Warning`` ("Class-scoped fixtures defined as instance methods are deprecated") each time
+    it is set up, and its ``filterwarnings = error`` makes the tests asking for it set-up errors (pytest 1600
+    passed, 9 errors; rt 1609 passed). A class method or a function-scoped fixture does not warn. pytest 9.2:
+    4 passed, 1 warning; with ``filterwarnings = error``: 2 passed, 2 errors."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\npython_classes = Describe\npython_functions = it_\n",
+            "test_reader.py": _CLASS_FIXTURES,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert "4 passed, 1 warning" in pytest_run.output
+    assert " 1 warning" in rt_run.stderr, rt_run.output
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\npython_classes = Describe\npython_functions = it_\nfilterwarnings = error\n"
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert "Class-scoped fixtures defined as instance methods are deprecated" in pytest_run.output
+    assert "Class-scoped fixtures defined as instance methods are deprecated" in rt_run.output, rt_run.output

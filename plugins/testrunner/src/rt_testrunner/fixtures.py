@@ -180,6 +180,17 @@ def _mock_default() -> Any:
     return getattr(mock, "DEFAULT", NOTSET)
 
 
+def _warn_instance_method(fixture: FixtureDef) -> None:
+    """pytest 9.2's ``PytestRemovedIn10Warning`` for a class-scoped (or broader) fixture written as an instance
+    method, each time it is set up: what it sets on ``self`` is not seen by the tests, each of which has an
+    instance of its own. Under ``filterwarnings = error`` the tests asking for it are set-up errors
+    (python-docx 1.2.0: 9 errors under pytest, none under rt before)."""
+    from _pytest.deprecated import CLASS_FIXTURE_INSTANCE_METHOD
+
+    warning = CLASS_FIXTURE_INSTANCE_METHOD.format(scope=fixture.scope.capitalize(), fixturename=fixture.name)
+    warnings.warn(warning, stacklevel=3)
+
+
 def make_def(name: str, obj: Any, baseid: str, method: bool = False) -> FixtureDef | None:
     found = fixture_marker(obj)
     if found is None:
@@ -862,6 +873,8 @@ class Setup:
                 raise FixtureLookupError(
                     f"fixture {fixture.name!r} is a method and needs a test class instance"
                 )
+            if fixture.scope != "function" and not isinstance(func, classmethod | staticmethod):
+                _warn_instance_method(fixture)
             func = func.__get__(instance, type(instance))
         nurseries = self.nurseries(kwargs)
         if nurseries:
