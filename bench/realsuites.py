@@ -293,6 +293,16 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # pytest-trio's nursery fixture in sync and async fixtures; the same 2 failed (this environment's newer h2)
     "hypercorn": ("0.18.0", ("httpx", "hypothesis", "mock", "pytest-asyncio", "pytest-trio", "trio", "pytest-cov",
                              "h11", "h2", "priority", "wsproto"), {"PYTHONPATH": "src"}),
+    # session 11, sweep K: setup.cfg's filterwarnings = error, xfail marks
+    "bleach": ("6.4.0", ("tinycss2",), {}),
+    # pytest-cov in required_plugins and addopts, pythonpath, --doctest-glob='*.rst'
+    "pycountry": ("26.2.16", ("pytest-cov",), {}),
+    # 61 unittest modules; the same 6 failed (its CLI tests need num2words installed)
+    "num2words": ("0.5.14", ("docopt", "delegator.py"), {}),
+    # 16968 tests from JSON files, norecursedirs with a path
+    "tinycss2": ("1.5.1", ("webencodings",), {}),
+    # unittest subTest (500 subtests passed)
+    "pycparser": ("3.12", (), {"PYTHONPATH": "."}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
