@@ -293,6 +293,8 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # pytest-trio's nursery fixture in sync and async fixtures; the same 2 failed (this environment's newer h2)
     "hypercorn": ("0.18.0", ("httpx", "hypothesis", "mock", "pytest-asyncio", "pytest-trio", "trio", "pytest-cov",
                              "h11", "h2", "priority", "wsproto"), {"PYTHONPATH": "src"}),
+    # pytest-httpbin's session server, `pythonpath = "."`
+    "requests-futures": ("1.1.0", ("requests", "pytest-httpbin", "pytest-cov"), {}),
     # session 11, sweep K: setup.cfg's filterwarnings = error, xfail marks
     "bleach": ("6.4.0", ("tinycss2",), {}),
     # pytest-cov in required_plugins and addopts, pythonpath, --doctest-glob='*.rst'
