@@ -305,6 +305,8 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "tinycss2": ("1.5.1", ("webencodings",), {}),
     # unittest subTest (500 subtests passed)
     "pycparser": ("3.12", (), {"PYTHONPATH": "."}),
+    # 149 unittest modules in test/, subTest (1868 subtests passed), skips of optional dependencies
+    "docutils": ("0.23", (), {"PYTHONPATH": "."}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
