@@ -526,3 +526,32 @@ def test_module_and_session_teardowns_are_the_last_tests_teardown(tmp_path: Path
         expected = ["session_teardown_print", "session_teardown_fd"]
         assert _section(session_error, "Captured stdout teardown") == expected, output
     assert "test_two [teardown]" in rt_run.stderr and "test_three [teardown]" in rt_run.stderr
+
+
+def test_a_stream_a_test_leaves_in_sys_stdout_does_not_outlive_it(tmp_path: Path) -> None:
+    """pytest's global capture sets ``sys.stdout``/``sys.stderr`` again at each phase's start and end, so a
+    stream a test leaves there is gone for the next test: structlog 24.4.0's test sets ``sys.stdout`` with
+    monkeypatch (set up before capsys, so its undo puts back capsys's stream after capsys ended), and its
+    later tests compare ``sys.stdout.buffer`` with the one seen at import."""
+    write_files(
+        tmp_path,
+        {
+            "test_left.py": """
+            import sys
+            from io import StringIO
+
+            SEEN_AT_IMPORT = sys.stdout
+
+            def test_replaces(monkeypatch, capsys):
+                monkeypatch.setattr(sys, "stdout", StringIO())
+                print("into the replacement")
+                assert capsys.readouterr().out == ""
+
+            def test_left_nothing_behind():
+                assert sys.stdout is SEEN_AT_IMPORT
+                assert sys.stdout.buffer is SEEN_AT_IMPORT.buffer
+            """
+        },
+    )
+    _, rt_run = same_counts_as_pytest(tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 2}

@@ -104,6 +104,7 @@ class Capture:
         title (``Captured stdout setup``), as pytest's report sections are."""
         if self.fixture is not None:
             self.fixture.push()  # what capsys took and the test did not read: the previous phase's too
+        _reassert_streams()
         descriptors = _DESCRIPTORS[0] if _DESCRIPTORS else None
         if descriptors is not None and descriptors.owner is self:
             descriptors.drain()  # what reached the descriptors so far was the previous phase's
@@ -206,6 +207,7 @@ def begin(capture: Capture | None) -> None:
 
 def end(capture: Capture | None) -> None:
     if capture is not None:
+        _reassert_streams()
         _RUNNING.pop(id(capture), None)
         if _DESCRIPTORS and _DESCRIPTORS[0].owner is capture:
             _DESCRIPTORS[0].restore()
@@ -650,15 +652,24 @@ def route_streams() -> None:
     if _ROUTED:
         return
     real_out, real_err, _, real_in = _INSTALLED
-    sys.stdout = _Router(real_out, "out")
-    sys.stderr = _Router(real_err, "err")
+    _ROUTED.extend([_Router(real_out, "out"), _Router(real_err, "err")])
+    sys.stdout, sys.stderr = _ROUTED
     if real_in is not None:
         sys.stdin = _InputRouter(real_in)
-    _ROUTED.append(True)
 
 
-#: True once :func:`route_streams` replaced the streams
-_ROUTED: list[bool] = []
+#: the two routers once :func:`route_streams` replaced the streams
+_ROUTED: list[_Router] = []
+
+
+def _reassert_streams() -> None:
+    """The routers (or the capture fixtures' streams while one is set up) put in ``sys.stdout``/``sys.stderr``
+    again as a test's phase starts and as the test ends, as pytest's global capture sets its streams at each
+    phase's start and end: an object a test left there does not outlive it (structlog's test sets
+    ``sys.stdout`` with monkeypatch, which puts back capsys's stream after capsys ended)."""
+    if _ROUTED:
+        streams = _FIXTURE_STREAMS if _FIXTURES_ACTIVE[0] else _ROUTED
+        sys.stdout, sys.stderr = streams[0], streams[1]
 
 
 def settle_tempdir() -> None:
