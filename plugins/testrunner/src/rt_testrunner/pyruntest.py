@@ -355,9 +355,10 @@ def _root_log_level(level: int | None) -> Iterator[None]:
         root.setLevel(original)
 
 
-def finish_session(session: PytestSession, exitstatus: int = 0) -> Any:
-    """Tear down package and session fixtures at the end of the run, then call the conftests'
-    ``pytest_sessionfinish(session, exitstatus)`` (``exitstatus`` 1 when a test failed, as pytest's)."""
+def finish_session_scopes(session: PytestSession) -> Any:
+    """Tear down package and session fixtures at the end of the run (an awaitable when one of them is
+    async). What they write is captured as the last test's teardown (``execute.ScopeTeardown``), unlike
+    what :func:`session_finished`'s hooks write, which pytest prints on the terminal."""
     if session.live_log is not None:
         session.live_log.detach()
     results = []
@@ -370,14 +371,14 @@ def finish_session(session: PytestSession, exitstatus: int = 0) -> Any:
         async def wait() -> None:
             for awaitable in pending:
                 await awaitable
-            _session_finished(session, exitstatus)
 
         return wait()
-    _session_finished(session, exitstatus)
     return None
 
 
-def _session_finished(session: PytestSession, exitstatus: int) -> None:
+def session_finished(session: PytestSession, exitstatus: int) -> None:
+    """Call the conftests' ``pytest_sessionfinish(session, exitstatus)`` (``exitstatus`` 1 when a test failed,
+    as pytest's), then ``config.add_cleanup`` functions."""
     uninstall_unraisable_hooks()
     session.exitstatus = exitstatus
     if session.finish_hooks:

@@ -43,7 +43,7 @@ from rt_testrunner.discovery import SUFFIXES, TestFile, python_file_matches
 from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome, ScopeTeardown
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.options import RunOptions
-from rt_testrunner.pyruntest import NO_TIMEOUT_MS, finish_session
+from rt_testrunner.pyruntest import NO_TIMEOUT_MS, finish_session_scopes, session_finished
 from rt_testrunner.pysession import PytestSession
 from rt_testrunner.report import Recorder
 from rt_testrunner.schedule import Schedule, split_group
@@ -145,9 +145,10 @@ class Runner:
                     emit(FileStarted(preload_error[0]))
                     emit(FileFinished(preload_error[0], 0.0, preload_error[1]))
                 else:
-                    self.preload_root.hooks["after_all"].append(
-                        ScopeTeardown(lambda: finish_session(self.session, self._session_status()))
-                    )
+                    self.preload_root.hooks["after_all"] += [
+                        ScopeTeardown(lambda: finish_session_scopes(self.session)),
+                        lambda: session_finished(self.session, self._session_status()),
+                    ]
                     await self._run_files(files, files if order is None else order)
         finally:
             capture.uninstall()
