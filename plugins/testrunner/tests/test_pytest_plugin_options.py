@@ -349,3 +349,31 @@ def test_a_configuration_warning_a_plugin_issues_is_counted(tmp_path: Path) -> N
     result = run_cli("test", cwd=tmp_path, timeout=180)
     assert summary_counts(result.stderr) == counts_from_pytest(pytest_run.stdout) == {"pass": 1}
     assert _warnings_counted(pytest_run.stdout, result.stderr) == (1, 1), (pytest_run.output, result.output)
+
+
+def test_a_configuration_name_nothing_registers(tmp_path: Path) -> None:
+    """A name in the configuration file that neither pytest nor a plugin or conftest.py registers (a setting
+    of a plugin not installed, a typo): pytest warns "Unknown config option: NAME" once the files are
+    collected and counts the warning; under ``--strict-config`` it refuses to start (status 4). rt did
+    neither. pytest 9.2: 1 passed, 1 warning; with ``--strict-config``: ``ERROR: Unknown config option:
+    foo_bar``."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nfoo_bar = 1\nknown_here = 2\nxfail_strict = true\n",
+            "conftest.py": """
+            def pytest_addoption(parser):
+                parser.addini("known_here", "registered by the conftest.py")
+            """,
+            "test_a.py": "def test_a():\n    pass\n",
+        },
+    )
+    pytest_run = run_pytest(cwd=tmp_path)
+    result = run_cli("test", cwd=tmp_path, timeout=180)
+    assert summary_counts(result.stderr) == counts_from_pytest(pytest_run.stdout) == {"pass": 1}
+    assert _warnings_counted(pytest_run.stdout, result.stderr) == (1, 1), (pytest_run.output, result.output)
+    pytest_run = run_pytest("--strict-config", cwd=tmp_path)
+    assert pytest_run.code == 4 and "Unknown config option: foo_bar" in pytest_run.output, pytest_run.output
+    result = run_cli("test", "--strict-config", cwd=tmp_path, timeout=180)
+    assert result.code == 4, result.output
+    assert "!!! usage error: Unknown config option: foo_bar !!!" in result.stderr, result.output

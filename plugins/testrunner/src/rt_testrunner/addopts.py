@@ -32,7 +32,6 @@ DISPLAY_FLAGS = frozenset(
         "-l",
         "--showlocals",
         "--no-showlocals",
-        "--strict-config",
         "--no-header",
         "--no-summary",
         "--disable-warnings",
@@ -358,7 +357,11 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             "--anyio-mode",
         ):  # pytest-asyncio's and anyio's modes win over the ini's
             overrides.append((name[2:].replace("-", "_"), value))
-        elif name in ("--strict-markers", "--strict"):  # pytest 9: the ini values strict_markers, strict
+        elif name in (
+            "--strict-markers",
+            "--strict",
+            "--strict-config",
+        ):  # pytest 9's ini values of the names
             overrides.append((name[2:].replace("-", "_"), "true"))
         elif name in ("-o", "--override-ini") and "=" in value:
             key, _, setting = value.partition("=")

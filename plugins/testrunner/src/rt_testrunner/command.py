@@ -244,6 +244,7 @@ _PYTEST_OPTIONS: tuple[tuple[tuple[str, ...], bool, str | None], ...] = (
     (("-c", "--config-file"), True, "pytest's: read the pytest configuration from FILE"),
     (("--rootdir",), True, "pytest's: the rootdir node ids and module names are relative to"),
     (("--strict-markers", "--strict"), False, "pytest's: an unregistered mark is an error"),
+    (("--strict-config",), False, "pytest's: a configuration name nothing registers is an error"),
     (("--capture",), True, "pytest's: no turns capture off (-s); fd, sys and tee-sys capture"),
     (("--log-level",), True, "pytest's: the level caplog and captured logging keep"),
     (("--log-cli-level",), True, "pytest's: live logging, records at LEVEL shown as they happen"),
@@ -393,6 +394,7 @@ def parse_invocation(
         project = _load_project(root, given)
     except pyconfig.ConfigError as exc:
         raise UsageError(str(exc)) from None
+    project = attrs.evolve(project, ini_keys=frozenset(project.values))
     if any(name == "addopts" for name, _ in given.overrides):  # `-o addopts=...` replaces them, as in pytest
         project = attrs.evolve(
             project, values={**project.values, **{n: v for n, v in given.overrides if n == "addopts"}}

@@ -62,6 +62,9 @@ class PytestConfig:
     #: folder) when ``-c`` or ``--rootdir`` chose the rootdir: a test file outside it (``-c ci/pytest.ini``)
     #: has a node id relative to the one it is under, as pytest's ``_initialpaths``
     initial_paths: tuple[Path, ...] = ()
+    #: the names the configuration file sets (before ``-o``/``addopts``): pytest warns of those no plugin
+    #: registers ("Unknown config option"), or refuses them under ``strict_config``
+    ini_keys: frozenset[str] = frozenset()
     #: ``--runxfail``: xfail marks and ``pytest.xfail()`` do nothing
     runxfail: bool = False
     #: pytest's ``--capture`` method (addopts, then the command line): "fd", "sys" or "tee-sys" ("no": -s)

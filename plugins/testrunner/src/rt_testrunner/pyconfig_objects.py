@@ -41,6 +41,27 @@ _PYTEST_BOOL_INI = {"consider_namespace_packages": False, "collect_imported_test
 #: pytest's own string ini options whose default is not empty (its terminal reporter reads this one)
 _PYTEST_STR_INI = {"console_output_style": "progress"}
 _NOTSET: Any = object()
+#: pytest 9.2's own ini names and aliases (``config._parser._inidict`` of a run without plugins): a name of
+#: the configuration file neither these nor a plugin's ``addini`` register is pytest's "Unknown config option"
+PYTEST_INI_NAMES = frozenset(
+    {
+        *("addopts", "assertion_text_diff_style", "cache_dir", "collect_imported_tests"),
+        *("consider_namespace_packages", "console_output_style", "doctest_encoding", "doctest_optionflags"),
+        "disable_test_id_escaping_and_forfeit_all_rights_to_community_support",
+        *("empty_parameter_set_mark", "enable_assertion_pass_hook", "faulthandler_exit_on_timeout"),
+        *("faulthandler_timeout", "filterwarnings", "junit_duration_report", "junit_family"),
+        *("junit_log_passing_tests", "junit_logging", "junit_suite_name", "log_auto_indent", "log_cli"),
+        *("log_cli_date_format", "log_cli_format", "log_cli_level", "log_date_format", "log_file"),
+        *("log_file_date_format", "log_file_format", "log_file_level", "log_file_mode", "log_format"),
+        *("log_level", "markers", "max_warnings", "minversion", "norecursedirs"),
+        *("parametrize_long_str_id_strategy", "python_classes", "python_files", "python_functions"),
+        *("pythonpath", "required_plugins", "strict", "strict_config", "strict_markers"),
+        *("strict_parametrization_ids", "strict_xfail", "xfail_strict", "testpaths"),
+        *("tmp_path_retention_count", "tmp_path_retention_policy", "truncation_limit_chars"),
+        *("truncation_limit_lines", "usefixtures", "verbosity_assertions", "verbosity_subtests"),
+        "verbosity_test_cases",
+    }
+)
 
 #: pytest's own command-line options with their defaults (``vars(config.option)`` of a pytest 9 run without
 #: arguments), which plugins read as ``config.option.NAME`` or ``config.getoption("NAME")``
@@ -353,6 +374,16 @@ class Config:
                 apply_filter(text)
             warnings.warn(warning, stacklevel=stacklevel)
         count_recorded(caught[:1], "collect")
+
+    def unknown_ini_keys(self) -> list[str]:
+        """The names of the configuration file neither pytest nor a plugin or conftest.py registered."""
+        registered = {name for name in self._ini_defaults if not name.endswith(":type")}
+        return sorted(self._pyconfig.ini_keys - PYTEST_INI_NAMES - registered)
+
+    def strict_config(self) -> bool:
+        """pytest 9's ``strict_config`` (``--strict-config``), else its ``strict``."""
+        values = self._pyconfig.values
+        return self._pyconfig.flag("strict_config" if "strict_config" in values else "strict")
 
     def get_verbosity(self, verbosity_type: str | None = None) -> int:
         """pytest's: the ``-v`` count, or for a type (``"assertions"``, ``"test_cases"``) its

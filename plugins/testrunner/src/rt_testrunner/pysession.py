@@ -366,7 +366,25 @@ class PytestSession(ModuleCollection):
         notice = addopts.read(self.pyconfig).notice(self.pyconfig, self.config.registered_options)
         if notice is not None:
             self.warn(notice)
-        return self.command_line_error()
+        return self.command_line_error() or self._unknown_ini_keys()
+
+    def _unknown_ini_keys(self) -> str | None:
+        """pytest's check of the configuration file once collected (conftest.py files loaded late register
+        theirs too): each name nothing registered is a ``PytestConfigWarning`` "Unknown config option: NAME",
+        counted in the summary; under ``strict_config`` (``--strict-config``, or ``strict``) the first is
+        returned, pytest's usage error."""
+        unknown = self.config.unknown_ini_keys()
+        if not unknown:
+            return None
+        if self.config.strict_config():
+            return f"Unknown config option: {unknown[0]}"
+        try:
+            from _pytest.warning_types import PytestConfigWarning  # a pytest project: pytest is installed
+        except ImportError:
+            return None
+        for name in unknown:
+            self.config.issue_config_time_warning(PytestConfigWarning(f"Unknown config option: {name}\n"), 3)
+        return None
 
     def command_line_error(self) -> str | None:
         """What pytest refuses to start with, in its words, for the options of ``rt test``'s command line that
