@@ -360,3 +360,39 @@ def test_caplogs_handler_on_a_logger_that_does_not_propagate_formats_its_records
         },
     )
     same_counts_as_pytest(tmp_path)
+
+
+def test_a_plugin_named_in_one_addopts_item_with_its_space(tmp_path: Path) -> None:
+    """trio 0.35.0: its ``[tool.pytest.ini_options]`` addopts list has the one item ``"-p
+    trio._tests.pytest_plugin"``; pytest strips the space from the value of ``-p`` and loads the plugin, whose
+    fixtures (``autojump_clock``) and ``pytest_pyfunc_call`` the tests need. rt looked for a plugin named
+    " trio._tests.pytest_plugin": 102 failed and 4 set-up errors in 8 of its test files. pytest 9.2: 2
+    passed."""
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": """
+                [tool.pytest.ini_options]
+                addopts = ["--strict-markers", "-p helpers.own_plugin"]
+                pythonpath = ["."]
+            """,
+            "helpers/__init__.py": "",
+            "helpers/own_plugin.py": """
+                import pytest
+
+                @pytest.fixture
+                def answer():
+                    return 42
+            """,
+            "tests/test_plugin_fixture.py": """
+                import sys
+
+                def test_fixture_of_the_plugin(answer):
+                    assert answer == 42
+
+                def test_plugin_loaded():
+                    assert "helpers.own_plugin" in sys.modules
+            """,
+        },
+    )
+    same_counts_as_pytest(tmp_path)

@@ -224,16 +224,17 @@ def call(name: str, hooks: Sequence[Hook], available: Mapping[str, Any], firstre
 
 
 def _p_values(words: Iterable[str]) -> Iterator[str]:
-    """The values of ``-p`` among ``words``: ``-p NAME``, ``-pNAME`` and ``-p=NAME``."""
+    """The values of ``-p`` among ``words``: ``-p NAME``, ``-pNAME`` and ``-p=NAME``, stripped of spaces as
+    pytest strips them (trio's TOML addopts list has the one item ``"-p trio._tests.pytest_plugin"``)."""
     pending = False
     for word in words:
         if pending:
             pending = False
-            yield word
+            yield word.strip()
         elif word == "-p":
             pending = True
         elif word.startswith("-p"):
-            yield word[2:].lstrip("=")
+            yield word[2:].strip().lstrip("=")
 
 
 def blocked_names(words: Iterable[str]) -> set[str]:
