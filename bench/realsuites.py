@@ -68,8 +68,8 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "parse": ("1.20.2", (), {}),  # parametrize, skipif
     "jmespath": ("1.0.1", (), {}),  # generated tests from JSON files, unittest
     "sqlparse": ("0.5.1", (), {}),  # conftest fixtures, xfail, xpass
-    "humanize": ("4.11.0", ("freezegun",), {"PYTHONPATH": "src"}),  # addopts, freezegun, big parametrize
-    "wcwidth": ("0.2.13", (), {}),  # tox.ini [pytest], addopts
+    "humanize": ("4.11.0", ("freezegun", "pytest-cov"), {"PYTHONPATH": "src"}),  # addopts, freezegun, big parametrize
+    "wcwidth": ("0.2.13", ("pytest-cov",), {}),  # tox.ini [pytest], addopts
     "tabulate": ("0.9.0", ("wcwidth",), {}),  # a `test` folder, importorskip
     "jinja2": ("3.1.4", ("markupsafe", "trio"), {"PYTHONPATH": "src"}),  # filterwarnings = error, async tests
     "marshmallow": ("3.23.1", ("simplejson",), {"PYTHONPATH": "src"}),  # norecursedirs with a path
@@ -147,7 +147,7 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "netaddr": ("1.3.0", (), {}),
     # --doctest-modules, -p pytest_cov and --cov in addopts (its .coveragerc loads Cython's coverage plugin)
     "frozenlist": ("1.8.0", ("cython", "pytest-cov"), {"FROZENLIST_NO_EXTENSIONS": "1"}),
-    "aiosignal": ("1.4.0", ("frozenlist", "pytest-asyncio"), {}),  # asyncio_mode = auto
+    "aiosignal": ("1.4.0", ("frozenlist", "pytest-asyncio", "pytest-cov"), {}),  # asyncio_mode = auto
     "python-box": ("8.0.0", ("ruamel.yaml", "tomli-w", "toon-format", "pyyaml", "msgpack"), {}),
     "addict": ("2.4.0", (), {}),  # one test module at the root, unittest
     # its tests read its own installed metadata: apispec itself is installed, the sdist's src shadows it
@@ -173,10 +173,10 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     ),
     # async suites: a fixture whose params carry pytest-asyncio's and pytest-trio's marks (one test per backend);
     # the same 10 failed (this environment's newer trio); the starlette and httpx its tests were written for
-    "asgi-lifespan": ("2.1.0", ("pytest-asyncio", "pytest-trio", "starlette==0.26.1", "httpx==0.27.2"),
+    "asgi-lifespan": ("2.1.0", ("pytest-asyncio", "pytest-trio", "starlette==0.26.1", "httpx==0.27.2", "pytest-cov"),
                       {"PYTHONPATH": "src"}),
     # pytest-asyncio's pytest_asyncio_loop_factories hook: a loop with a virtual clock
-    "aiostream": ("0.8.1", ("pytest-asyncio",), {}),
+    "aiostream": ("0.8.1", ("pytest-asyncio", "pytest-cov"), {}),
     "asyncer": ("0.0.18", ("typer", "httpx"), {}),  # anyio-marked tests on asyncio and trio
     "asyncstdlib": ("3.14.0", (), {}),  # its own sync runner around coroutines
     # a module-level catch_warnings(record=True) around an import that warns with stacklevel=2 (test modules
