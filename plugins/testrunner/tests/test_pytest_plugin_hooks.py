@@ -424,3 +424,105 @@ def test_markeval_namespace_hooks_give_names_to_condition_strings(tmp_path: Path
     assert "2 pass" in rt_run.stderr and "2 skip" in rt_run.stderr and "1 xfail" in rt_run.stderr, (
         rt_run.output
     )
+
+
+#: an installed plugin that wraps each test's protocol (as pytest-profiling and pytest-json-report do)
+PROTOCOL_PLUGIN = """
+import pytest
+
+LOG = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    LOG.append(f"protocol start {item.name}")
+    outcome = yield
+    LOG.append(f"protocol end {item.name} {outcome.get_result()}")
+
+
+def pytest_sessionfinish(session):
+    with open("hooks.log", "w") as log:
+        log.write("\\n".join(LOG))
+"""
+
+#: a conftest.py whose wrappers time and patch around the set-up and teardown of the fixtures
+PROTOCOL_CONFTEST = """
+import os
+
+import pytest
+
+from protocolplugin import LOG
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    LOG.append(f"setup start {item.name}")
+    os.environ["PATCHED_FOR_SETUP"] = "1"
+    try:
+        return (yield)
+    finally:
+        del os.environ["PATCHED_FOR_SETUP"]
+        LOG.append(f"setup end {item.name}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    LOG.append(f"teardown start {item.name}")
+    outcome = yield
+    LOG.append(f"teardown end {item.name} {outcome.excinfo is not None}")
+
+
+def pytest_runtest_logstart(nodeid, location):
+    LOG.append(f"logstart {nodeid} {location[2]}")
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    LOG.append(f"logfinish {nodeid}")
+
+
+@pytest.fixture
+def resource():
+    LOG.append(f"fixture setup {os.environ.get('PATCHED_FOR_SETUP')}")
+    state = {"value": 1}
+    yield state
+    LOG.append("fixture teardown")
+    if state.get("broken"):
+        raise RuntimeError("teardown broke")
+"""
+
+
+def test_protocol_setup_and_teardown_wrappers_wrap_the_fixtures(tmp_path: Path) -> None:
+    """pytest-profiling 1.8 and pytest-json-report 1.5 wrap each test's ``pytest_runtest_protocol``; a
+    conftest.py's ``pytest_runtest_setup`` wrapper patches around the fixtures' set-up, its
+    ``pytest_runtest_teardown`` wrapper sees the fixtures' teardown error. rt called neither the protocol
+    hooks nor ``pytest_runtest_logstart``/``_logfinish``, and set the fixtures up after the setup wrappers had
+    finished. Both runners' hooks write what they saw, in order, to a file: the files are the same."""
+    site = plugin_site(tmp_path / "site", "protocolplugin", PROTOCOL_PLUGIN)
+    project = write_files(
+        tmp_path / "project",
+        {
+            "conftest.py": PROTOCOL_CONFTEST,
+            "test_wrapped.py": """
+            def test_uses_the_resource(resource):
+                assert resource["value"] == 1
+
+
+            def test_fails(resource):
+                resource["broken"] = True
+                assert resource["value"] == 2
+
+
+            def test_alone():
+                pass
+            """,
+        },
+    )
+    logs = []
+    for run in (run_pytest, lambda **kwargs: run_cli("test", **kwargs)):
+        result = run(cwd=project, env={"PYTHONPATH": str(site)})
+        logs.append(((project / "hooks.log").read_text(), result.output))
+    (pytest_log, pytest_output), (rt_log, rt_output) = logs
+    assert "fixture setup 1" in pytest_log and "protocol end test_fails True" in pytest_log, pytest_output
+    assert "teardown end test_fails True" in pytest_log, pytest_output
+    assert rt_log == pytest_log, (pytest_log, rt_log, rt_output)
+    same_as_pytest(project, site)

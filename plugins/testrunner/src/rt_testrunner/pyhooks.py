@@ -1,5 +1,7 @@
-"""Calling a suite's conftest.py hooks around a test call the way pluggy calls them: ``pytest_pyfunc_call``
-and ``pytest_runtest_call``.
+"""Calling the hooks of a suite's conftest.py files and plugins around rt's own work on a test the way pluggy
+calls them, with rt's work as pytest's built-in implementation: ``pytest_runtest_protocol`` around the
+test's three phases, ``pytest_runtest_setup``/``pytest_runtest_teardown`` around the set-up and teardown of
+its fixtures, ``pytest_runtest_call`` and ``pytest_pyfunc_call`` around the call.
 
 Older async suites run their coroutine tests through ``pytest_pyfunc_call(pyfuncitem)``: the hook starts an
 event loop of its own (``loop.run_until_complete(pyfuncitem.obj(**testargs))``) and returns True, which
@@ -37,32 +39,40 @@ async def call(
     available: dict[str, Any],
     default: Callable[[], Awaitable[Any]],
     firstresult: bool,
+    name: str = "",
 ) -> Any:
     """Run ``hooks`` (given in registration order) with the ``available`` arguments each declares, and
     ``default`` (rt's own implementation, pytest's built-in one) last: skipped when a ``firstresult`` hook
-    answered. What a hook or the call raises reaches the wrappers, then the caller."""
+    answered. What a hook or the call raises reaches the wrappers, then the caller; a plugin's hook that
+    raises is named in the error (hook ``name``), as :func:`rt_testrunner.pyplugins.call` names it."""
     import pluggy
 
-    wrappers: list[tuple[Generator[Any, Any, Any], bool]] = []
+    from rt_testrunner.pyplugins import named_error
+
+    wrappers: list[tuple[Hook, Generator[Any, Any, Any], bool]] = []
     result: Any = None
     error: BaseException | None = None
-    try:
-        answered = False
-        for hook, wrapper, new_style in call_plan(hooks):
+    answered = False
+    for hook, wrapper, new_style in call_plan(hooks):
+        try:
             if wrapper:
                 generator = hook(**_arguments(hook, available))
                 next(generator)
-                wrappers.append((generator, new_style))
+                wrappers.append((hook, generator, new_style))
                 continue
             answer = hook(**_arguments(hook, available))
-            if answer is not None and firstresult:
-                result, answered = answer, True
-                break
-        if not answered:
+        except BaseException as exc:  # noqa: BLE001 - handed to the wrappers, raised again after them
+            error = named_error(hook, name, exc)
+            break
+        if answer is not None and firstresult:
+            result, answered = answer, True
+            break
+    if error is None and not answered:
+        try:
             result = await default()
-    except BaseException as exc:  # noqa: BLE001 - handed to the wrappers, raised again after them
-        error = exc
-    for generator, new_style in reversed(wrappers):
+        except BaseException as exc:  # noqa: BLE001 - handed to the wrappers, raised again after them
+            error = exc
+    for hook, generator, new_style in reversed(wrappers):
         try:
             if new_style:
                 if error is not None:
@@ -77,7 +87,7 @@ async def call(
             if new_style:
                 result, error = done.value, None
         except BaseException as exc:  # noqa: BLE001 - what the wrapper raised replaces the outcome
-            error = exc
+            error = exc if exc is error else named_error(hook, name, exc)
         else:
             generator.close()
     if error is not None:

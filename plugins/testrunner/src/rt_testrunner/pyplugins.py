@@ -139,7 +139,7 @@ def describe_error(hook: Hook, name: str, error: BaseException) -> str:
     return f"pytest plugin {plugin!r}: {name} raised {detail}"
 
 
-def _named(hook: Hook, name: str, error: BaseException) -> BaseException:
+def named_error(hook: Hook, name: str, error: BaseException) -> BaseException:
     """``error`` as the caller sees it: a plugin's ordinary exception named after its plugin; pytest's
     outcomes (skip, fail, exit), KeyboardInterrupt and a conftest.py's errors unchanged."""
     from rt_testrunner.outcomes import Kind, classify
@@ -193,7 +193,7 @@ def call(name: str, hooks: Sequence[Hook], available: Mapping[str, Any], firstre
                 continue
             answer = hook(**arguments(hook, available))
         except BaseException as exc:  # noqa: BLE001 - handed to the wrappers, raised after them
-            error = _named(hook, name, exc)
+            error = named_error(hook, name, exc)
             break
         if answer is not None:
             answers.append(answer)
@@ -213,7 +213,7 @@ def call(name: str, hooks: Sequence[Hook], available: Mapping[str, Any], firstre
             else:  # what the wrapper made of the outcome (``force_result``, ``force_exception``)
                 result, error = outcome._result, outcome.exception  # noqa: SLF001 - no getter that does not raise
         except BaseException as exc:  # noqa: BLE001 - what the wrapper raised replaces the outcome
-            error = _named(hook, name, exc)
+            error = named_error(hook, name, exc)
         else:
             generator.close()
             if new_style:

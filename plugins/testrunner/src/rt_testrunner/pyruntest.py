@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rt_testrunner import capture, clock, pyplugins, pywarnings
 from rt_testrunner.fixtures import NOTSET, FixtureDef, Setup
 from rt_testrunner.pynodes import Node
+from rt_testrunner.pyplugins import is_wrapper
 from rt_testrunner.pyskipping import check_skips, xfail_spec
 from rt_testrunner.pywarnings import (
     apply_warning_filters,
@@ -92,12 +93,8 @@ async def run_item(item: PyItem) -> None:
 
 async def _run_item(item: PyItem) -> None:
     install_unraisable_hooks(item.session.blocked)  # once, when the first pytest test runs
-    state = CURRENT.get()
     if item.node is None:
         item.node = Node(item)
-    xfail = check_skips(item)
-    if state is not None:
-        state.xfail = xfail
     caught = pywarnings.recording() if item.session.warnings_plugin else contextlib.nullcontext()
     root_level = item.session.log_level
     if item.session.live_log is not None:
@@ -106,91 +103,182 @@ async def _run_item(item: PyItem) -> None:
     with caught, _root_log_level(root_level):
         if item.session.warnings_plugin:
             apply_warning_filters(item)
-        setup = Setup(item, item.session.registry, item.session.scopes)
-        item.setup = setup
-        # a unittest.TestCase's instance is made before the fixtures, as pytest makes it: its setup_method and
-        # the fixtures defined as its methods (``@pytest.fixture(autouse=True) def inject(self, caplog)``)
-        # see the instance the test then runs on
-        item.instance = None
-        if item.cls is not None:
-            item.instance = item.cls(item.originalname) if item.is_unittest else item.cls()
-        report_hooks = _report_readers(item)
-        started = clock.time()
-        teardown_error: BaseException | None = None
+        protocol = [h for h in item.session.hooks_for("pytest_runtest_protocol", item.file) if is_wrapper(h)]
+        if not protocol:
+            await _protocol(item)
+            return
+        from rt_testrunner import pyhooks
+
+        # pytest's protocol reports a failed test and returns True: its wrappers never see the failure raised
+        failure: list[BaseException] = []
+
+        async def default() -> bool:
+            try:
+                await _protocol(item)
+            except (KeyboardInterrupt, GeneratorExit):
+                raise
+            except BaseException as exc:  # noqa: BLE001 - raised again once the wrappers are done
+                failure.append(exc)
+            return True
+
+        available = {"item": item.node, "nextitem": None}
+        await pyhooks.call(protocol, available, default, firstresult=True, name="pytest_runtest_protocol")
+        if failure:
+            raise failure[0]
+
+
+async def _protocol(item: PyItem) -> None:
+    """pytest's ``runtestprotocol`` for ``item`` between ``pytest_runtest_logstart`` and
+    ``pytest_runtest_logfinish``: what the plugins' protocol wrappers wrap."""
+    where = {"nodeid": item.nodeid, "location": item.node.location}
+    logstart = item.session.hooks_for("pytest_runtest_logstart", item.file)
+    if logstart:
+        pyplugins.call("pytest_runtest_logstart", logstart, where)
+    try:
+        await _phases(item)
+    finally:
+        logfinish = item.session.hooks_for("pytest_runtest_logfinish", item.file)
+        if logfinish:
+            pyplugins.call("pytest_runtest_logfinish", logfinish, where)
+
+
+async def _phases(item: PyItem) -> None:
+    """The set-up, call and teardown of ``item``, each reported to the suite's report hooks."""
+    state = CURRENT.get()
+    xfail = check_skips(item)
+    if state is not None:
+        state.xfail = xfail
+    setup = Setup(item, item.session.registry, item.session.scopes)
+    item.setup = setup
+    # a unittest.TestCase's instance is made before the fixtures, as pytest makes it: its setup_method and
+    # the fixtures defined as its methods (``@pytest.fixture(autouse=True) def inject(self, caplog)``)
+    # see the instance the test then runs on
+    item.instance = None
+    if item.cls is not None:
+        item.instance = item.cls(item.originalname) if item.is_unittest else item.cls()
+    report_hooks = _report_readers(item)
+    started = clock.time()
+    try:
         try:
-            try:
-                _current_test(item, "setup")
-                fixture_hooks = [
-                    h for base, h in item.session.fixture_setup_hooks if item.file.startswith(base)
-                ]
-                if fixture_hooks:
-                    _direct_params_through(fixture_hooks, item, setup)
-                setup_hooks = [hook for base, hook in item.session.setup_hooks if item.file.startswith(base)]
-                if setup_hooks:
-                    pyplugins.call("pytest_runtest_setup", setup_hooks, {"item": item.node})
-                for name in item.fixturenames:
-                    await setup.get(name)
-                item.setup_node()
-                tell_unraisable()
-            except BaseException as exc:
-                if state is not None:
-                    state.setup_error = True
-                if report_hooks:
-                    _make_report(item, "setup", exc, started, report_hooks)
-                raise
+            _current_test(item, "setup")
+            setup_hooks = [hook for base, hook in item.session.setup_hooks if item.file.startswith(base)]
+            if setup_hooks:
+                from rt_testrunner import pyhooks
+
+                await pyhooks.call(
+                    setup_hooks,
+                    {"item": item.node},
+                    lambda: _set_up(item, setup),
+                    firstresult=False,
+                    name="pytest_runtest_setup",
+                )
+            else:
+                await _set_up(item, setup)
+            tell_unraisable()
+        except BaseException as exc:
+            if state is not None:
+                state.setup_error = True
             if report_hooks:
-                _make_report(item, "setup", None, started, report_hooks)
-            started = clock.time()
-            call_error: BaseException | None = None
-            try:
-                _current_test(item, "call")
-                await _call_item(item, setup)
-                tell_unraisable()
-            except BaseException as exc:
-                call_error = exc
-                raise
-            finally:
-                # an xfail mark added while the test ran (``request.applymarker``, ``node.add_marker``) counts,
-                # as pytest evaluates the marks again after the call when none applied before it
-                if state is not None and state.xfail is None:
-                    state.xfail = xfail_spec(item)
-                if report_hooks:
-                    xfail = state.xfail if state is not None else None
-                    _make_report(item, "call", call_error, started, report_hooks, xfail)
+                _make_report(item, "setup", exc, started, report_hooks)
+            raise
+        if report_hooks:
+            _make_report(item, "setup", None, started, report_hooks)
+        started = clock.time()
+        call_error: BaseException | None = None
+        try:
+            _current_test(item, "call")
+            await _call_item(item, setup)
+            tell_unraisable()
+        except BaseException as exc:
+            call_error = exc
+            raise
         finally:
-            started = clock.time()
-            _current_test(item, "teardown")
-            try:
-                teardown_hooks = [h for base, h in item.session.teardown_hooks if item.file.startswith(base)]
-                if teardown_hooks:
-                    pyplugins.call(
-                        "pytest_runtest_teardown", teardown_hooks, {"item": item.node, "nextitem": None}
-                    )
-            except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
-                teardown_error = exc
-            try:
-                result = setup.teardown()
-                if inspect.isawaitable(result):
-                    await result
-                tell_unraisable()
-            except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
-                teardown_error = exc
-            try:
-                item.teardown_node()
-            except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
-                teardown_error = exc
-            if state is not None and teardown_error is not None:
-                state.teardown_error = teardown_error
-            item.setup = None
-            item.instance = None
-            if item.log_attached:
-                capture.detach(item.log_attached)
-            if item.caplog is not None:
-                item.caplog.finish()
-                item.caplog = None
+            # an xfail mark added while the test ran (``request.applymarker``, ``node.add_marker``) counts,
+            # as pytest evaluates the marks again after the call when none applied before it
+            if state is not None and state.xfail is None:
+                state.xfail = xfail_spec(item)
             if report_hooks:
-                _make_report(item, "teardown", teardown_error, started, report_hooks)
-            os.environ.pop("PYTEST_CURRENT_TEST", None)
+                xfail = state.xfail if state is not None else None
+                _make_report(item, "call", call_error, started, report_hooks, xfail)
+    finally:
+        started = clock.time()
+        _current_test(item, "teardown")
+        teardown_error = await _teardown_phase(item, setup)
+        if state is not None and teardown_error is not None:
+            state.teardown_error = teardown_error
+        item.setup = None
+        item.instance = None
+        if item.log_attached:
+            capture.detach(item.log_attached)
+        if item.caplog is not None:
+            item.caplog.finish()
+            item.caplog = None
+        if report_hooks:
+            _make_report(item, "teardown", teardown_error, started, report_hooks)
+        os.environ.pop("PYTEST_CURRENT_TEST", None)
+
+
+async def _set_up(item: PyItem, setup: Setup) -> None:
+    """pytest's own ``pytest_runtest_setup``: the test's fixtures (directly parametrized values through the
+    plugins' ``pytest_fixture_setup``), then its node's set-up. The suite's ``pytest_runtest_setup`` hooks
+    run before it and their wrappers around it, so a wrapper that times or patches the set-up sees it."""
+    fixture_hooks = [h for base, h in item.session.fixture_setup_hooks if item.file.startswith(base)]
+    if fixture_hooks:
+        _direct_params_through(fixture_hooks, item, setup)
+    for name in item.fixturenames:
+        await setup.get(name)
+    item.setup_node()
+
+
+async def _teardown_phase(item: PyItem, setup: Setup) -> BaseException | None:
+    """The teardown phase: the suite's ``pytest_runtest_teardown`` hooks around pytest's own (the fixtures'
+    teardown, then the node's), whose error is the phase's. The fixtures are torn down even when a hook
+    raised before them (pytest's next set-up would tear them down)."""
+    hooks = [h for base, h in item.session.teardown_hooks if item.file.startswith(base)]
+    if not hooks:
+        return await _tear_down(item, setup, raising=False)
+    from rt_testrunner import pyhooks
+
+    done: list[bool] = []
+
+    async def default() -> None:
+        done.append(True)
+        await _tear_down(item, setup, raising=True)
+
+    error: BaseException | None = None
+    try:
+        await pyhooks.call(
+            hooks,
+            {"item": item.node, "nextitem": None},
+            default,
+            firstresult=False,
+            name="pytest_runtest_teardown",
+        )
+    except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
+        error = exc
+    if not done:
+        error = await _tear_down(item, setup, raising=False) or error
+    return error
+
+
+async def _tear_down(item: PyItem, setup: Setup, raising: bool) -> BaseException | None:
+    """pytest's own ``pytest_runtest_teardown``: the test's fixtures, then its node; the last error of
+    them raised (``raising``) or returned."""
+    error: BaseException | None = None
+    try:
+        result = setup.teardown()
+        if inspect.isawaitable(result):
+            await result
+        tell_unraisable()
+    except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
+        error = exc
+    try:
+        item.teardown_node()
+    except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
+        error = exc
+    if error is not None and raising:
+        raise error
+    return error
 
 
 def _current_test(item: PyItem, when: str) -> None:

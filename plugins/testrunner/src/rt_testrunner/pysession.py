@@ -41,6 +41,9 @@ NAMED_HOOKS = (
     "pytest_pycollect_makeitem",
     "pytest_assertrepr_compare",
     "pytest_markeval_namespace",
+    "pytest_runtest_protocol",
+    "pytest_runtest_logstart",
+    "pytest_runtest_logfinish",
 )
 
 #: hooks rt calls itself instead of an installed plugin's: the plugins implementing ``pytest_pyfunc_call``
@@ -55,6 +58,15 @@ _ASYNC_PLUGIN_MODULES = frozenset({"anyio", "pytest_asyncio", "pytest_trio"})
 #: those plugins' hooks rt does the work of: ``pytest_pycollect_makeitem`` (above) and ``pytest_runtest_call``,
 #: where pytest-trio puts a sync function that runs the test in ``trio.run`` in its place (rt runs it on trio)
 _ASYNC_PLUGIN_HOOKS = frozenset({"pytest_pycollect_makeitem", "pytest_runtest_call"})
+#: other plugins whose work rt does itself, by top-level module, and their hooks it does not call:
+#: pytest-timeout's wrappers arm ``SIGALRM`` with a handler of their own and put back the default one after
+#: each test (which would end rt's run at its next time-out): rt times the tests out as the plugin would
+#: (its mark, ini value, ``timeout_func_only``); pytest-rerunfailures' protocol drives pytest's internals,
+#: rt retries the test the times the plugin gives (reruns.py)
+_STAND_IN_HOOKS = {
+    "pytest_timeout": frozenset({"pytest_runtest_protocol", "pytest_runtest_call"}),
+    "pytest_rerunfailures": frozenset({"pytest_runtest_protocol"}),
+}
 
 #: hooks of conftest.py files and plugins rt keeps in a list of the session's, by hook name
 _LISTED_HOOKS = {
@@ -580,8 +592,10 @@ def _rt_calls_instead(name: str, hook: Callable[..., Any]) -> bool:
         return False
     if name in _RT_CALLS:
         return True
-    module = getattr(getattr(hook, "__func__", hook), "__module__", None) or ""
-    return name in _ASYNC_PLUGIN_HOOKS and module.split(".")[0] in _ASYNC_PLUGIN_MODULES
+    module = (getattr(getattr(hook, "__func__", hook), "__module__", None) or "").split(".")[0]
+    if name in _STAND_IN_HOOKS.get(module, ()):
+        return True
+    return name in _ASYNC_PLUGIN_HOOKS and module in _ASYNC_PLUGIN_MODULES
 
 
 def _relative_to_initial(path: Path, initial: tuple[Path, ...]) -> str:
