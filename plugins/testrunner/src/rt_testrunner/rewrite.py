@@ -279,7 +279,10 @@ class _AssertRewrite:
         )
         if len(results) == 1:
             return results[0], plan
-        return ast.BoolOp(ast.And(), [self.reference(result) for result in results], **self.at), plan
+        # a chain's value into a temporary of its own: an enclosing ``and``/``or`` or comparison reads it again
+        return self.assign(
+            ast.BoolOp(ast.And(), [self.reference(result) for result in results], **self.at)
+        ), plan
 
     def statements(self, test: ast.expr, message: ast.expr | None) -> list[ast.stmt]:
         top, plan = self.visit(test)
@@ -348,7 +351,7 @@ def rewrite_tree(tree: ast.Module, source: str, keep_messages: bool = False) -> 
     return tree
 
 
-REWRITE_VERSION = 8
+REWRITE_VERSION = 9
 _CACHE_TAG = f"{sys.implementation.cache_tag}-rt-test-{REWRITE_VERSION}"
 
 
