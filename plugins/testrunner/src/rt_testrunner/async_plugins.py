@@ -95,6 +95,30 @@ class AsyncModes:
             return backend_key("asyncio")
         return None if native else UNCLAIMED
 
+    def trio_fixture_refusal(self, func: Any, scope: str, trio_test: bool) -> RuntimeError | None:
+        """What pytest-trio's ``pytest_fixture_setup`` (whose work rt does) raises for fixture ``func`` of a
+        test that is ``trio_test`` (marked ``trio``) or not: a trio fixture (made with its
+        ``trio_fixture``, as its ``nursery`` is; in a trio test or trio mode, any async fixture that
+        pytest-asyncio does not take first) wider than a function, or of a test that is not a trio test,
+        is a set-up error. Without it rt handed the ``nursery`` placeholder to tests pytest refuses
+        (trio-util 0.8.0 without trio mode: 33 set-up errors under pytest, rt ran the tests)."""
+        forced = getattr(func, "_force_trio_fixture", False)
+        is_async = inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func)
+        if not (forced or is_async) or "trio" not in self.plugins:
+            return None
+        if not forced:
+            if not (trio_test or self.trio_mode):
+                return None
+            if "asyncio" in self.plugins and (
+                self.asyncio_auto or getattr(func, "_force_asyncio_fixture", False)
+            ):
+                return None  # pytest-asyncio made it a sync function at collection: pytest-trio sees no coroutine
+        if scope != "function":
+            return RuntimeError("Trio fixtures must be function-scope")
+        if not trio_test:
+            return RuntimeError("Trio fixtures can only be used by Trio tests")
+        return None
+
 
 def is_native(file: str, python_files: list[str]) -> bool:
     """A test file pytest would not collect (``*.test.py``, rt's own patterns), or any file of a project that

@@ -876,6 +876,12 @@ class Setup:
             if fixture.scope != "function" and not isinstance(func, classmethod | staticmethod):
                 _warn_instance_method(fixture)
             func = func.__get__(instance, type(instance))
+        if not self.item.native_async:
+            refusal = self.item.session.async_modes.trio_fixture_refusal(
+                fixture.func, fixture.scope, "trio" in self.item.mark_names()
+            )
+            if refusal is not None:
+                raise refusal
         nurseries = self.nurseries(kwargs)
         if nurseries:
             from rt_testrunner import trio_nursery
