@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FunctionType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -30,6 +30,9 @@ from rt_testrunner.execute import (
     main_loops,
     use_backend,
 )
+
+if TYPE_CHECKING:
+    from rt_testrunner.pyfixturemanager import RuntimeDefs
 
 SCOPES = ("session", "package", "module", "class", "function")
 NOTSET: Any = object()
@@ -245,6 +248,9 @@ class Registry:
         #: called once, on the first name no definition provides: loads the fixtures of installed pytest
         #: plugins (pytest-mock's ``mocker`` ...), which are not imported at all while nothing needs them
         self._fallback = fallback
+        #: what plugins register or inject while the run goes on (pyfixturemanager.py), made with the
+        #: session's fixture manager
+        self.runtime: RuntimeDefs | None = None
 
     def add(self, fixture: FixtureDef) -> None:
         found = self.defs.setdefault(fixture.name, [])
@@ -263,7 +269,11 @@ class Registry:
                 self.add(fixture)
 
     def visible(self, name: str, key: str) -> list[FixtureDef]:
-        return [d for d in self.defs.get(name, ()) if key.startswith(d.baseid)]
+        found = [d for d in self.defs.get(name, ()) if key.startswith(d.baseid)]
+        if self.runtime is not None and self.runtime.has(name):
+            # closer than the collected ones at the same level: registered later, as under pytest
+            found = sorted([*found, *self.runtime.visible(name, key)], key=lambda d: len(d.baseid))
+        return found
 
     def load_installed_plugins(self) -> None:
         """Run the fallback now, if it has not run (once per registry)."""
@@ -567,20 +577,39 @@ class FixtureRequest:
 
     @property
     def _fixturemanager(self) -> Any:
-        """pytest's fixture manager, as far as Hypothesis's ``pytest_runtest_call`` reads it (its function-scoped
-        fixture health check): ``getfixtureinfo(node=, func=, cls=).name2fixturedefs``, the test's closure."""
-        import types
+        """pytest's fixture manager (pyfixturemanager.py), as plugins read it: Hypothesis's health check,
+        pytest-bdd's step lookup and run-time fixtures, pytest-factoryboy's dependencies."""
+        from rt_testrunner.pycollect import session_view
 
-        defs = {fixture.name: [fixture] for fixture in self._item.closure}
-        info = types.SimpleNamespace(name2fixturedefs=defs)
-        return types.SimpleNamespace(getfixtureinfo=lambda node=None, func=None, cls=None: info)
+        return session_view(self._item.session)._fixturemanager
+
+    @property
+    def _pyfuncitem(self) -> Any:
+        """pytest's name for the test's node."""
+        return self._item.node
+
+    @property
+    def _fixture_defs(self) -> dict[str, Any]:
+        """pytest's definitions of the fixtures this test has set up, by name (what plugins put there stays
+        for the test)."""
+        return self._setup.fixture_defs
+
+    @property
+    def _fixturedef(self) -> Any:
+        """The definition of the fixture this request is for (pytest's ``SubRequest._fixturedef``)."""
+        if self._fixture is None:
+            raise AttributeError("_fixturedef")
+        return ActiveFixture(self._setup, self._fixture.name, self._fixture, top=False)
 
     def _get_active_fixturedef(self, name: str) -> Any:
-        """The definition of ``name`` the test uses (its ``scope`` is what plugins read)."""
-        for fixture in self._item.closure:
-            if fixture.name == name:
-                return fixture
-        raise lookup_error(f"fixture {name!r} is not used by this test", name)
+        """The definition of ``name`` as this request sees it, set up first when it is not yet, as pytest's:
+        its ``scope`` (what Hypothesis reads), and its ``cached_result``, which a plugin may set to force the
+        value the test and the fixtures set up after it get (pytest-bdd's ``target_fixture``)."""
+        self.getfixturevalue(name)
+        fixture: FixtureDef | None = None
+        if name != "request" and not (name in self._item.direct_params and self._fixture is None):
+            fixture = self._setup.registry.resolve(name, self._item.key, self._fixture)
+        return ActiveFixture(self._setup, name, fixture, top=self._fixture is None)
 
     @property
     def session(self) -> Any:
@@ -596,6 +625,12 @@ class FixtureRequest:
         self._item.node.add_marker(marker)
 
     def getfixturevalue(self, name: str) -> Any:
+        # a definition a plugin put in ``request._fixture_defs`` with its value is what pytest answers from
+        # (pytest-factoryboy's model fixture asks for its own name while it is set up)
+        stored = self._setup.fixture_defs.get(name)
+        result = getattr(stored, "cached_result", None) if stored is not None else None
+        if isinstance(result, tuple) and len(result) == 3 and result[2] is None:
+            return result[0]
         coroutine = self._setup.get(name, self._fixture)
         try:
             coroutine.send(None)
@@ -609,6 +644,42 @@ class FixtureRequest:
 
     def __repr__(self) -> str:
         return f"<FixtureRequest for {self._item.node.nodeid!r}>"
+
+
+class ActiveFixture:
+    """What ``request._get_active_fixturedef(name)`` and ``request._fixturedef`` give: the definition (its
+    ``scope``, ``argnames``, ``func`` ...) with pytest's ``cached_result``, read and set for this test."""
+
+    def __init__(self, setup: Setup, name: str, fixture: FixtureDef | None, top: bool) -> None:
+        self._setup = setup
+        self._name = name
+        self._fixture = fixture
+        self._top = top
+
+    @property
+    def argname(self) -> str:
+        return self._name
+
+    @property
+    def scope(self) -> str:
+        return self._fixture.scope if self._fixture is not None else "function"
+
+    @property
+    def cached_result(self) -> tuple[Any, Any, Any] | None:
+        return self._setup.cached(self._name, self._fixture)
+
+    @cached_result.setter
+    def cached_result(self, result: tuple[Any, Any, Any] | None) -> None:
+        if result is not None and result[2] is None:
+            self._setup.force(self._name, self._fixture, result[0], self._top)
+
+    def __getattr__(self, name: str) -> Any:
+        if self._fixture is None:
+            raise AttributeError(name)
+        return getattr(self._fixture, name)
+
+    def __repr__(self) -> str:
+        return f"<FixtureDef argname={self._name!r} scope={self.scope!r}>"
 
 
 class Setup:
@@ -625,6 +696,43 @@ class Setup:
         self._function_values: dict[int, Any] = {}
         #: anyio's loops this test holds (main_loops.py), dropped after its teardown
         self.loop_leases: list[LoopKey] = []
+        #: ``request._fixture_defs``, what plugins store there (pytest-factoryboy)
+        self.fixture_defs: dict[str, Any] = {}
+
+    def cached(self, name: str, fixture: FixtureDef | None) -> tuple[Any, Any, Any] | None:
+        """pytest's ``FixtureDef.cached_result`` of ``fixture`` for this test: ``(value, key, None)``, ``(None,
+        key, (error, traceback))`` after it failed, None while it is not set up."""
+        if fixture is None:
+            if name in self.values:
+                return (self.values[name], 0, None)
+            if name in self.item.direct_params:
+                return (self.item.direct_params[name], self.item.param_indices.get(name, 0), None)
+            return None
+        index = self.item.param_indices.get(fixture.name, 0) if fixture.params is not None else 0
+        if fixture.scope == "function":
+            if id(fixture) in self._function_values:
+                return (self._function_values[id(fixture)], index, None)
+            return None
+        key = (id(fixture), scope_key(fixture.scope, self.item, fixture.baseid))
+        entry = self._active.get(key) or self.scopes.cache.get(key)
+        if entry is None:
+            return None
+        if entry.error is not None:
+            return (None, index, (entry.error, entry.error.__traceback__))
+        return (entry.value, index, None)
+
+    def force(self, name: str, fixture: FixtureDef | None, value: Any, top: bool) -> None:
+        """A plugin set ``cached_result``: ``value`` is the fixture's from now on, for the test (when the
+        test sees this definition under ``name``) and for the fixtures set up after."""
+        if fixture is not None and fixture.scope == "function":
+            self._function_values[id(fixture)] = value
+        elif fixture is not None:
+            key = (id(fixture), scope_key(fixture.scope, self.item, fixture.baseid))
+            entry = self._active.get(key) or self.scopes.cache.get(key)
+            if entry is not None:
+                entry.value = value
+        if top or name in self.values:
+            self.values[name] = value
 
     def scoped_finalizer(self, fixture: FixtureDef, finalizer: Callable[[], Any]) -> None:
         key = (id(fixture), scope_key(fixture.scope, self.item, fixture.baseid))

@@ -26,6 +26,7 @@ from rt.events import Location
 from rt_testrunner import importing, pyplugins
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import Kind, classify
+from rt_testrunner.pyfixturemanager import FixtureManager
 from rt_testrunner.pymarks import CallSpec
 from rt_testrunner.pynodes import PyItem
 from rt_testrunner.pyruntest import make_runner
@@ -72,46 +73,6 @@ class _SessionView:
 
     def _node_location_to_relpath(self, path: Any) -> str:
         return self._session.relative(str(path))
-
-
-class FixtureManager:
-    """``session._fixturemanager``, as far as an item that requests fixtures itself asks it.
-
-    Such an item (sybil's ``SybilItem``, one per documentation example) does what pytest's ``Function`` does
-    when made: ``getfixtureclosure(parentnode=self, initialnames=names, ignore_args=set())`` for every
-    fixture its names need, kept in ``item.fixturenames``; later its ``setup()`` calls
-    ``item._request._fillfixtures()`` and reads ``item.funcargs``. rt answers the closure from its own
-    definitions (those visible from the item's file) and, when the item runs, sets those fixtures up as for
-    any test and hands their values over (:func:`_runner`)."""
-
-    def __init__(self, session: PytestSession) -> None:
-        self._session = session
-
-    def parsefactories(self, *args: Any, **kwargs: Any) -> None:
-        """pytest's ``Module.collect()`` and ``Class.collect()`` register the fixtures of a collector's
-        object here (a suite's Module subclass, pyforeign.py): rt's registry has them already."""
-        return None
-
-    def _register_fixture(self, *args: Any, **kwargs: Any) -> None:
-        """The xunit set-ups (``setup_module``, ``setup_method`` ...) pytest's collectors register: rt's
-        collection registers its own."""
-        return None
-
-    def getfixturedefs(self, argname: str, node: Any) -> list[Any] | None:
-        """The definitions of ``argname`` visible from ``node`` (one of pytest's nodes or a test function's
-        definition: its ``path`` and node id), the closest last; None when there is none."""
-        nodeid = str(getattr(node, "nodeid", ""))
-        key = f"{node.path}::{nodeid.split('::', 1)[1]}" if "::" in nodeid else f"{node.path}::"
-        return self._session.registry.visible(argname, key) or None
-
-    def getfixtureclosure(
-        self, parentnode: Any, initialnames: Iterable[str], ignore_args: Iterable[str] = ()
-    ) -> tuple[list[str], dict[str, list[Any]]]:
-        registry = self._session.registry
-        key = f"{parentnode.path}::{parentnode.name}"
-        names = registry.names_closure(list(initialnames), key, set(ignore_args))
-        found = {name: registry.visible(name, key) for name in names}
-        return names, {name: defs for name, defs in found.items() if defs}
 
 
 def _requested_fixtures(node: Any) -> list[str]:

@@ -665,10 +665,12 @@ class ModuleCollection:
                 dict.fromkeys([*initial, *(f.name for f in before), *(a for f in before for a in f.argnames)])
             )
 
+            direct = direct_names(calls)
+
             def new_metafunc() -> Metafunc:
                 from rt_testrunner.pycollect import session_view
 
-                return Metafunc(
+                made = Metafunc(
                     function,
                     cls,
                     module,
@@ -679,6 +681,13 @@ class ModuleCollection:
                     session=session_view(cast("PytestSession", self)),
                     path=Path(file),
                 )
+                # pytest's name2fixturedefs: the visible definitions of each name (closest last), which
+                # plugins read for what their fixtures carry (pytest-factoryboy's related models)
+                for name in names:
+                    found = [] if name in direct else self.registry.visible(name, key)
+                    if found:
+                        made._arg2fixturedefs[name] = found
+                return made
 
             metafunc = new_metafunc()
             attempts = 0

@@ -11,7 +11,7 @@ pytest's ``Class`` nodes for classes and a :func:`placeholder` item for each tes
 each function the nodes name, with its fixtures, marks and parametrization, as any test of a module
 (:meth:`rt_testrunner.pycollect_module.ModuleCollection.collect_nodes`). pytest's fixture manager, which
 ``Module.collect()`` and ``Class.collect()`` register xunit set-ups and fixtures with, is rt's registry: the
-calls are answered by :class:`rt_testrunner.pycollect.FixtureManager`.
+calls are answered by :class:`rt_testrunner.pyfixturemanager.FixtureManager`.
 """
 
 from __future__ import annotations
