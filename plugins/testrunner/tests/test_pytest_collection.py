@@ -445,32 +445,6 @@ def test_parametrize_ids_from_a_conftest_hook_and_items_collected(tmp_path: Path
     assert found == {"pass": 1}, output
 
 
-def test_a_conftest_collector_that_fails_does_not_stop_the_run(tmp_path: Path) -> None:
-    """A collector of a conftest.py that fails on a file (here on purpose; in real suites when it reaches
-    into pytest internals rt does not have, as Sybil's items do) is that file's error; the other tests run."""
-    files = {
-        "conftest.py": """
-        import pytest
-
-        def pytest_collect_file(parent, file_path):
-            if file_path.suffix == ".case":
-                return Broken.from_parent(parent, path=file_path)
-
-        class Broken(pytest.File):
-            def collect(self):
-                raise RuntimeError("this collector fails")
-        """,
-        "examples/one.case": "1\n",
-        "test_plain.py": """
-        def test_plain():
-            pass
-        """,
-    }
-    found, output = rt_test(tmp_path, files)
-    assert found == {"pass": 1, "error": 1}, output
-    assert "this collector fails" in output and "Interrupted" not in output, output
-
-
 def test_a_conftest_returning_pytest_module_collects_its_own_file_names(tmp_path: Path) -> None:
     """A conftest.py's ``pytest_collect_file`` returning ``pytest.Module`` for files of the suite's own naming
     (``check_*.py``): their tests are collected as a test module's, fixtures and parametrize included."""

@@ -31,6 +31,21 @@ def junit_errors(path: Path) -> list[str]:
     return sorted(case.get("name", "") for case in tree.iter("testcase") if case.find("error") is not None)
 
 
+def both_interrupted_by(root: Path, errors: int) -> None:
+    """pytest and ``rt test`` on ``root`` both stop after collection with ``errors`` collection errors: the
+    counts, the "Interrupted" line, exit status 2 and the JUnit file's errors."""
+    pytest_run = run_pytest("--junitxml", "pytest.xml", cwd=root)
+    rt_run = run_cli("test", "--junitxml", "rt.xml", cwd=root, timeout=180)
+    assert counts_from_pytest(pytest_run.stdout) == {"error": errors}, pytest_run.output
+    assert summary_counts(rt_run.stderr) == {"error": errors}, rt_run.output
+    line = f"Interrupted: {errors} error{'s' if errors > 1 else ''} during collection"
+    assert line in pytest_run.stdout, pytest_run.output
+    assert line in rt_run.stderr, rt_run.output
+    assert (pytest_run.code, rt_run.code) == (2, 2), rt_run.output
+    assert len(junit_errors(root / "pytest.xml")) == errors
+    assert len(junit_errors(root / "rt.xml")) == errors
+
+
 def test_a_collectors_failing_setup_is_an_error_at_setup_of_each_of_its_items(tmp_path: Path) -> None:
     """A ``pytest.File`` subclass of a conftest.py whose ``setup()`` raises: pytest's ``SetupState`` reports
     an error at set-up of each item under it (the same exception again, the collector's ``setup()`` called
@@ -492,4 +507,127 @@ def test_collect_imported_tests_false_leaves_out_what_a_test_module_imports(tmp_
     (tmp_path / "pytest.ini").write_text("[pytest]\ncollect_imported_tests = false\n")
     expected, pytest_output, counts, output = both(tmp_path)
     assert expected == {"pass": 1}, pytest_output
+    assert counts == expected, output
+
+
+_FAILING_COLLECTORS = """
+import pytest
+
+
+class CaseFile(pytest.File):
+    def collect(self):
+        if self.path.stem.endswith("broken"):
+            raise ValueError(f"cannot read {self.path.name}")
+        yield Section.from_parent(self, name="good")
+        yield Section.from_parent(self, name="bad")
+
+
+class Section(pytest.Collector):
+    def collect(self):
+        if self.name == "bad" and "sections" in self.path.name:
+            raise ValueError("cannot read section bad")
+        yield SectionItem.from_parent(self, name="one")
+
+
+class SectionItem(pytest.Item):
+    def runtest(self):
+        pass
+
+
+def pytest_collect_file(parent, file_path):
+    if file_path.name.startswith("test_") and file_path.suffix == ".case":
+        return CaseFile.from_parent(parent, path=file_path)
+"""
+
+
+def test_a_conftest_collector_that_fails_stops_the_run_as_a_module_that_does_not_import(
+    tmp_path: Path,
+) -> None:
+    """A conftest.py's ``pytest.File`` whose ``collect()`` raises, and one whose sub-collector's ``collect()``
+    raises, are collection errors as a test module's import error is: pytest runs no test, says
+    "Interrupted: 2 errors during collection" and exits 2 (JUnit: the 2 errors). rt reported both errors
+    and ran the other tests (status 1). pytest 9.2: 2 errors; with ``--continue-on-collection-errors``
+    4 passed, 2 errors."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": _FAILING_COLLECTORS,
+            "test_broken.case": "",
+            "test_sections.case": "",
+            "test_fine.case": "",
+            "test_plain.py": """
+            def test_plain():
+                pass
+            """,
+        },
+    )
+    both_interrupted_by(tmp_path, errors=2)
+    expected, pytest_output, counts, output = both(tmp_path, "--continue-on-collection-errors")
+    assert expected == {"pass": 4, "error": 2}, pytest_output
+    assert counts == expected, output
+
+
+def test_a_test_module_that_does_not_import_stops_the_run_with_pytests_status_and_junit(
+    tmp_path: Path,
+) -> None:
+    """A plain test module's import error: no test runs, "Interrupted: 1 error during collection", exit
+    status 2 and one error in the JUnit file, under both runners. pytest 9.2: 1 error."""
+    write_files(
+        tmp_path,
+        {
+            "test_plain.py": """
+            def test_plain():
+                pass
+            """,
+            "test_missing.py": """
+            import a_module_nobody_installed
+
+
+            def test_never():
+                pass
+            """,
+        },
+    )
+    both_interrupted_by(tmp_path, errors=1)
+
+
+_SAME_BASENAMES = {
+    "tests/unit/test_models.py": """
+    def test_unit():
+        pass
+    """,
+    "tests/integration/test_models.py": """
+    def test_integration():
+        pass
+    """,
+    "tests/test_other.py": """
+    def test_other():
+        pass
+    """,
+}
+
+
+def test_test_files_of_one_basename_outside_packages_are_pytests_import_file_mismatch(tmp_path: Path) -> None:
+    """Two test files named ``test_models.py`` in folders without ``__init__.py``: under pytest's default
+    "prepend" import mode (and "append") both are the module ``test_models``, and the second is the collection
+    error "import file mismatch", which stops the run. rt imported the second in the first's place and ran
+    both. Under ``--import-mode=importlib`` pytest names each module by its path and runs both. pytest 9.2:
+    1 error (status 2); importlib: 3 passed."""
+    write_files(tmp_path, _SAME_BASENAMES)
+    pytest_run = run_pytest(cwd=tmp_path)
+    rt_run = run_cli("test", cwd=tmp_path, timeout=180)
+    assert counts_from_pytest(pytest_run.stdout) == {"error": 1}, pytest_run.output
+    assert summary_counts(rt_run.stderr) == {"error": 1}, rt_run.output
+    assert "ERROR tests/unit/test_models.py" in pytest_run.stdout
+    assert "tests/unit/test_models.py:" in rt_run.stderr and "import file mismatch" in rt_run.stderr
+    assert (pytest_run.code, rt_run.code) == (2, 2), rt_run.output
+    expected, pytest_output, counts, output = both(tmp_path, "--import-mode=append")
+    assert expected == {"error": 1}, pytest_output
+    assert counts == expected, output
+    expected, pytest_output, counts, output = both(tmp_path, "--import-mode=importlib")
+    assert expected == {"pass": 3}, pytest_output
+    assert counts == expected, output
+    write_files(tmp_path, {"pytest.ini": "[pytest]\naddopts = --import-mode=importlib\n"})
+    expected, pytest_output, counts, output = both(tmp_path)
+    assert expected == {"pass": 3}, pytest_output
     assert counts == expected, output

@@ -72,9 +72,6 @@ DISPLAY_OPTIONS = frozenset(
         "--reruns-delay",
         "--dist",
         "--maxprocesses",
-        # rt always imports as pytest's default "prepend" mode, under the same module names; a suite written
-        # for importlib mode runs the same (its test modules need no unique basenames either way)
-        "--import-mode",
     }
 )
 #: options that choose the configuration itself: honoured on the command line (``-c FILE``, ``--rootdir``),
@@ -110,6 +107,9 @@ UNSUPPORTED = {
 #: where pytest-timeout's ``--timeout SECONDS`` of ``addopts`` / ``PYTEST_ADDOPTS`` is kept among the
 #: configuration's values (a name no ini option can have: it wins over the ``timeout`` ini value)
 TIMEOUT_OPTION = "--timeout"
+#: where ``--import-mode`` is kept among the configuration's values: rt imports under "prepend" mode's names
+#: in each mode, but only "prepend" and "append" refuse two test files of one module name (importing.py)
+IMPORT_MODE_OPTION = "--import-mode"
 #: the reason given for an option neither rt nor a plugin or conftest.py of the run registers
 UNKNOWN = "not an option rt knows"
 #: ``--capture``'s methods besides ``no`` (pytest's)
@@ -384,6 +384,8 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             continue
         elif name == "--color" and value in ("yes", "no", "auto"):
             fields["color"] = value
+        elif name == "--import-mode":
+            overrides.append((IMPORT_MODE_OPTION, value))
         elif name == "--timeout":
             # pytest-timeout's, in seconds (on rt test's own command line --timeout is rt's, in milliseconds)
             overrides.append((TIMEOUT_OPTION, value))

@@ -252,6 +252,7 @@ _PYTEST_OPTIONS: tuple[tuple[tuple[str, ...], bool, str | None], ...] = (
     (("--log-cli-date-format",), True, None),
     (("--asyncio-mode",), True, "pytest-asyncio's: auto or strict"),
     (("--color",), True, "pytest's: yes, no or auto"),
+    (("--import-mode",), True, "pytest's: prepend, append or importlib (test files may share a basename)"),
     # accepted and ignored: they change only how pytest displays a run (rt's display is its own)
     *(((name,), False, None) for name in sorted(addopts.DISPLAY_FLAGS)),
     *(((name,), True, None) for name in sorted(addopts.DISPLAY_OPTIONS)),

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rt_testrunner.discovery import python_file_matches
+from rt_testrunner.discovery import SUFFIXES, python_file_matches
 from rt_testrunner.rewrite import _HELPER, _UNSET, UNSET, assert_failed, compile_test_file
 
 
@@ -83,6 +83,14 @@ class RewritingFinder:
         #: only test files and conftest.py files: a library module's doctest may show an ``AssertionError``
         #: its plain ``assert`` raises, without a message)
         self.rewrite_helpers = True
+        #: a second test file under a module name already imported from another file is pytest's "import
+        #: file mismatch" error (its "prepend" and "append" modes); under ``--import-mode=importlib``, where
+        #: pytest names each module by its path, and in a project of the spec's patterns alone (the reference
+        #: runtime imports by path), the second file is imported in the first one's place
+        self.unique_names = False
+        #: no pytest configuration: files of the spec's patterns (``x_test.py``) are imported by path as the
+        #: reference runtime imports them, never refused for a name another file holds
+        self.spec_project = False
 
     def add_test_dir(self, directory: Path) -> None:
         self.test_dirs.add(str(directory))
@@ -230,7 +238,11 @@ _FINDER: RewritingFinder | None = None
 
 
 def install(
-    python_files: Sequence[str], namespace_packages: bool = False, rewrite_helpers: bool = True
+    python_files: Sequence[str],
+    namespace_packages: bool = False,
+    rewrite_helpers: bool = True,
+    unique_names: bool = False,
+    spec_project: bool = False,
 ) -> RewritingFinder:
     """Put the rewriting finder on ``sys.meta_path`` just before the path finder (once per process): after the
     built-in and frozen importers, which answer first for their modules as in any import, and where the
@@ -247,6 +259,8 @@ def install(
         meta_path.insert(at, _FINDER)
     _FINDER.namespace_packages = namespace_packages
     _FINDER.rewrite_helpers = rewrite_helpers
+    _FINDER.unique_names = unique_names
+    _FINDER.spec_project = spec_project
     return _FINDER
 
 
@@ -304,7 +318,7 @@ def importable(path: Path) -> bool:
 def import_path(path: Path) -> types.ModuleType:
     """Import ``path`` under its real name (prepend mode); a second file under the same name is an error."""
     name, basedir = module_name(path)
-    if "." not in name:
+    if "." not in name and _reimported(name, path):
         # a top-level module such as conftest or test_utils in several folders: each file is its own module
         previous = sys.modules.get(name)
         if previous is not None and _same_file(previous, path) is False:
@@ -330,6 +344,15 @@ def import_path(path: Path) -> types.ModuleType:
             "give the test files unique names or make their folders packages (__init__.py)"
         )
     return module
+
+
+def _reimported(name: str, path: Path) -> bool:
+    """A file whose top-level module name another file already holds is imported in its place: a conftest.py
+    outside a package (pytest drops the previous ``conftest`` module before importing the next), and any file
+    unless the finder wants unique names (see :attr:`RewritingFinder.unique_names`)."""
+    if name == "conftest" or _FINDER is None or not _FINDER.unique_names:
+        return True
+    return _FINDER.spec_project and path.name.endswith(SUFFIXES)
 
 
 def forget(path: Path) -> None:

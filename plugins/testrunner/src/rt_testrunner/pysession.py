@@ -153,6 +153,8 @@ class PytestSession(ModuleCollection):
             pyconfig.python_files,
             pyconfig.flag("consider_namespace_packages"),
             rewrite_helpers=not pyconfig.doctest_modules,
+            unique_names=_import_mode(pyconfig) != "importlib",
+            spec_project=pyconfig.inifile is None,
         )
         self.xfail_strict = _strict_xfail(pyconfig)
         if pyconfig.runxfail:
@@ -645,6 +647,13 @@ def _warn(line: str) -> None:
 def call_hook(hook: Callable[..., Any], **available: Any) -> Any:
     wanted = argnames(hook)
     return hook(**{name: available[name] for name in wanted if name in available})
+
+
+def _import_mode(pyconfig: PytestConfig) -> str:
+    """pytest's ``--import-mode`` of ``addopts`` or the command line ("prepend" unless given)."""
+    from rt_testrunner.addopts import IMPORT_MODE_OPTION
+
+    return str(pyconfig.values.get(IMPORT_MODE_OPTION, "prepend"))
 
 
 def _strict_xfail(pyconfig: PytestConfig) -> bool:

@@ -379,10 +379,9 @@ class Runner:
         ("Interrupted: N errors during collection") unless given ``--continue-on-collection-errors``.
 
         A file of the spec's own patterns (``x_test.py``) in a project with no pytest configuration and no
-        conftest.py keeps the reference runtime's behaviour: one error, and the other files run. So does a
-        file a conftest.py's collector fails on (``pytest_collect_file``): such collectors may reach into
-        pytest's internals that rt does not have (Sybil's items ask pytest's fixture manager for fixtures),
-        and one of them must not keep every test of the suite from running."""
+        conftest.py keeps the reference runtime's behaviour: one error, and the other files run. A file a
+        conftest.py's collector (``pytest_collect_file``) fails on, or whose sub-collector fails, stops the
+        run as a test module's import error does: pytest makes no difference between its collectors."""
         if self.session.pyconfig.continue_on_collection_errors:
             return False
         pytest_project = (
@@ -392,12 +391,10 @@ class Runner:
         )
         for test_file in files:
             raised = self._collected.get(test_file.path)
-            if isinstance(raised, Suite) and not test_file.custom:
+            if isinstance(raised, Suite):
                 if any(outcomes.classify(exc) is not outcomes.Kind.SKIP for _, exc in _node_errors(raised)):
                     return True
             if not isinstance(raised, BaseException) or outcomes.classify(raised) is outcomes.Kind.SKIP:
-                continue
-            if test_file.custom and test_file.path not in self.session.failed_modules:
                 continue
             if pytest_project or not test_file.path.name.endswith(SUFFIXES):
                 return True
