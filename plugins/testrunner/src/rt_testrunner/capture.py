@@ -26,6 +26,8 @@ from typing import Any, Protocol, TextIO
 
 import attrs
 
+from rt_testrunner.real_os import RealOs
+
 #: held while a test's stream file is made (:meth:`Capture.fileno`)
 _FILES_LOCK = threading.Lock()
 
@@ -86,11 +88,9 @@ class Capture:
 
     def drain(self) -> None:
         """Move what the files hold into the test's output, and close them."""
-        import os
-
         files, self.files = self.files, {}
         for which, file in files.items():
-            os.lseek(file.fileno(), 0, os.SEEK_SET)
+            file.seek(0)
             data = file.read()
             file.close()
             if data:
@@ -132,7 +132,7 @@ class Capture:
             data = memoryview(text.encode("utf-8", "replace"))
             target = descriptors.files[0 if which == "out" else 1]
             while data:
-                data = data[os.write(target, data) :]
+                data = data[RealOs.write(target, data) :]
             return
         (self.out if which == "out" else self.err).append(text)
 
@@ -222,9 +222,9 @@ class _Descriptors:
     not share the files' offsets with its siblings."""
 
     def __init__(self) -> None:
-        self.pid = os.getpid()
+        self.pid = RealOs.getpid()
         self.files = (_temporary_descriptor(), _temporary_descriptor())
-        self.saved = (os.dup(1), os.dup(2))
+        self.saved = (RealOs.dup(1), RealOs.dup(2))
         real_out, real_err = _INSTALLED[0], _INSTALLED[1]
         self.terminal: tuple[TextIO, TextIO] = tuple(  # type: ignore[assignment]
             open(  # noqa: SIM115 - kept for the process
@@ -242,8 +242,8 @@ class _Descriptors:
 
     def redirect(self, capture: Capture) -> None:
         _flush_streams()
-        os.dup2(self.files[0], 1)
-        os.dup2(self.files[1], 2)
+        RealOs.dup2(self.files[0], 1)
+        RealOs.dup2(self.files[1], 2)
         self.owner = capture
 
     def drain(self) -> None:
@@ -253,32 +253,34 @@ class _Descriptors:
             return
         _flush_streams()
         for fd, target in zip(self.files, (owner.out, owner.err), strict=True):
-            size = os.lseek(fd, 0, os.SEEK_CUR)
+            size = RealOs.lseek(fd, 0, os.SEEK_CUR)
             if not size:
                 continue
-            data = os.pread(fd, size, 0)
-            os.ftruncate(fd, 0)
-            os.lseek(fd, 0, os.SEEK_SET)  # the offset is shared with descriptor 1 or 2
+            data = RealOs.pread(fd, size, 0)
+            RealOs.ftruncate(fd, 0)
+            RealOs.lseek(fd, 0, os.SEEK_SET)  # the offset is shared with descriptor 1 or 2
             target.append(data.decode("utf-8", "replace"))
 
     def close(self) -> None:
         """The files and the copies of the terminal's descriptors closed (the run is over)."""
         self.restore()
         for fd in self.files:
-            os.close(fd)
+            RealOs.close(fd)
         for stream in self.terminal:
             stream.close()  # closefd=False: flushed, the descriptor itself is closed below
         for fd in self.saved:
-            os.close(fd)
+            RealOs.close(fd)
 
     def restore(self) -> None:
         """The terminal's descriptors back, what the files took given to their owner."""
         if self.owner is None:
             return
-        self.drain()
-        os.dup2(self.saved[0], 1)
-        os.dup2(self.saved[1], 2)
-        self.owner = None
+        try:
+            self.drain()
+        finally:  # the terminal back whatever happened: else every later line of the run is lost
+            RealOs.dup2(self.saved[0], 1)
+            RealOs.dup2(self.saved[1], 2)
+            self.owner = None
 
 
 def _temporary_descriptor() -> int:
@@ -293,7 +295,7 @@ def _temporary_descriptor() -> int:
     import tempfile
 
     with tempfile.TemporaryFile(buffering=0) as file:
-        return os.dup(file.fileno())
+        return RealOs.dup(file.fileno())
 
 
 def _flush_streams() -> None:
@@ -315,7 +317,7 @@ _MODE: list[str] = ["fd"]
 def _descriptors() -> _Descriptors | None:
     if _MODE[0] != "fd" or not _INSTALLED:
         return None
-    if _DESCRIPTORS and _DESCRIPTORS[0].pid == os.getpid():
+    if _DESCRIPTORS and _DESCRIPTORS[0].pid == RealOs.getpid():
         return _DESCRIPTORS[0]
     try:
         made = _Descriptors()
@@ -688,7 +690,7 @@ def uninstall() -> None:
         return
     if _DESCRIPTORS:
         descriptors = _DESCRIPTORS.pop()
-        if descriptors.pid == os.getpid():
+        if descriptors.pid == RealOs.getpid():
             descriptors.close()
     real_out, real_err, handler, real_in = _INSTALLED
     if _ROUTED:

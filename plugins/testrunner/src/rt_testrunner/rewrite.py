@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from rt_testrunner.assertion_text import UNSET, assert_failed
+from rt_testrunner.real_os import RealOs
 
 _HELPER = "@py_rt_assert_failed"
 _UNSET = "@py_rt_unset"
@@ -384,19 +385,31 @@ def _read_cache(
     return code if isinstance(code, types.CodeType) and code.co_filename == str(path) else None
 
 
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+
+
 def _write_cache(path: Path, stat: os.stat_result, code: types.CodeType, helper: bool = False) -> None:
-    """Best effort, like Python's own .pyc files: a read-only tree just means no cache."""
+    """Best effort, like Python's own .pyc files: a read-only tree just means no cache. Written with the real
+    functions (:class:`RealOs`): a module a test imports while it fakes the file system is cached on the disk,
+    as Python caches it, not in the fake."""
     if sys.dont_write_bytecode:
         return
-    target = _cache_path(path, helper)
-    temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    target = str(_cache_path(path, helper))
+    temporary = f"{target}.{RealOs.getpid()}.tmp"
+    data = memoryview(struct.pack("<qq", stat.st_mtime_ns, stat.st_size) + marshal.dumps(code))
     try:
-        target.parent.mkdir(exist_ok=True)
-        temporary.write_bytes(struct.pack("<qq", stat.st_mtime_ns, stat.st_size) + marshal.dumps(code))
-        os.replace(temporary, target)
+        with contextlib.suppress(FileExistsError):
+            RealOs.mkdir(os.path.dirname(target))
+        descriptor = RealOs.open(temporary, _WRITE_FLAGS, 0o666)
+        try:
+            while data:
+                data = data[RealOs.write(descriptor, data) :]
+        finally:
+            RealOs.close(descriptor)
+        RealOs.replace(temporary, target)
     except OSError:
         with contextlib.suppress(OSError):
-            temporary.unlink(missing_ok=True)
+            RealOs.unlink(temporary)
 
 
 def compile_test_file(
@@ -413,8 +426,9 @@ def compile_test_file(
     ``read``: how the source and the cache are read; the import hook's loader passes importlib's own
     ``get_data``, so a module imported while a test runs is read as Python reads any module (blockbuster,
     which starlette's tests turn on, fails a file read in an event loop unless importlib's ``get_data`` makes
-    it)."""
-    stat = path.stat()
+    it), and its stat with the real ``os.stat`` (a module a test reloads while it fakes the file system, see
+    :class:`RealOs`)."""
+    stat = RealOs.stat(path)
     cached = _read_cache(path, stat, helper, read)
     if cached is not None:
         return cached

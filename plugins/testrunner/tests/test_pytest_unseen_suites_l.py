@@ -1,0 +1,101 @@
+"""``rt test`` on mechanisms found while running unseen projects' suites from their PyPI sdists (issue 15,
+session 12, sweep L: projects that ship a pytest plugin of their own or drive pytest through heavy conftest.py
+machinery): each test names the suite that showed it, runs pytest itself on the same small project and
+compares the outcome counts and messages, so a difference in either runner shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rt.testing import same_counts_as_pytest, write_files
+
+#: a fixture that fakes the file system as pyfakefs's ``fs`` does: ``os`` replaced in every loaded module (but
+#: pytest's capture and its path helpers, which pyfakefs's plugin leaves alone) by a stand-in whose functions
+#: know no real descriptor nor file, until the fixture ends
+_FAKE_FS_CONFTEST = """
+import os
+import sys
+import types
+
+import pytest
+
+SKIPPED = {"os", "posixpath", "genericpath", "sys", "pytest", "_pytest.capture", "_pytest.pathlib", "py"}
+
+
+def _refused(*args, **kwargs):
+    raise OSError(9, "Bad file descriptor: not in the fake file system")
+
+
+REAL = [os]  # out of the swap's reach, as the fake's own references are
+
+
+class FakeOs(types.ModuleType):
+    def __getattr__(self, name):
+        return getattr(REAL[0], name)
+
+
+@pytest.fixture
+def fake_fs():
+    fake = FakeOs("os")
+    for name in ("write", "lseek", "pread", "ftruncate", "stat"):
+        setattr(fake, name, _refused)
+    swapped = []
+    for name, module in list(sys.modules.items()):
+        if module is None or name in SKIPPED:
+            continue
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for attribute, value in list(namespace.items()):
+            if value is REAL[0]:
+                namespace[attribute] = fake
+                swapped.append((namespace, attribute))
+    yield fake
+    for namespace, attribute in swapped:
+        namespace[attribute] = REAL[0]
+"""
+
+
+def test_a_test_faking_the_file_system_keeps_its_output_and_the_run(tmp_path: Path) -> None:
+    """pyfakefs 6.3.2: its ``fs`` fixture replaces ``os`` in every loaded module while a test runs, rt's
+    capture among them, whose real descriptors the fake ``lseek`` and ``write`` do not know: the phase change
+    after set-up raised inside rt, descriptors 1 and 2 stayed on the capture's files, and every later line of
+    the run was lost (no summary, exit status 1). A module the test reloads meanwhile (pyfakefs's
+    ``modules_to_reload``) was read through the faked ``pathlib``: ``FileNotFoundError``. pytest 9.2: 2 passed,
+    1 failed, the failure's captured output shown."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": _FAKE_FS_CONFTEST,
+            "tests/__init__.py": "",
+            "tests/helper.py": """
+            import os
+
+            VALUE = len(os.sep)
+            """,
+            "tests/test_fake.py": """
+            import importlib
+
+            from tests import helper
+
+
+            def test_prints_and_reloads(fake_fs):
+                print("inside the fake")
+                assert importlib.reload(helper).VALUE == 1
+
+
+            def test_fails_with_its_output(fake_fs):
+                print("shown with the failure")
+                assert helper.VALUE == 2
+
+
+            def test_after():
+                print("after")
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert "shown with the failure" in pytest_run.output
+    assert "shown with the failure" in rt_run.output, rt_run.output
+    assert "test_after" in rt_run.output, rt_run.output
+    assert "Bad file descriptor" not in rt_run.output, rt_run.output
