@@ -320,6 +320,71 @@ def test_a_plugins_module_collector_for_a_name_holds_its_tests(tmp_path: Path) -
     assert "left out" not in rt_run.stderr, rt_run.output
 
 
+#: a module-scoped fixture first set up inside a block lasts as long as that block (pytest's module scope of a
+#: test is its nearest ``pytest.Module``, the block); a test between two nested blocks runs between them
+BLOCK_SCOPES = """
+import pytest
+
+MADE = []
+ORDER = []
+
+
+@pytest.fixture(scope="module")
+def resource():
+    MADE.append(1)
+    yield len(MADE)
+    MADE.append(-1)
+
+
+def spec_a():
+    def first(resource):
+        ORDER.append("first")
+        assert resource == 1
+
+    def spec_inner():
+        def deep(resource):
+            ORDER.append("deep")
+            assert resource == 1
+
+        return locals()
+
+    def after_inner(resource):
+        ORDER.append("after_inner")
+        assert resource == 1
+
+    return locals()
+
+
+def spec_b():
+    def spec_c():
+        def only(resource):
+            assert resource == 3
+
+        return locals()
+
+    def other(resource):
+        assert MADE == [1, -1, 1, -1, 1]
+
+    return locals()
+
+
+def test_last(resource):
+    assert ORDER == ["first", "deep", "after_inner"]
+    assert resource == 7
+"""
+
+
+def test_a_module_fixture_first_set_up_in_a_block_ends_with_the_block(tmp_path: Path) -> None:
+    """pytest-describe 3.2.0: a module-scoped fixture is pytest's for the nearest ``pytest.Module`` of the test
+    that sets it up, a ``describe_*`` block: torn down when the block ends, made again for the next block
+    (rt kept one for the whole file). And a nested block between two tests of its block runs between them
+    (rt ran it after the block's tests). pytest 9.2: 6 passed."""
+    site = plugin_site(tmp_path / "site", "block_plugin", BLOCK_PLUGIN)
+    project = write_files(tmp_path / "project", {"pytest.ini": "[pytest]\n", "test_scopes.py": BLOCK_SCOPES})
+    _, rt_run = same_as_pytest(project, site)
+    assert "6 pass" in rt_run.stderr, rt_run.output
+
+
 #: a plugin in the manner of pytest-isort and pytest-pycodestyle: one check item for every .py file
 CHECK_PLUGIN = """
 import pytest

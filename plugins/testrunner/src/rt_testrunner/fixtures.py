@@ -713,7 +713,7 @@ class Setup:
             if id(fixture) in self._function_values:
                 return (self._function_values[id(fixture)], index, None)
             return None
-        key = (id(fixture), scope_key(fixture.scope, self.item, fixture.baseid))
+        key = self.entry_key(fixture)
         entry = self._active.get(key) or self.scopes.cache.get(key)
         if entry is None:
             return None
@@ -727,15 +727,32 @@ class Setup:
         if fixture is not None and fixture.scope == "function":
             self._function_values[id(fixture)] = value
         elif fixture is not None:
-            key = (id(fixture), scope_key(fixture.scope, self.item, fixture.baseid))
+            key = self.entry_key(fixture)
             entry = self._active.get(key) or self.scopes.cache.get(key)
             if entry is not None:
                 entry.value = value
         if top or name in self.values:
             self.values[name] = value
 
+    def entry_key(self, fixture: FixtureDef) -> tuple[int, Any]:
+        """Where the value of a fixture wider than a function is kept for this test. A module-scoped one of a
+        test inside module-like collectors (pytest-describe's blocks, ``item.scope``) lives, as under pytest,
+        as long as the innermost of them where it was first set up: a value made in an outer block (or for
+        the file) while it lasts, else a new one, torn down when this test's innermost block ends."""
+        scope = scope_key(fixture.scope, self.item, fixture.baseid)
+        key = (id(fixture), scope)
+        blocks = getattr(self.item, "scope", "") if fixture.scope == "module" else ""
+        if not blocks or key in self.scopes.cache or key in self._active:
+            return key
+        parts = blocks.split("::")
+        for depth in range(1, len(parts)):
+            outer = (id(fixture), (*scope, "::".join(parts[:depth])))
+            if outer in self.scopes.cache or outer in self._active:
+                return outer
+        return (id(fixture), (*scope, blocks))
+
     def scoped_finalizer(self, fixture: FixtureDef, finalizer: Callable[[], Any]) -> None:
-        key = (id(fixture), scope_key(fixture.scope, self.item, fixture.baseid))
+        key = self.entry_key(fixture)
         cached = self._active.get(key) or self.scopes.cache.get(key)
         if cached is None:
             self.finalizers.append(finalizer)
@@ -772,7 +789,7 @@ class Setup:
         # as pytest: its own fixtures first, so that one whose parameter changed since tears this one down
         # (below) before its cached value is read
         kwargs, dependencies = await self._arguments(fixture)
-        key = (id(fixture), scope_key(fixture.scope, self.item, fixture.baseid))
+        key = self.entry_key(fixture)
         cached = self.scopes.cache.get(key)
         pkey = (param_key(param), self._upstream_params(fixture))
         if cached is not None and cached.param_key == pkey:
@@ -956,9 +973,7 @@ class Setup:
                 continue
             dependency = self.registry.resolve(arg, self.item.key, fixture)
             if dependency.scope != "function":
-                cached = self.scopes.cache.get(
-                    (id(dependency), scope_key(dependency.scope, self.item, dependency.baseid))
-                )
+                cached = self.scopes.cache.get(self.entry_key(dependency))
                 if cached is not None:
                     dependencies.append(cached)
         return kwargs, dependencies

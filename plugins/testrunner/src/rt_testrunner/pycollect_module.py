@@ -83,8 +83,10 @@ class ModuleCollection:
         hook = module.__dict__.get("pytest_generate_tests")
         module_hooks = [(module_base, hook)] if callable(hook) else []
         self._xunit_module(module, module_base)
-        if not scope:  # the file's module scope ends with the file, not with a collector inside it
-            root.hooks["after_all"].append(ScopeTeardown(lambda: self.scopes.finish(("module", file))))
+        # the file's module scope ends with the file; a module-like collector's (a block's) with the block,
+        # which tears down the module-scoped fixtures first set up in it (``Setup.entry_key``)
+        ends = ("module", file, scope) if scope else ("module", file)
+        root.hooks["after_all"].append(ScopeTeardown(lambda: self.scopes.finish(ends)))
         return marks_of(module), module_hooks
 
     def collect(
@@ -155,6 +157,11 @@ class ModuleCollection:
             module_marks = list(collector.iter_markers())
         others: list[Any] = []
         for node in pyforeign.children(collector):
+            if others and (pyforeign.is_function(node) or _is_class_node(node)):
+                # the collectors and items before this test, in the collector's order (pytest-describe's
+                # nested block between two tests of its block runs between them)
+                self._add_other_nodes(others, file, root, selectors)
+                others = []
             if pyforeign.is_function(node):
                 self._collect_function(
                     node.obj,
@@ -186,11 +193,16 @@ class ModuleCollection:
             else:
                 others.append(node)
         if others:
-            from rt_testrunner.pycollect import add_nodes
-
-            add_nodes(others, Path(file), root, cast("PytestSession", self), selectors)
+            self._add_other_nodes(others, file, root, selectors)
         if not scope:  # a collector inside the file: its tests are the file's, modified with them
             self._modify_items(root, file, reorder=True)
+
+    def _add_other_nodes(self, nodes: list[Any], file: str, root: Suite, selectors: tuple[str, ...]) -> None:
+        """The items and collectors (not test functions or classes) a collector's ``collect()`` gave, each as
+        a conftest.py's (pycollect.py)."""
+        from rt_testrunner.pycollect import add_nodes
+
+        add_nodes(nodes, Path(file), root, cast("PytestSession", self), selectors)
 
     def _member_kind(self, name: str, value: Any, registered: set[int], file: str) -> str | None:
         """What rt's collection makes of a test module's ``name``: ``"function"``, ``"class"``,
