@@ -313,6 +313,7 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # pytest-asyncio's strict mode, coverage in addopts
     "httpx-sse": ("0.4.3", ("httpx", "pytest-asyncio", "pytest-cov", "sse-starlette", "starlette"),
                   {"PYTHONPATH": "src"}),
+    "flask-cors": ("6.0.5", ("flask",), {}),  # flask's test client, a skipped test, a warning
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {

@@ -128,3 +128,86 @@ def test_an_async_fixture_wider_than_a_function_in_trio_mode(tmp_path: Path) -> 
     )
     pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     assert "Trio fixtures must be function-scope" in rt_run.output, rt_run.output
+
+
+def test_a_test_function_that_returns_a_value_warns(tmp_path: Path) -> None:
+    """waitress 3.0.2: its ``test_suite()`` returns a ``doctest.DocTestSuite``, and pytest's
+    ``pytest_pyfunc_call`` warns of a test function that returns anything but None
+    (``PytestReturnNotNoneWarning``); rt called the function and dropped its value: 1 warning where pytest
+    counts 2. Under ``filterwarnings = error`` that warning fails the test. pytest 9.2: 3 passed and 2
+    warnings without the filter, 1 passed and 1 failed with it."""
+    write_files(
+        tmp_path,
+        {
+            "plain/pytest.ini": "[pytest]\n",
+            "plain/test_returns.py": """
+                import doctest
+
+                class TestReturns:
+                    def test_method_returns(self):
+                        return 0
+
+                def test_suite():
+                    return doctest.DocTestSuite()
+
+                def test_returns_none():
+                    return None
+            """,
+            "strict/pytest.ini": "[pytest]\nfilterwarnings =\n    error\n",
+            "strict/test_returns_strict.py": """
+                def test_returns_true():
+                    return True
+
+                def test_plain():
+                    pass
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path / "plain")
+    assert "2 warnings" in pytest_run.stdout, pytest_run.output
+    assert " 2 warnings" in rt_run.stderr, rt_run.output
+    strict_pytest, strict_rt = same_counts_as_pytest(tmp_path / "strict")
+    assert "Test functions should return None" in strict_rt.output, strict_rt.output
+
+
+def test_a_fixture_over_a_classmethod_gets_its_arguments(tmp_path: Path) -> None:
+    """flask-caching 2.5.1: ``@pytest.fixture(scope="class", autouse=True)`` over ``@classmethod def
+    requirements(cls, redis_server)`` in a test class. pytest reads the class method's function for the names
+    it asks for and calls it bound to the class; rt asked ``inspect.signature`` of the ``classmethod``
+    object, which Python 3.11 refuses, so the fixture asked for nothing and was called without
+    ``redis_server``: a set-up error for each test of the class (73 in flask-caching). pytest 9.2: 3
+    passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_classmethod_fixture.py": """
+                import pytest
+
+                @pytest.fixture(scope="class")
+                def server():
+                    return "server"
+
+                class TestWithServer:
+                    @pytest.fixture(scope="class", autouse=True)
+                    @classmethod
+                    def requirements(cls, server):
+                        cls.seen = server
+
+                    @pytest.fixture
+                    @classmethod
+                    def named(cls, server, request):
+                        return (cls.__name__, server, request.fixturename)
+
+                    def test_autouse(self):
+                        assert self.seen == "server"
+
+                    def test_named(self, named):
+                        assert named == ("TestWithServer", "server", "named")
+
+                def test_outside():
+                    pass
+            """,
+        },
+    )
+    same_counts_as_pytest(tmp_path)

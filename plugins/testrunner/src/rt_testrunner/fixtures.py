@@ -126,7 +126,12 @@ def fixture_marker(obj: Any) -> tuple[Callable[..., Any], Any] | None:
 
 def argnames(func: Callable[..., Any], method: bool = False) -> tuple[str, ...]:
     """The names a function asks for: parameters without defaults, ``self``/``cls`` of a method excluded,
-    and those ``unittest.mock.patch`` decorators fill in."""
+    and those ``unittest.mock.patch`` decorators fill in. A ``classmethod`` (``@pytest.fixture`` over
+    ``@classmethod`` in a test class, flask-caching 2.5.1's class-scoped ``requirements(cls, redis_server)``)
+    is read through its function: ``inspect.signature`` refuses it before Python 3.13, and rt called the
+    fixture without its arguments."""
+    if isinstance(func, classmethod):
+        func = func.__func__
     names = _plain_function_argnames(func)
     if names is None:
         try:

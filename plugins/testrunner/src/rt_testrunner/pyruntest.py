@@ -393,6 +393,8 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
             result = (function if replaced is None else replaced)(**kwargs)
         if inspect.isawaitable(result):
             await setup.run_test(result)
+        elif result is not None and item.is_function:
+            _warn_returned(item, result)
         return True
 
     pyfunc_hooks = item.session.hooks_for("pytest_pyfunc_call", item.file) if item.is_function else []
@@ -416,6 +418,24 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
         failed = subtests.failed_count()
         if failed:
             raise subtests.SubtestsFailed(failed)
+
+
+def _warn_returned(item: PyItem, result: object) -> None:
+    """pytest's ``pytest_pyfunc_call`` warns of a test function that returns a value (a ``return`` meant as an
+    ``assert``): counted in the warnings, a failure of the test under ``filterwarnings = error`` (waitress
+    3.0.2's ``test_suite()`` returns a ``DocTestSuite``: rt dropped the value, 1 warning where pytest has 2)."""
+    import warnings
+
+    import pytest
+
+    warnings.warn(
+        pytest.PytestReturnNotNoneWarning(
+            f"Test functions should return None, but {item.node.nodeid} returned {type(result)!r}.\n"
+            "Did you mean to use `assert` instead of `return`?\n"
+            "See https://docs.pytest.org/en/stable/how-to/assert.html#return-not-none for more information."
+        ),
+        stacklevel=1,
+    )
 
 
 def _lowest(first: int | None, second: int | None) -> int | None:
