@@ -491,6 +491,17 @@ def test_markeval_namespace_hooks_give_names_to_condition_strings(tmp_path: Path
     )
 
 
+def file_each_runner_writes(project: Path, site: Path, name: str) -> list[tuple[str, str]]:
+    """pytest, then ``rt test`` on ``project`` with the plugin of ``site``: the text of the file ``name`` each
+    run wrote (removed after each, so a run that writes none fails) and the run's output."""
+    written = []
+    for run in (run_pytest, lambda **kwargs: run_cli("test", **kwargs)):
+        result = run(cwd=project, env={"PYTHONPATH": str(site)})
+        written.append(((project / name).read_text(), result.output))
+        (project / name).unlink()
+    return written
+
+
 #: an installed plugin that wraps each test's protocol (as pytest-profiling and pytest-json-report do)
 PROTOCOL_PLUGIN = """
 import pytest
@@ -582,12 +593,118 @@ def test_protocol_setup_and_teardown_wrappers_wrap_the_fixtures(tmp_path: Path) 
             """,
         },
     )
-    logs = []
-    for run in (run_pytest, lambda **kwargs: run_cli("test", **kwargs)):
-        result = run(cwd=project, env={"PYTHONPATH": str(site)})
-        logs.append(((project / "hooks.log").read_text(), result.output))
-    (pytest_log, pytest_output), (rt_log, rt_output) = logs
+    (pytest_log, pytest_output), (rt_log, rt_output) = file_each_runner_writes(project, site, "hooks.log")
     assert "fixture setup 1" in pytest_log and "protocol end test_fails True" in pytest_log, pytest_output
     assert "teardown end test_fails True" in pytest_log, pytest_output
     assert rt_log == pytest_log, (pytest_log, rt_log, rt_output)
+    same_as_pytest(project, site)
+
+
+#: an installed plugin that writes a report file as pytest-json-report and pytest-html do: an object it
+#: registers in ``pytest_configure`` declares its own ``firstresult`` hook in ``pytest_addhooks``, reads each
+#: phase's captured output from ``item._report_sections`` and each report's status from pytest's own
+#: ``pytest_report_teststatus``, writes the file when the session finishes and a last line in
+#: ``pytest_unconfigure``; the installed distributions come from ``list_plugin_distinfo`` (pytest-metadata)
+REPORT_PLUGIN = """
+import json
+
+import pytest
+
+
+class Hooks:
+    @pytest.hookspec(firstresult=True)
+    def pytest_report_stage(self, report):
+        pass
+
+
+class Report:
+    def __init__(self, config):
+        self.config = config
+        self.rows = []
+
+    def pytest_addhooks(self, pluginmanager):
+        pluginmanager.add_hookspecs(Hooks)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = (yield).get_result()
+        report.streams = [(when, key, text) for when, key, text in item._report_sections if when == call.when]
+
+    def pytest_runtest_logreport(self, report):
+        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0]
+        stage = self.config.hook.pytest_report_stage(report=report)
+        self.rows.append([report.nodeid, report.when, status, stage, report.streams])
+
+    def pytest_report_stage(self, report):
+        return report.outcome
+
+    def pytest_sessionfinish(self, session):
+        summary = {"collected": session.testscollected, "root": session.fspath.basename}
+        with open("report.json", "w") as file:
+            json.dump({"summary": summary, "rows": self.rows}, file, indent=1)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(Report(config), "report")
+    names = [dist.project_name for _, dist in config.pluginmanager.list_plugin_distinfo()]
+    config.report_distribution = "report-plugin" in names
+
+
+def pytest_unconfigure(config):
+    with open("report.json", "a") as file:
+        file.write(f"\\nunconfigured {config.report_distribution}")
+"""
+
+
+def test_a_report_plugins_file_is_the_same_as_under_pytest(tmp_path: Path) -> None:
+    """pytest-json-report 1.5 and pytest-html 4.2 (with pytest-metadata 3.1) under ``rt test``: pytest-metadata's
+    ``pytest_configure`` failed (no ``pluginmanager.list_plugin_distinfo``), json-report's hooks on
+    ``session.testscollected``, ``session.fspath``, ``item._report_sections`` and ``config.hook.
+    pytest_report_teststatus`` (pytest's own implementations answer it), its stage hook gave a list (the
+    ``firstresult`` spec its registered object declares in ``pytest_addhooks`` was never read), a test its
+    ``skip`` mark skipped had no set-up and teardown reports (missing from both files), and no
+    ``pytest_unconfigure`` was called. The file the plugin writes is the same under both runners."""
+    site = plugin_site(tmp_path / "site", "report_plugin", REPORT_PLUGIN)
+    project = write_files(
+        tmp_path / "project",
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_report.py": """
+            import sys
+
+            import pytest
+
+
+            @pytest.fixture
+            def noisy():
+                print("set up")
+                yield
+                print("torn down", file=sys.stderr)
+
+
+            def test_prints(noisy):
+                print("hello")
+
+
+            def test_fails():
+                assert 1 == 2
+
+
+            @pytest.mark.skip(reason="not today")
+            def test_skipped():
+                pass
+
+
+            @pytest.mark.xfail
+            def test_xfails():
+                assert 0
+            """,
+        },
+    )
+    (pytest_report, pytest_output), (rt_report, rt_output) = file_each_runner_writes(
+        project, site, "report.json"
+    )
+    assert pytest_report.endswith("unconfigured True"), pytest_output
+    assert '"skipped"' in pytest_report and "hello" in pytest_report, pytest_output
+    assert rt_report == pytest_report, (pytest_report, rt_report, rt_output)
     same_as_pytest(project, site)

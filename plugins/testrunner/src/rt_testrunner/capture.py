@@ -136,6 +136,14 @@ class Capture:
             return
         (self.out if which == "out" else self.err).append(text)
 
+    def phase_output(self) -> tuple[str, str]:
+        """What the test wrote to stdout and stderr in the phase running now (all of it outside phases)."""
+        descriptors = _DESCRIPTORS[0] if _DESCRIPTORS else None
+        if descriptors is not None and descriptors.owner is self:
+            descriptors.drain()  # what reached descriptors 1 and 2 so far (--capture=fd) joins the output
+        start = self.phases[-1] if self.phases and len(self.phases) > 1 else ("", 0, 0, 0)
+        return "".join(self.out[start[1] :]), "".join(self.err[start[2] :])
+
     def report(self) -> str:
         """The sections shown under a failure, as pytest titles them: per phase for a pytest test, a phase's
         stdout, stderr and log, then the next phase's."""

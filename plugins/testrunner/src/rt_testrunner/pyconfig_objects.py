@@ -171,6 +171,8 @@ class _PluginManager:
         self.hook: Any = None
         #: the Config this manager belongs to
         self.config: Any = None
+        #: the installed plugins loaded, each with its distribution's name (``list_plugin_distinfo``)
+        self.distributions: list[tuple[Any, str]] = []
 
     def register(self, plugin: Any, name: str | None = None) -> str | None:
         name = name or getattr(plugin, "__name__", None) or str(id(plugin))
@@ -210,6 +212,24 @@ class _PluginManager:
 
     def get_name(self, plugin: Any) -> str | None:
         return next((k for k, v in self._plugins.items() if v is plugin), None)
+
+    def list_plugin_distinfo(self) -> list[tuple[Any, Any]]:
+        """pytest's ``(plugin, distribution)`` pairs of the installed plugins (pytest-metadata lists their
+        names and versions in pytest-html's report), each distribution with ``project_name``, ``version`` and
+        ``metadata``, as pytest's ``DistFacade``. Read when asked: importlib.metadata is no start-up cost."""
+        from importlib import metadata
+
+        pairs = []
+        for plugin, name in self.distributions:
+            try:
+                found = metadata.distribution(name)
+            except metadata.PackageNotFoundError:
+                continue
+            facade = types.SimpleNamespace(
+                project_name=found.metadata["Name"] or name, version=found.version, metadata=found.metadata
+            )
+            pairs.append((plugin, facade))
+        return pairs
 
     def list_name_plugin(self) -> list[tuple[str, Any]]:
         return list(self._plugins.items())

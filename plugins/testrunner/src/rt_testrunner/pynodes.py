@@ -11,6 +11,7 @@ such as ``pytest_deselected(items=...)`` when its ``pytest_collection_modifyitem
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import sys
@@ -176,7 +177,8 @@ class HookRelay:
         def call(**kwargs: Any) -> Any:
             from rt_testrunner import pyplugins
 
-            hooks = [getattr(m, name) for m in self._modules() if callable(getattr(m, name, None))]
+            found = [getattr(m, name) for m in self._modules() if callable(getattr(m, name, None))]
+            hooks = [*_pytest_own(name), *found]
             firstresult = name in self._firstresult or name in pyplugins.PYTEST_FIRSTRESULT
             return pyplugins.call(name, hooks, kwargs, firstresult=firstresult)
 
@@ -186,6 +188,21 @@ class HookRelay:
 
         call.get_hookimpls = get_hookimpls  # type: ignore[attr-defined]
         return call
+
+
+#: hooks whose pytest's own implementations (in its plugins, by module) answer when a plugin relays them
+#: through ``config.hook``: pytest-json-report asks ``pytest_report_teststatus`` each report's outcome
+_PYTEST_OWN = {"pytest_report_teststatus": ("_pytest.runner", "_pytest.terminal", "_pytest.skipping")}
+
+
+def _pytest_own(name: str) -> list[Callable[..., Any]]:
+    """pytest's own implementations of hook ``name`` (:data:`_PYTEST_OWN`), in pytest's registration order."""
+    found = []
+    for module in _PYTEST_OWN.get(name, ()):
+        hook = getattr(importlib.import_module(module), name, None)
+        if callable(hook):
+            found.append(hook)
+    return found
 
 
 class NodeKeywords(MutableMapping[str, Any]):
@@ -231,6 +248,8 @@ class Node(_OfItem):
         self.extra_keyword_matches: set[str] = set()
         #: the function a plugin put in the test's place (``item.obj = wrapper``), which the call then runs
         self.replaced_obj: Any = None
+        #: pytest's ``item._report_sections``: each phase's captured output, (when, "stdout", text) ...
+        self._report_sections: list[tuple[str, str, str]] = []
         if item.callspec.ids:  # as pytest's: only a parametrized test has one (suites ask with hasattr)
             self.callspec = types.SimpleNamespace(
                 params=dict(item.all_params), id=item.param_id, indices=dict(item.param_indices)
@@ -363,7 +382,10 @@ class Node(_OfItem):
         return find_parent(self, cls)
 
     def add_report_section(self, when: str, key: str, content: str) -> None:
-        return None
+        """pytest's ``Item.add_report_section``: a section (``when``, ``key``, ``content``) of the item's
+        reports; rt adds each phase's captured stdout and stderr when report hooks read them."""
+        if content:
+            self._report_sections.append((when, key, content))
 
     def repr_failure(self, excinfo: Any, style: str | None = None) -> str:
         """pytest's ``Item.repr_failure``: the failure's text as rt reports it. Plugins format an error of the

@@ -145,9 +145,6 @@ async def _protocol(item: PyItem) -> None:
 async def _phases(item: PyItem) -> None:
     """The set-up, call and teardown of ``item``, each reported to the suite's report hooks."""
     state = CURRENT.get()
-    xfail = check_skips(item)
-    if state is not None:
-        state.xfail = xfail
     setup = Setup(item, item.session.registry, item.session.scopes)
     item.setup = setup
     # a unittest.TestCase's instance is made before the fixtures, as pytest makes it: its setup_method and
@@ -166,13 +163,14 @@ async def _phases(item: PyItem) -> None:
                 from rt_testrunner import pyhooks
 
                 await pyhooks.call(
-                    setup_hooks,
-                    {"item": item.node},
+                    [_skip_marks, *setup_hooks],
+                    {"item": item.node, "rt_item": item},
                     lambda: _set_up(item, setup),
                     firstresult=False,
                     name="pytest_runtest_setup",
                 )
             else:
+                _skip_marks(item)
                 await _set_up(item, setup)
             tell_unraisable()
         except BaseException as exc:
@@ -216,6 +214,19 @@ async def _phases(item: PyItem) -> None:
         if report_hooks:
             _make_report(item, "teardown", teardown_error, started, report_hooks)
         os.environ.pop("PYTEST_CURRENT_TEST", None)
+
+
+def _skip_marks(rt_item: PyItem) -> None:
+    """pytest's skipping plugin's ``pytest_runtest_setup`` (``tryfirst``: inside the wrappers, before the
+    other hooks): the skip marks skip the test in its set-up phase, so it has a skipped set-up report and a
+    teardown report (pytest-html and pytest-json-report list it), and the xfail marks apply."""
+    xfail = check_skips(rt_item)
+    state = CURRENT.get()
+    if state is not None:
+        state.xfail = xfail
+
+
+_skip_marks.pytest_impl = {"tryfirst": True}  # type: ignore[attr-defined]
 
 
 async def _set_up(item: PyItem, setup: Setup) -> None:
@@ -344,6 +355,11 @@ def _make_report(
     from rt_testrunner.makereport import report_phase
 
     makereport, logreport = hooks
+    output = capture.CURRENT.get()
+    if output is not None:
+        out, err = output.phase_output()
+        item.node.add_report_section(when, "stdout", out)
+        item.node.add_report_section(when, "stderr", err)
     report = report_phase(item.node, item.node.location, when, error, started, makereport, xfail)
     if logreport:
         pyplugins.call("pytest_runtest_logreport", logreport, {"report": report})
@@ -486,13 +502,24 @@ def finish_session_scopes(session: PytestSession) -> Any:
 
 def session_finished(session: PytestSession, exitstatus: int) -> None:
     """Call the conftests' ``pytest_sessionfinish(session, exitstatus)`` (``exitstatus`` 1 when a test failed,
-    as pytest's), then ``config.add_cleanup`` functions."""
+    as pytest's), then their and the plugins' ``pytest_unconfigure(config)`` (where plugins close or write
+    their files: pytest-json-report, pytest-md-report), then ``config.add_cleanup`` functions, in pytest's
+    order; an unconfigure hook that raises does not keep the others from running."""
     uninstall_unraisable_hooks()
     session.exitstatus = exitstatus
     if session.finish_hooks:
         pyplugins.call(
             "pytest_sessionfinish", session.finish_hooks, {"session": session, "exitstatus": exitstatus}
         )
+    unconfigure = [hook for _, hook in session.named_hooks.get("pytest_unconfigure", ())]
+    for hook in pyplugins.ordered(unconfigure):
+        try:
+            pyplugins.call("pytest_unconfigure", [hook], {"config": session.config})
+        except Exception as exc:  # noqa: BLE001 - one line, as a plugin hook's failure is
+            where = pyplugins.describe_error(hook, "pytest_unconfigure", exc)
+            if pyplugins.owner(hook) is None:
+                where = f"{getattr(hook, '__module__', '?')}: pytest_unconfigure raised {type(exc).__name__}: {exc}"
+            print(f"rt test: {where}", file=sys.stderr)
     cleanups = session.config.cleanups
     while cleanups:
         cleanup = cleanups.pop()

@@ -44,6 +44,7 @@ NAMED_HOOKS = (
     "pytest_runtest_protocol",
     "pytest_runtest_logstart",
     "pytest_runtest_logfinish",
+    "pytest_unconfigure",
 )
 
 #: hooks rt calls itself instead of an installed plugin's: the plugins implementing ``pytest_pyfunc_call``
@@ -185,6 +186,23 @@ class PytestSession(ModuleCollection):
         self._relative: dict[str, str] = {}
         #: ``node.session`` of the pytest nodes rt makes (pycollect.session_view)
         self._session_view: Any = None
+
+    @property
+    def path(self) -> Path:
+        """pytest's ``session.path``: the rootdir (``session.fspath``, its ``py.path.local``)."""
+        return self.root
+
+    @property
+    def fspath(self) -> Any:
+        from rt_testrunner.pynodes import legacy_path
+
+        return legacy_path(self.root)
+
+    @property
+    def testscollected(self) -> int:
+        """pytest's ``session.testscollected``: the tests the session-wide collection found (pytest-json-report
+        writes it in its summary)."""
+        return len(self.items)
 
     def relative(self, file: str) -> str:
         """``file`` relative to the rootdir, as node ids show it (asked for every test: remembered)."""
@@ -460,6 +478,7 @@ class PytestSession(ModuleCollection):
         manager = self.config.pluginmanager
         for plugin in found:
             manager._plugins[plugin.name] = plugin.module  # noqa: SLF001 - registered without the callback
+            manager.distributions.append((plugin.module, plugin.distribution))
             self.plugins.append(plugin.module)
             if isinstance(plugin.module, types.ModuleType):
                 for fixture in _definitions(plugin.module.__dict__, autouse=True):
@@ -533,6 +552,10 @@ class PytestSession(ModuleCollection):
             if not any(known.func is fixture.func for known in self.registry.defs.get(fixture.name, ())):
                 self.registry.add(fixture)
         self._store_hooks(plugin, "")
+        # pytest_addhooks is historic too: pytest-json-report's object declares its firstresult hooks there
+        addhooks = getattr(plugin, "pytest_addhooks", None)
+        if callable(addhooks):
+            pyplugins.call("pytest_addhooks", [addhooks], {"pluginmanager": self.config.pluginmanager})
         if self._plugins_configured:
             hook = getattr(plugin, "pytest_configure", None)
             if callable(hook):
