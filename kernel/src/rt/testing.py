@@ -71,6 +71,7 @@ OUTPUT_VARIABLES = (
     "NO_COLOR",
     "FORCE_COLOR",
     "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS",
 )
 
 

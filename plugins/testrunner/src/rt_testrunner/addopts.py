@@ -65,7 +65,6 @@ DISPLAY_OPTIONS = frozenset(
         "--log-file-format",
         "--log-file-date-format",
         "--log-file-mode",
-        "--confcutdir",
         "--verbosity",
         "--cov-report",
         "--cov-config",
@@ -110,6 +109,8 @@ TIMEOUT_OPTION = "--timeout"
 #: where ``--import-mode`` is kept among the configuration's values: rt imports under "prepend" mode's names
 #: in each mode, but only "prepend" and "append" refuse two test files of one module name (importing.py)
 IMPORT_MODE_OPTION = "--import-mode"
+#: where ``--confcutdir DIR`` is kept among the configuration's values: no conftest.py above DIR is loaded
+CONFCUTDIR_OPTION = "--confcutdir"
 #: the reason given for an option neither rt nor a plugin or conftest.py of the run registers
 UNKNOWN = "not an option rt knows"
 #: ``--capture``'s methods besides ``no`` (pytest's)
@@ -134,6 +135,7 @@ TAKE_VALUE = (
         "--numprocesses",
         "--dist",
         "--import-mode",
+        "--confcutdir",
         "--doctest-glob",
         "--doctest-report",
         "--reruns",
@@ -202,6 +204,8 @@ class AddOpts:
     color: str | None = None
     #: ``--co`` / ``--collect-only`` (from the command line only): list the selected tests, run none
     collect_only: bool = False
+    #: ``--pyargs``: the test paths are dotted module or package names (pyargs.py)
+    pyargs: bool = False
     #: ``-c FILE`` / ``--config-file FILE`` and ``--rootdir DIR`` (from the command line only)
     config_file: str | None = None
     rootdir: str | None = None
@@ -370,6 +374,8 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             fields["collect_only"] = True
         elif name in ("--co", "--collect-only"):
             unsupported.append((name, "give it on the command line: rt test --collect-only"))
+        elif name == "--pyargs":
+            fields["pyargs"] = True
         elif name == "--runxfail":
             fields["runxfail"] = True
         elif name in ("--junitxml", "--junit-xml"):
@@ -384,6 +390,8 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             continue
         elif name == "--color" and value in ("yes", "no", "auto"):
             fields["color"] = value
+        elif name == "--confcutdir":
+            overrides.append((CONFCUTDIR_OPTION, value))
         elif name == "--import-mode":
             overrides.append((IMPORT_MODE_OPTION, value))
         elif name == "--timeout":

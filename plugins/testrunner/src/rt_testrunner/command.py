@@ -252,6 +252,8 @@ _PYTEST_OPTIONS: tuple[tuple[tuple[str, ...], bool, str | None], ...] = (
     (("--log-cli-date-format",), True, None),
     (("--asyncio-mode",), True, "pytest-asyncio's: auto or strict"),
     (("--color",), True, "pytest's: yes, no or auto"),
+    (("--pyargs",), False, "pytest's: the test paths are dotted module or package names"),
+    (("--confcutdir",), True, "pytest's: load no conftest.py above DIR"),
     (("--import-mode",), True, "pytest's: prepend, append or importlib (test files may share a basename)"),
     # accepted and ignored: they change only how pytest displays a run (rt's display is its own)
     *(((name,), False, None) for name in sorted(addopts.DISPLAY_FLAGS)),
@@ -409,11 +411,20 @@ def parse_invocation(
         project,
         command_line_options=tuple(plugin_words),
     )
+    if given.pyargs or extra.pyargs:
+        from rt_testrunner import pyargs
+
+        try:
+            filters = pyargs.resolve(filters, root, run_sys_path(project, root))
+        except pyargs.PackageNotFoundError as exc:
+            raise UsageError(str(exc)) from None
     initial = _initial_paths(filters, project, root)
+    chosen_apart = given.config_file is not None or given.rootdir is not None or given.pyargs or extra.pyargs
     project = attrs.evolve(
         project,
-        # only where pytest's node ids use them: the rootdir chosen apart from the tests (-c, --rootdir)
-        initial_paths=initial if given.config_file is not None or given.rootdir is not None else (),
+        # only where pytest's node ids use them: the rootdir chosen apart from the tests (-c, --rootdir), or
+        # tests found by their module names (--pyargs), which may live outside the rootdir
+        initial_paths=initial if chosen_apart else (),
         initial_conftest_dirs=_initial_conftest_dirs(initial),
     )
     try:

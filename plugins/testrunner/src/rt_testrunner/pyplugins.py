@@ -257,6 +257,16 @@ def named_plugins(words: Iterable[str]) -> list[str]:
     return named
 
 
+#: pytest's environment variable of plugin modules to load, comma-separated (``PYTEST_PLUGINS=pkg.plugin``)
+ENV_PLUGINS = "PYTEST_PLUGINS"
+
+
+def environment_plugins() -> list[str]:
+    """The modules ``PYTEST_PLUGINS`` names, in order: pytest loads them after the installed plugins and the
+    ``-p`` ones, as plugins of the whole session."""
+    return [name.strip() for name in os.environ.get(ENV_PLUGINS, "").split(",") if name.strip()]
+
+
 def is_installed_name(name: str) -> bool:
     """``name`` is an installed plugin's entry point name or module (``-p anyio``), loaded with the installed
     ones."""

@@ -122,6 +122,8 @@ class PytestSession(ModuleCollection):
             self.registry.add(fixture)
         self.scopes = ScopeState()
         self.conftests: dict[str, types.ModuleType | None] = {}
+        #: ``--confcutdir DIR`` (relative to where the run starts): no conftest.py above it is loaded
+        self.confcutdir = _confcutdir(pyconfig, root)
         #: folders whose conftest.py failed to load (an error at import, a hook pluggy refuses): as pytest,
         #: one collection error for the folder, and nothing below it collected
         self.broken_conftests: set[str] = set()
@@ -223,7 +225,10 @@ class PytestSession(ModuleCollection):
         conftest.py files above it): its conftest.py, as pytest, is not loaded."""
         rootdir = self.pyconfig.rootdir
         chain = [directory, *directory.parents]
-        if rootdir in chain:
+        if self.confcutdir is not None:
+            # pytest's rule: no conftest.py of a folder above the confcutdir (a folder outside it is not above)
+            chain = [folder for folder in chain if folder not in self.confcutdir.parents]
+        elif rootdir in chain:
             chain = chain[: chain.index(rootdir) + 1]
         else:
             chain = [directory]
@@ -231,6 +236,7 @@ class PytestSession(ModuleCollection):
             self.pyconfig.inifile is not None
             or "pytest" in sys.modules
             or any(not name.startswith("no:") for name in self.pyconfig.plugin_options)
+            or bool(pyplugins.environment_plugins())
             or any((folder / "conftest.py").is_file() for folder in chain)
         ):
             self.load_plugins()  # before any conftest.py, as pytest loads them
@@ -445,9 +451,9 @@ class PytestSession(ModuleCollection):
         return pyplugins.blocked_names(self._plugin_words())
 
     def _load_named_plugins(self) -> None:
-        """The modules ``-p MODULE`` names, loaded as plugins after the installed ones (a name pytest loads
-        anyway, its own or an installed plugin's, adds nothing)."""
-        for name in pyplugins.named_plugins(self._plugin_words()):
+        """The modules ``-p MODULE`` names, then those of ``PYTEST_PLUGINS``, loaded as plugins after the
+        installed ones (a name pytest loads anyway, its own or an installed plugin's, adds nothing)."""
+        for name in [*pyplugins.named_plugins(self._plugin_words()), *pyplugins.environment_plugins()]:
             if name in self.loaded_plugins or pyplugins.is_installed_name(name):
                 continue
             self.loaded_plugins.add(name)
@@ -670,6 +676,15 @@ def _warn(line: str) -> None:
 def call_hook(hook: Callable[..., Any], **available: Any) -> Any:
     wanted = argnames(hook)
     return hook(**{name: available[name] for name in wanted if name in available})
+
+
+def _confcutdir(pyconfig: PytestConfig, root: Path) -> Path | None:
+    """pytest's ``--confcutdir`` of ``addopts`` or the command line, resolved from ``root``; None when not
+    given (the conftest.py files from the rootdir down are loaded)."""
+    from rt_testrunner.addopts import CONFCUTDIR_OPTION
+
+    value = pyconfig.values.get(CONFCUTDIR_OPTION)
+    return None if value is None else (root / str(value)).resolve()
 
 
 def _import_mode(pyconfig: PytestConfig) -> str:

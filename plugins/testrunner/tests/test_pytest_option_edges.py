@@ -1,0 +1,137 @@
+"""``rt test`` on pytest's options and environment variables at the edges of collection (issue 15, session
+12): each test writes a small project, runs pytest 9.2 and ``rt test`` on it with the same options, and
+compares what both collect and count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rt.testing import counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
+
+
+def both(
+    root: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[dict[str, int], str, dict[str, int], str]:
+    """pytest's counts and output, then ``rt test``'s, on the project in ``root``."""
+    pytest_run = run_pytest(*args, cwd=root, env=env, timeout=180)
+    rt_run = run_cli("test", *args, cwd=root, env=env, timeout=180)
+    return (
+        counts_from_pytest(pytest_run.stdout),
+        pytest_run.output,
+        summary_counts(rt_run.stderr),
+        rt_run.output,
+    )
+
+
+def test_confcutdir_leaves_the_conftest_files_above_it_unloaded(tmp_path: Path) -> None:
+    """``--confcutdir tests``: pytest loads no conftest.py above ``tests``, so the root conftest.py's fixture
+    is not found (an error at set-up). rt accepted the option and ignored it: the test passed. The same from
+    ``addopts``; ``--confcutdir .`` changes nothing. pytest 9.2: 1 error; without it, 1 passed."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+
+
+            @pytest.fixture
+            def where():
+                return "root"
+            """,
+            "tests/conftest.py": "",
+            "tests/test_where.py": """
+            def test_where(where):
+                assert where == "root"
+            """,
+        },
+    )
+    for args, outcome in (((), "pass"), (("--confcutdir", "tests"), "error"), (("--confcutdir=.",), "pass")):
+        expected, pytest_output, counts, output = both(tmp_path, *args)
+        assert expected == {outcome: 1}, pytest_output
+        assert counts == expected, output
+    write_files(tmp_path, {"pytest.ini": "[pytest]\naddopts = --confcutdir=tests\n"})
+    expected, pytest_output, counts, output = both(tmp_path)
+    assert expected == {"error": 1}, pytest_output
+    assert counts == expected, output
+
+
+def test_pytest_plugins_environment_variable_loads_its_modules_as_plugins(tmp_path: Path) -> None:
+    """``PYTEST_PLUGINS=plugin_a,plugin_b``: pytest imports each module as a plugin of the session (its
+    fixtures and hooks). rt read no such variable: the fixture was not found. pytest 9.2: 2 passed."""
+    write_files(
+        tmp_path,
+        {
+            "plugin_a.py": """
+            import pytest
+
+
+            @pytest.fixture
+            def answer():
+                return 42
+            """,
+            "plugin_b.py": """
+            def pytest_configure(config):
+                config.addinivalue_line("markers", "slow: from plugin_b")
+                config.plugin_b_loaded = True
+            """,
+            "test_plugins.py": """
+            def test_fixture_of_plugin_a(answer):
+                assert answer == 42
+
+
+            def test_hook_of_plugin_b(pytestconfig):
+                assert pytestconfig.plugin_b_loaded
+            """,
+        },
+    )
+    expected, pytest_output, counts, output = both(tmp_path, env={"PYTEST_PLUGINS": "plugin_a,plugin_b"})
+    assert expected == {"pass": 2}, pytest_output
+    assert counts == expected, output
+
+
+def test_pyargs_collects_a_packages_tests_by_its_dotted_name(tmp_path: Path) -> None:
+    """``--pyargs mypkg.tests`` (an installed package's tests, run from elsewhere): pytest takes each argument
+    as a module or package name and collects the file or folder it imports from, with node ids relative to
+    it; a name that does not import is its usage error. rt refused ``--pyargs`` (status 4). pytest 9.2:
+    2 passed, 1 failed; ``mypkg.tests.test_core::test_one`` 1 passed; ``nopkg.x`` "module or package not
+    found: nopkg.x (missing __init__.py?)"."""
+    write_files(
+        tmp_path,
+        {
+            "lib/mypkg/__init__.py": "",
+            "lib/mypkg/tests/__init__.py": "",
+            "lib/mypkg/tests/test_core.py": """
+            def test_one():
+                pass
+
+
+            def test_two():
+                assert 0
+            """,
+            "lib/mypkg/tests/test_more.py": """
+            def test_three():
+                pass
+            """,
+            "run/README": "",
+        },
+    )
+    run = tmp_path / "run"
+    env = {"PYTHONPATH": str(tmp_path / "lib")}
+    expected, pytest_output, counts, output = both(run, "--pyargs", "mypkg.tests", env=env)
+    assert expected == {"pass": 2, "fail": 1}, pytest_output
+    assert counts == expected, output
+    expected, pytest_output, counts, output = both(
+        run, "--pyargs", "mypkg.tests.test_core::test_one", env=env
+    )
+    assert expected == {"pass": 1}, pytest_output
+    assert counts == expected, output
+    listed = run_cli("test", "--pyargs", "mypkg.tests", "--co", cwd=run, env=env)
+    pytest_listed = run_pytest("--pyargs", "mypkg.tests", "--co", "-q", cwd=run, env=env)
+    node_ids = [line for line in listed.stdout.splitlines() if "::" in line]
+    assert node_ids == [line for line in pytest_listed.stdout.splitlines() if "::" in line], listed.output
+    assert node_ids == ["test_core.py::test_one", "test_core.py::test_two", "test_more.py::test_three"]
+    missing = run_cli("test", "--pyargs", "nopkg.x", cwd=run, env=env)
+    assert "module or package not found: nopkg.x (missing __init__.py?)" in missing.stderr, missing.output
+    assert (
+        "module or package not found: nopkg.x" in run_pytest("--pyargs", "nopkg.x", cwd=run, env=env).output
+    )
