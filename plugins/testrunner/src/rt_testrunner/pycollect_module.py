@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+import attrs
+
 from rt_testrunner import pyplugins
 from rt_testrunner.async_plugins import AsyncModes, is_native
 from rt_testrunner.execute import ScopeTeardown
@@ -39,6 +41,21 @@ if TYPE_CHECKING:
     from rt_testrunner.pyconfig_objects import Config
     from rt_testrunner.pyids import IdRules
     from rt_testrunner.pysession import PytestSession
+
+
+@attrs.frozen
+class InModule:
+    """What every class and function of one test module (or of one module-like collector inside it) is
+    collected with; one object, so the collecting methods take it instead of the same six arguments each."""
+
+    module: Any
+    file: str
+    #: the module's ``pytest_generate_tests`` hook as ``(node id base, hook)``, if it has one
+    hooks: list[tuple[str, Callable[..., Any]]]
+    selectors: tuple[str, ...]
+    #: a module-like collector inside the file (pytest-describe's block), as :meth:`ModuleCollection.collect_nodes`
+    scope: str = ""
+    makeitem: pymakeitem.ItemMaker | None = None
 
 
 class ModuleCollection:
@@ -107,6 +124,7 @@ class ModuleCollection:
         own_only = "collect_imported_tests" in self.pyconfig.values and not self.pyconfig.flag(
             "collect_imported_tests"
         )
+        where = InModule(module, file, module_hooks, selectors, makeitem=makeitem)
         for name, value in list(module.__dict__.items()):
             if own_only and _imported(value, module):
                 continue
@@ -117,22 +135,9 @@ class ModuleCollection:
                     makeitem.add(made, root, selectors)
                     continue
             if kind == "function":
-                self._collect_function(
-                    value, name, None, module, root, file, module_marks, module_hooks, selectors
-                )
+                self._collect_function(where, value, name, None, root, module_marks, module_hooks)
             elif kind is not None:
-                self._collect_class(
-                    value,
-                    name,
-                    module,
-                    root,
-                    file,
-                    module_marks,
-                    module_hooks,
-                    selectors,
-                    kind == "unittest",
-                    makeitem,
-                )
+                self._collect_class(where, value, name, root, module_marks, kind == "unittest")
         self._modify_items(root, file, reorder=True)
 
     def collect_nodes(
@@ -155,6 +160,7 @@ class ModuleCollection:
         module_marks, module_hooks = self._enter_module(module, root, file, scope)
         if scope:
             module_marks = list(collector.iter_markers())
+        where = InModule(module, file, module_hooks, selectors, scope)
         others: list[Any] = []
         for node in pyforeign.children(collector):
             if others and (pyforeign.is_function(node) or _is_class_node(node)):
@@ -164,31 +170,18 @@ class ModuleCollection:
                 others = []
             if pyforeign.is_function(node):
                 self._collect_function(
+                    where,
                     node.obj,
                     node.name,
                     None,
-                    module,
                     root,
-                    file,
                     module_marks,
                     module_hooks,
-                    selectors,
-                    scope=scope,
                     parent_node=node.parent,
                 )
             elif _is_class_node(node):
                 self._collect_class(
-                    node.obj,
-                    node.name,
-                    module,
-                    root,
-                    file,
-                    module_marks,
-                    module_hooks,
-                    selectors,
-                    is_testcase(node.obj),
-                    node=node,
-                    scope=scope,
+                    where, node.obj, node.name, root, module_marks, is_testcase(node.obj), node
                 )
             else:
                 others.append(node)
@@ -422,74 +415,53 @@ class ModuleCollection:
 
     def _collect_class(
         self,
+        where: InModule,
         cls: type,
         name: str,
-        module: Any,
         root: Suite,
-        file: str,
-        module_marks: list[Any],
-        module_hooks: list[Any],
-        selectors: tuple[str, ...],
+        outer_marks: list[Any],
         is_unittest: bool,
-        makeitem: pymakeitem.ItemMaker | None = None,
         node: Any = None,
-        scope: str = "",
     ) -> None:
-        """``node``: the class's pytest node of a suite's own collector (:meth:`collect_nodes`), whose
-        ``collect()`` says which of its names are tests; ``scope``: that collector's (:meth:`collect_nodes`).
+        """``outer_marks``: the marks of the module and of the classes around this one; ``node``: the class's
+        pytest node of a suite's own collector (:meth:`collect_nodes`), whose ``collect()`` says which of its
+        names are tests.
 
         A class whose collection fails (a ``parametrize`` pytest refuses on one of its methods, a warning
         under ``filterwarnings = error``) is a collection error of its own, as pytest's ``Class`` collector
         fails alone: the module's other classes and functions are still collected."""
         suite = Suite(name, root)
         try:
-            self._fill_class(
-                cls,
-                name,
-                module,
-                suite,
-                file,
-                module_marks,
-                module_hooks,
-                selectors,
-                is_unittest,
-                makeitem,
-                node,
-                scope,
-            )
+            self._fill_class(where, cls, name, suite, outer_marks, is_unittest, node)
         except BaseException as exc:
-            node_failed(suite, exc, selectors)
+            node_failed(suite, exc, where.selectors)
             return
         if suite.children:
             suite.hooks["after_all"].append(
-                ScopeTeardown(lambda: self.scopes.finish(("class", file, cls.__qualname__)))
+                ScopeTeardown(lambda: self.scopes.finish(("class", where.file, cls.__qualname__)))
             )
             root.children.append(suite)
 
     def _fill_class(
         self,
+        where: InModule,
         cls: type,
         name: str,
-        module: Any,
         suite: Suite,
-        file: str,
-        module_marks: list[Any],
-        module_hooks: list[Any],
-        selectors: tuple[str, ...],
+        outer_marks: list[Any],
         is_unittest: bool,
-        makeitem: pymakeitem.ItemMaker | None,
         node: Any,
-        scope: str,
     ) -> None:
         """The tests of a test class into its ``suite``: its methods, the items a conftest.py's
         ``pytest_pycollect_makeitem`` made of its names, and the test classes defined inside it. A class
         with an ``__init__`` (or ``__new__``) has none: pytest's ``PytestCollectionWarning``, at the class's
         own collection (so ``filterwarnings = error`` makes it the class's collection error)."""
+        file, makeitem = where.file, where.makeitem
         constructor = None if is_unittest or node is not None else _constructor(cls)
         if constructor is not None:
             _cannot_collect(cls, constructor, "::".join([self.relative(file), *suite.path[:-1]]), file)
             return
-        base = f"{file}::{inner_id(scope, cls, '')}"
+        base = f"{file}::{inner_id(where.scope, cls, '')}"
         made: list[Any] = []  # the items a conftest.py's pytest_pycollect_makeitem made of the class's names
         #: test classes defined inside this one (pytest collects them as the class's children), with the
         #: node of each when the class has one
@@ -545,41 +517,17 @@ class ModuleCollection:
                     if collects:
                         method_names.append(attr)
         hook = cls.__dict__.get("pytest_generate_tests")
-        hooks = [*module_hooks, *([(base, hook)] if hook is not None else [])]
+        hooks = [*where.hooks, *([(base, hook)] if hook is not None else [])]
+        marks = [*class_marks, *outer_marks]
         for method_name in method_names:
             function = getattr(cls, method_name)
-            self._collect_function(
-                function,
-                method_name,
-                cls,
-                module,
-                suite,
-                file,
-                [*class_marks, *module_marks],
-                hooks,
-                selectors,
-                is_unittest,
-                scope,
-            )
+            self._collect_function(where, function, method_name, cls, suite, marks, hooks, is_unittest)
         if made:
             from rt_testrunner.pycollect import add_nodes
 
-            add_nodes(made, Path(file), suite, cast("PytestSession", self), selectors)
+            add_nodes(made, Path(file), suite, cast("PytestSession", self), where.selectors)
         for inner_name, inner, kind, inner_node in nested:
-            self._collect_class(
-                inner,
-                inner_name,
-                module,
-                suite,
-                file,
-                [*class_marks, *module_marks],
-                module_hooks,
-                selectors,
-                kind == "unittest",
-                makeitem,
-                inner_node,
-                scope,
-            )
+            self._collect_class(where, inner, inner_name, suite, marks, kind == "unittest", inner_node)
 
     def _xunit_class(self, cls: type, base: str) -> None:
         setup_class = _first(cls, ("setup_class",))
@@ -630,21 +578,20 @@ class ModuleCollection:
 
     def _collect_function(
         self,
+        where: InModule,
         function: Any,
         name: str,
         cls: Any,
-        module: Any,
         suite: Suite,
-        file: str,
         outer_marks: list[Any],
         hooks: list[Any],
-        selectors: tuple[str, ...],
         is_unittest: bool = False,
-        scope: str = "",
         parent_node: Any = None,
     ) -> None:
-        """``parent_node``: the pytest collector above the function, when a suite's or plugin's own collector
-        collected it (:meth:`collect_nodes`)."""
+        """``outer_marks``: the marks of the module and of the classes around the function; ``hooks``: the
+        ``pytest_generate_tests`` hooks of its module and class; ``parent_node``: the pytest collector above
+        the function, when a suite's or plugin's own collector collected it (:meth:`collect_nodes`)."""
+        module, file, scope, selectors = where.module, where.file, where.scope, where.selectors
         if not is_unittest and inspect.isgeneratorfunction(function):
             raise CollectError(f"'yield' keyword is allowed in fixtures, but not in tests ({name})")
         own = marks_of(function)
