@@ -295,6 +295,53 @@ def test_pytest_timeout_ini_value_applies_when_the_plugin_is_installed(tmp_path:
     assert found == {"pass": 1}, output
 
 
+def test_pytest_timeout_func_only_times_the_call_and_a_set_up_time_out_is_an_error(tmp_path: Path) -> None:
+    """pytest-timeout 2.4.0's ``timeout_func_only = true`` (and a ``timeout(..., func_only=...)`` mark): the
+    time-out bounds the test's call alone, not its fixtures; a time-out while the fixtures are set up is an
+    error. pytest 9.2 with the plugin on this project: 1 failed (``Failed: Timeout (>1.0s) from
+    pytest-timeout.``), 1 passed, 1 error. rt timed the whole test (2 failed, 1 passed: the slow fixture's test
+    failed, the set-up time-out counted as a failure), and it called the plugin's own ``pytest_runtest_call``
+    wrapper, whose handler failed on rt's config and which put back the default ``SIGALRM`` handler (the
+    plugin itself cannot be installed here: a module of its name stands for it, as rt only asks whether it is
+    there)."""
+    files = {
+        "pytest.ini": """
+        [pytest]
+        timeout = 1
+        timeout_func_only = true
+        """,
+        "test_slow.py": """
+        import time
+
+        import pytest
+
+
+        @pytest.fixture
+        def slow():
+            time.sleep(1.2)
+            yield
+            time.sleep(1.2)
+
+
+        def test_slow_fixture_passes(slow):
+            pass
+
+
+        def test_slow_call_fails():
+            time.sleep(30)
+
+
+        @pytest.mark.timeout(1, func_only=False)
+        def test_slow_set_up_is_an_error(slow):
+            pass
+        """,
+        "plugin/pytest_timeout.py": "",
+    }
+    found, output = rt_test(tmp_path, files, pythonpath=str(tmp_path / "plugin"))
+    assert found == {"pass": 1, "fail": 1, "error": 1}, output
+    assert "Timeout (>1.0s) from pytest-timeout." in output, output
+
+
 def test_parametrized_given_methods_run_as_under_hypothesis_pytest_plugin(tmp_path: Path) -> None:
     """h2 4.1.0: a ``@given`` method of a test class with ``parametrize`` marks runs on a new instance for
     each parameter set; Hypothesis's pytest plugin lifts its "differing executors" health check for such

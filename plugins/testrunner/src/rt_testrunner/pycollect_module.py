@@ -69,6 +69,7 @@ class ModuleCollection:
     async_modes: AsyncModes
     ini_usefixtures: list[str]
     ini_timeout_ms: int | None
+    timeout_func_only: bool
     warn: Callable[[str], None]
     generate_hooks: list[tuple[str, Callable[..., Any]]]
     modify_hooks: list[tuple[str, Callable[..., Any]]]
@@ -738,6 +739,13 @@ class ModuleCollection:
             item.node = Node(item)
             fn = make_runner(item)
             timeout = _timeout_ms(item.marks, self.ini_timeout_ms)
+            if (
+                timeout is not None
+                and _func_only(item.marks, self.timeout_func_only)
+                and not inspect.iscoroutinefunction(function)
+            ):
+                # the call alone is timed (pyruntest.py); an async test's time-out stays the whole test's
+                item.call_timeout_ms, timeout = timeout, None
             suite.children.append(
                 TestCase(
                     item_name, fn, suite, frozenset(), (), self.reruns(item), timeout, location, item=item
@@ -905,6 +913,16 @@ def _timeout_ms(marks: list[Any], default: int | None = None) -> int | None:
             if isinstance(seconds, int | float) and seconds > 0:
                 return max(1, round(seconds * 1000))
             return None
+    return default
+
+
+def _func_only(marks: list[Any], default: bool) -> bool:
+    """pytest-timeout's ``func_only``: its ``timeout`` mark's ``func_only=`` when given, else ``default`` (its
+    ``timeout_func_only`` ini value): the time-out then bounds the test's call, not its fixtures."""
+    for mark in marks:
+        if mark.name == "timeout":
+            given = mark.kwargs.get("func_only")
+            return default if given is None else bool(given)
     return default
 
 

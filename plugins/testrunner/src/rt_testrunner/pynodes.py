@@ -429,6 +429,8 @@ class PyItem:
     caplog: Any = None
     #: the (logger, handler) pairs added to non-propagating loggers for the phase running now
     log_attached: list[tuple[Any, Any]] = attrs.Factory(list)
+    #: pytest-timeout's time-out of the call alone (``func_only``), in milliseconds; None: the whole test's
+    call_timeout_ms: int | None = None
 
     #: the collectors between the module and the test that are neither the module nor a class: a plugin's
     #: ``pytest.Module`` made of a name of the module (pytest-describe's ``describe_a::describe_b``)

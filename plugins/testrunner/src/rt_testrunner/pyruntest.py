@@ -14,7 +14,7 @@ import contextvars
 import inspect
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 from rt_testrunner import capture, clock, pyplugins, pywarnings
@@ -415,6 +415,26 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
 
     pyfunc_hooks = item.session.hooks_for("pytest_pyfunc_call", item.file) if item.is_function else []
     runtest_hooks = item.session.hooks_for("pytest_runtest_call", item.file)
+    if item.call_timeout_ms is not None:
+        call = _run_call(item, call_function, pyfunc_hooks, runtest_hooks)
+        await _timed_call(item.call_timeout_ms, call)
+    else:
+        await _run_call(item, call_function, pyfunc_hooks, runtest_hooks)
+    if "subtests" in item.fixturenames:
+        from rt_testrunner import subtests
+
+        failed = subtests.failed_count()
+        if failed:
+            raise subtests.SubtestsFailed(failed)
+
+
+async def _run_call(
+    item: PyItem,
+    call_function: Callable[[], Awaitable[bool]],
+    pyfunc_hooks: list[Callable[..., Any]],
+    runtest_hooks: list[Callable[..., Any]],
+) -> None:
+    """The call phase's hooks around the test function: ``pytest_runtest_call``, ``pytest_pyfunc_call``."""
     if not pyfunc_hooks and not runtest_hooks:
         await call_function()
     else:
@@ -428,12 +448,24 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
             )
 
         await pyhooks.call(runtest_hooks, {"item": item.node}, pyfunc_call, firstresult=False)
-    if "subtests" in item.fixturenames:
-        from rt_testrunner import subtests
 
-        failed = subtests.failed_count()
-        if failed:
-            raise subtests.SubtestsFailed(failed)
+
+async def _timed_call(timeout_ms: int, call: Awaitable[None]) -> None:
+    """``call`` (a sync test's) within pytest-timeout's ``func_only`` time-out, stopped through ``SIGALRM``
+    inside the time-out of the whole test, which fails the test with that plugin's message."""
+    from rt_testrunner import timeouts
+
+    seconds = timeout_ms / 1000
+    try:
+        with timeouts.inner_alarm(seconds):
+            await call
+    except timeouts.TestTimeout:
+        raise TimeoutFailure(f"Timeout (>{seconds:.1f}s) from pytest-timeout.") from None
+
+
+class TimeoutFailure(AssertionError):
+    """A test's call that ran past pytest-timeout's ``func_only`` time-out: a failed test, as pytest's
+    ``Failed: Timeout (>1.0s) from pytest-timeout.``"""
 
 
 def _warn_returned(item: PyItem, result: object) -> None:

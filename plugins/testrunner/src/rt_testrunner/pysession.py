@@ -165,6 +165,7 @@ class PytestSession(ModuleCollection):
 
             disable_imperative_xfail()
         self.ini_timeout_ms = _ini_timeout_ms(pyconfig)
+        self.timeout_func_only = pyconfig.flag("timeout_func_only")
         self.ini_usefixtures = pyconfig.lines("usefixtures")
         self.warning_filters = pyconfig.lines("filterwarnings")
         #: pytest's warnings plugin (``-p no:warnings`` blocks it): without it pytest neither applies the

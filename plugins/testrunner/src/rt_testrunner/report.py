@@ -42,6 +42,10 @@ class Recorder(Tally):
         self, case: TestCase, outcome: Outcome, timeout_ms: int
     ) -> tuple[TestStatus, TestFailure | None, str]:
         error = outcome.error
+        if outcome.timed_out and outcome.setup_error:
+            # pytest-timeout's time-out while a pytest test's fixtures are set up is an error, as pytest's
+            failure = self.failure(outcome, timeout_ms)
+            return TestStatus.ERROR, attrs.evolve(failure, details=f"error at setup: {failure.details}"), ""
         if error is not None and not outcome.timed_out:
             kind = outcomes.classify(error)
             if kind is outcomes.Kind.SKIP:

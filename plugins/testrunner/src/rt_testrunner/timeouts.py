@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from types import FrameType
 
@@ -66,6 +67,29 @@ def alarm(seconds: float, enabled: bool) -> Iterator[None]:
     finally:
         _state["armed"] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+@contextlib.contextmanager
+def inner_alarm(seconds: float) -> Iterator[bool]:
+    """Raise :class:`TestTimeout` if the block runs longer than ``seconds``, inside the alarm running now
+    (pytest-timeout's ``func_only``: the test's call alone is timed, within the whole test's time): the outer
+    alarm is stopped meanwhile and armed again for what is left of it. Yields whether the alarm is armed
+    (only on the main thread, with rt's handler installed)."""
+    if not alarms_available() or signal.getsignal(signal.SIGALRM) is not _on_alarm:
+        yield False
+        return
+    outer = _state["armed"]
+    left, _ = signal.setitimer(signal.ITIMER_REAL, 0)
+    started = time.monotonic()
+    _state["armed"] = True
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-4))
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _state["armed"] = outer
+        if outer and left > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - started), 1e-4))
 
 
 def is_armed() -> bool:
