@@ -528,6 +528,58 @@ def test_module_and_session_teardowns_are_the_last_tests_teardown(tmp_path: Path
     assert "test_two [teardown]" in rt_run.stderr and "test_three [teardown]" in rt_run.stderr
 
 
+def test_a_failing_last_tests_report_shows_what_its_scopes_teardown_wrote(tmp_path: Path) -> None:
+    """pytest tears a class's and a module's fixtures down in the teardown phase of their last test, so when
+    that test fails, what their teardown wrote is in its report (``Captured stdout teardown``, after the
+    function fixtures' own teardown output, and ``Captured stderr teardown``); rt left it out when the
+    teardown passed (it showed it only with a teardown that failed). pytest 9.2: 1 passed, 2 failed."""
+    write_files(
+        tmp_path,
+        {
+            "test_scopes.py": """
+            import sys
+            import pytest
+
+            @pytest.fixture(scope="module")
+            def database():
+                yield 1
+                print("module" + "_teardown_print")
+                print("module" + "_teardown_err", file=sys.stderr)
+
+            @pytest.fixture(scope="class")
+            def table():
+                yield 2
+                print("class" + "_teardown_print")
+
+            @pytest.fixture
+            def row():
+                yield 3
+                print("function" + "_teardown_print")
+
+            def test_first(database):
+                pass
+
+            class TestTable:
+                def test_in_class(self, table, database):
+                    print("in" + "_class")
+                    assert table == 0
+
+            def test_last(database, row):
+                assert database == 0
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    for report in (pytest_run.stdout, rt_run.stderr):
+        in_class = report.split("test_last")[0]
+        assert _section(in_class, "Captured stdout call") == ["in_class"], report
+        assert _section(in_class, "Captured stdout teardown") == ["class_teardown_print"], report
+        last = report.split("assert database == 0")[1]
+        expected = ["function_teardown_print", "module_teardown_print"]
+        assert _section(last, "Captured stdout teardown") == expected, report
+        assert _section(last, "Captured stderr teardown") == ["module_teardown_err"], report
+
+
 def test_a_stream_a_test_leaves_in_sys_stdout_does_not_outlive_it(tmp_path: Path) -> None:
     """pytest's global capture sets ``sys.stdout``/``sys.stderr`` again at each phase's start and end, so a
     stream a test leaves there is gone for the next test: structlog 24.4.0's test sets ``sys.stdout`` with

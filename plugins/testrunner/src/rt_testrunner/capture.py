@@ -169,6 +169,28 @@ def _sections(when: str, out: list[str], err: list[str], log: list[str]) -> list
     return sections
 
 
+def merge_sections(report: str, *more: str) -> str:
+    """A test's captured sections (:meth:`Capture.report`) with more of them (what its scope's teardown
+    wrote): a section of a title already there (``Captured stdout teardown``) goes on with the new text, as
+    pytest's one section per phase and stream; a new title is added after the others."""
+    sections: dict[str, str] = {}
+    for text in (report, *more):
+        for header, body in _split_sections(text):
+            sections[header] = f"{sections[header]}\n{body}" if header in sections and body else body
+    return "\n".join(f"{header}\n{body}" if body else header for header, body in sections.items())
+
+
+def _split_sections(report: str) -> list[tuple[str, str]]:
+    """``(header, text)`` of each ``----- Captured ... -----`` section of a report."""
+    found: list[tuple[str, list[str]]] = []
+    for line in report.splitlines():
+        if line.startswith("----- Captured ") and line.endswith(" -----"):
+            found.append((line, []))
+        elif found:
+            found[-1][1].append(line)
+    return [(header, "\n".join(lines)) for header, lines in found]
+
+
 CURRENT: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("rt_capture", default=None)
 
 #: the captures of the tests running now, with the thread running each. A thread the test started (a pool

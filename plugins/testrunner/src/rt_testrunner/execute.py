@@ -415,8 +415,11 @@ class Executor:
         outcome.subtests_passed = state.subtests_passed
         return outcome
 
-    async def hooks(self, suite: Suite, kind: str, deadline_ms: int) -> Outcome | None:
-        """Run a suite's ``before_all``/``after_all`` hooks; the first failure stops them."""
+    async def hooks(
+        self, suite: Suite, kind: str, deadline_ms: int, written: list[str] | None = None
+    ) -> Outcome | None:
+        """Run a suite's ``before_all``/``after_all`` hooks; the first failure stops them. ``written``
+        receives what each scope teardown that passed wrote (its captured sections)."""
         hooks = suite.hooks[kind]
         if not hooks:
             return None
@@ -431,6 +434,10 @@ class Executor:
                 if output is not None:
                     output.enter("teardown")
                 await self.call(hook, (), deadline)
+                if output is not None and written is not None:
+                    text = _report(output)
+                    if text:
+                        written.append(text)
             except timeouts.TestTimeout:
                 scope = isinstance(hook, ScopeTeardown)
                 return Outcome(timed_out=True, captured=_report(output), scope_teardown=scope)

@@ -84,6 +84,9 @@ class Runner:
         self.preload_root = Suite(None)
         #: the test that ran last, and its file: a pytest scope torn down after it is torn down in its teardown
         self._last_test: tuple[TestCase, str] | None = None
+        #: the result of a pytest-style test that failed, held until the scopes it was the last test of are
+        #: torn down: what their teardown writes is shown with its failure, as pytest shows it
+        self._held: TestFinished | None = None
         self.limiter: Any = None
         self.filtered_out = 0  # tests that -t / -k / -m left out (the summary's ` N filtered out`)
         #: pytest-style files collected before the run (their suite, or what loading them raised)
@@ -521,6 +524,7 @@ class Runner:
                 self.filtered_out += sum(1 for t in root.tests() if not self.schedule.selected(t, False))
                 self._report_node_errors(root, test_file)
             await self._run_suite(root, [self.preload_root], test_file, run, only_mode, span)
+        self._release_held()
         self.recorder.emit(FileFinished(test_file.relative, clock.perf_counter() - started, error))
 
     # -- suites ------------------------------------------------------------------------------------------------
@@ -548,6 +552,7 @@ class Runner:
         if executes:
             error = await self.executor.hooks(suite, "before_all", deadline_ms=self.options.timeout_ms)
             if error is not None:
+                self._release_held()
                 self.recorder.hook_failure(
                     suite, "before_all", error, test_file.relative, self.options.timeout_ms
                 )
@@ -575,13 +580,25 @@ class Runner:
             await self._after_all(suite, test_file)
 
     async def _after_all(self, suite: Suite, test_file: TestFile) -> None:
-        error = await self.executor.hooks(suite, "after_all", deadline_ms=self.options.timeout_ms)
+        written: list[str] = []
+        error = await self.executor.hooks(
+            suite, "after_all", deadline_ms=self.options.timeout_ms, written=written
+        )
+        if written and self._held is not None:
+            self._held = _with_teardown_output(self._held, written)
         if error is not None:
             self._after_all_failed(suite, error, test_file.relative)
+
+    def _release_held(self) -> None:
+        """Record the failed test held for its scopes' teardown output (:attr:`_held`), if any."""
+        held, self._held = self._held, None
+        if held is not None:
+            self.recorder.record(held)
 
     def _after_all_failed(self, suite: Suite, error: Outcome, file: str) -> None:
         """An ``after_all`` hook failed. Tearing down a pytest scope is pytest's error at the teardown of the
         scope's last test, with what the teardown wrote; any other hook is a failure of its own."""
+        self._release_held()
         last = self._last_test
         if not error.scope_teardown or last is None:
             self.recorder.hook_failure(suite, "after_all", error, file, self.options.timeout_ms)
@@ -654,6 +671,7 @@ class Runner:
         failure (pytest's behaviour); an ``rt.test`` test prints as it runs (the spec's), except in a
         concurrent group, where its output is collected and written in one piece when it ends, so that
         tests running at the same time do not interleave their lines."""
+        self._release_held()
         if self.bailed:
             return
         self._last_test = (case, test_file.relative)
@@ -699,25 +717,33 @@ class Runner:
             # the run stopped (in the summary) and its returncode
             recorder.interrupt(outcomes.exit_code(outcome.error), outcomes.interrupt_reason(outcome.error))
             return
-        recorder.record(
-            TestFinished(
-                test_file.relative,
-                case.path,
-                status,
-                duration,
-                attempt,
-                run_label,
-                failure,
-                location,
-                outcome.expect_calls,
-                output=outcome.captured,
-                reason=reason,
-                earlier_failures=tuple(earlier),
-                suite_lines=case.suite.lines,
-                subtests_passed=outcome.subtests_passed,
-                properties=_properties(case),
-            )
+        finished = TestFinished(
+            test_file.relative,
+            case.path,
+            status,
+            duration,
+            attempt,
+            run_label,
+            failure,
+            location,
+            outcome.expect_calls,
+            output=outcome.captured,
+            reason=reason,
+            earlier_failures=tuple(earlier),
+            suite_lines=case.suite.lines,
+            subtests_passed=outcome.subtests_passed,
+            properties=_properties(case),
         )
+        interrupted = isinstance(outcome.error, KeyboardInterrupt) or (
+            outcome.error is not None and outcomes.classify(outcome.error) is outcomes.Kind.EXIT
+        )
+        if failure is not None and case.item is not None and not grouped and not interrupted:
+            if not outcome.subtests and outcome.teardown_error is None:
+                # held until the next test or the end of its scopes (_after_all): the last test of a module
+                # or class shows what the scope's teardown wrote
+                self._held = finished
+                return
+        recorder.record(finished)
         for subtest in outcome.subtests:
             # pytest 9 reports each subtest that did not pass as a result of its own (subtests.py)
             sub_status, sub_failure, sub_reason = recorder.judge(
@@ -752,10 +778,23 @@ class Runner:
                     location=location,
                 )
             )
-        if isinstance(outcome.error, KeyboardInterrupt) or (
-            outcome.error is not None and outcomes.classify(outcome.error) is outcomes.Kind.EXIT
-        ):
+        if interrupted:
             recorder.interrupt(outcomes.exit_code(outcome.error))
+
+
+def _with_teardown_output(finished: TestFinished, written: list[str]) -> TestFinished:
+    """A failed test's result with what its scopes' teardown wrote, in its captured sections (shown under
+    the failure, ``Recorder.judge``, and in the reports' output)."""
+    from rt_testrunner.capture import merge_sections
+
+    output = merge_sections(finished.output, *written)
+    failure = finished.failure
+    if failure is not None:
+        details = failure.details
+        if finished.output and details.endswith(finished.output):
+            details = details[: -len(finished.output)].rstrip("\n")
+        failure = attrs.evolve(failure, details=f"{details}\n{output}")
+    return attrs.evolve(finished, output=output, failure=failure)
 
 
 def _properties(case: TestCase) -> tuple[tuple[str, str], ...]:
