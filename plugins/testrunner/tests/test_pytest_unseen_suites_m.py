@@ -211,3 +211,68 @@ def test_a_fixture_over_a_classmethod_gets_its_arguments(tmp_path: Path) -> None
         },
     )
     same_counts_as_pytest(tmp_path)
+
+
+#: a lazy proxy as Django's ``settings`` is one: every attribute, ``__class__`` too, fails until it is configured
+LAZY_SETTINGS = """
+    class NotConfigured(Exception):
+        pass
+
+    class LazySettings:
+        @property
+        def __class__(self):
+            raise NotConfigured("settings are not configured")
+
+        def __getattr__(self, name):
+            raise NotConfigured("settings are not configured")
+
+    settings = LazySettings()
+"""
+
+
+def test_a_module_level_proxy_that_fails_to_read_its_class_is_no_test(tmp_path: Path) -> None:
+    """daphne 4.2.3: tests/test_checks.py imports Django's ``settings``, a lazy proxy whose every attribute,
+    ``__class__`` too, raises ``ImproperlyConfigured`` until the test calls ``settings.configure()``.
+    ``isinstance`` reads ``__class__`` when the type does not match, and rt's collection asked
+    ``isinstance(settings, type)``: the module was a collection error ("Requested settings, but settings
+    are not configured"). pytest's name filters and ``safe_isclass`` leave such an object alone, but not
+    under a test function's name: that module is a collection error under pytest too. pytest 9.2: 3 passed;
+    1 error."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "lazy.py": LAZY_SETTINGS,
+            "test_proxy.py": """
+                import unittest
+
+                from lazy import settings
+
+                def test_function():
+                    pass
+
+                class TestCaseClass(unittest.TestCase):
+                    def test_method(self):
+                        pass
+
+                class TestPlain:
+                    config = settings
+
+                    def test_in_class(self):
+                        pass
+            """,
+            "named/pytest.ini": "[pytest]\n",
+            "named/lazy.py": LAZY_SETTINGS,
+            "named/test_named_proxy.py": """
+                from lazy import settings
+
+                test_settings = settings
+
+                def test_function():
+                    pass
+            """,
+        },
+    )
+    same_counts_as_pytest(tmp_path, "test_proxy.py")
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path / "named")
+    assert "settings are not configured" in rt_run.output, rt_run.output
