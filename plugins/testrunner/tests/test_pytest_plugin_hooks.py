@@ -708,3 +708,85 @@ def test_a_report_plugins_file_is_the_same_as_under_pytest(tmp_path: Path) -> No
     assert '"skipped"' in pytest_report and "hello" in pytest_report, pytest_output
     assert rt_report == pytest_report, (pytest_report, rt_report, rt_output)
     same_as_pytest(project, site)
+
+
+#: an installed plugin that calls marked tests itself (as pytest-twisted calls them in its reactor) and one
+#: that wraps every test function (as pytest-memray's ``pytest_pyfunc_call`` wrapper puts a tracking wrapper
+#: in ``pyfuncitem.obj``'s place)
+PYFUNC_PLUGIN = """
+import functools
+
+import pytest
+
+CALLS = []
+
+
+class Tracker:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_pyfunc_call(self, pyfuncitem):
+        function = pyfuncitem.obj
+
+        @functools.wraps(function)
+        def tracked(*args, **kwargs):
+            CALLS.append("tracked " + pyfuncitem.name)
+            return function(*args, **kwargs)
+
+        pyfuncitem.obj = tracked
+        yield
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "inreactor: the plugin calls the test")
+    config.pluginmanager.register(Tracker(), "tracker")
+
+
+def pytest_pyfunc_call(pyfuncitem):
+    if pyfuncitem.get_closest_marker("inreactor") is None:
+        return None
+    arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    CALLS.append(pyfuncitem.name)
+    pyfuncitem.obj(**arguments, called_by="plugin")
+    return True
+"""
+
+
+def test_an_installed_plugins_pyfunc_call_calls_and_wraps_the_test(tmp_path: Path) -> None:
+    """pytest-twisted 1.14 runs each test from its ``pytest_pyfunc_call`` (in its reactor) and answers True;
+    pytest-memray 1.7's ``pytest_pyfunc_call`` wrapper puts a tracking function in the test's place. rt called
+    no installed plugin's ``pytest_pyfunc_call`` (only a conftest.py's), so the plugin's keyword argument was
+    missing and nothing was tracked. The hooks' record is the same under both runners."""
+    site = plugin_site(tmp_path / "site", "pyfuncplugin", PYFUNC_PLUGIN)
+    project = write_files(
+        tmp_path / "project",
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_called.py": """
+            import pytest
+
+            from pyfuncplugin import CALLS
+
+
+            @pytest.fixture
+            def value():
+                return 3
+
+
+            @pytest.mark.inreactor
+            def test_called_by_the_plugin(value, called_by=None):
+                assert (value, called_by) == (3, "plugin")
+
+
+            def test_called_by_the_runner(value, called_by=None):
+                assert (value, called_by) == (3, None)
+
+
+            def test_record():
+                with open("calls.txt", "w") as file:
+                    file.write("\\n".join(CALLS))
+            """,
+        },
+    )
+    (pytest_calls, pytest_output), (rt_calls, rt_output) = file_each_runner_writes(project, site, "calls.txt")
+    assert "tracked test_called_by_the_plugin" in pytest_calls, pytest_output
+    assert rt_calls == pytest_calls, (pytest_calls, rt_calls, rt_output)
+    same_as_pytest(project, site)

@@ -47,18 +47,15 @@ NAMED_HOOKS = (
     "pytest_unconfigure",
 )
 
-#: hooks rt calls itself instead of an installed plugin's: the plugins implementing ``pytest_pyfunc_call``
-#: (anyio's, pytest-asyncio's, pytest-trio's) run async tests on their own loops, which rt runs on its own
-#: (async_plugins.py); a conftest.py's hooks still run
-_RT_CALLS = frozenset({"pytest_pyfunc_call"})
-
 #: the async plugins rt stands in for (async_plugins.py), by top-level module: their
 #: ``pytest_pycollect_makeitem`` marks or wraps the async tests rt claims itself, so it is not called. Every
 #: other installed plugin's is (pytest-describe's makes a collector of each ``describe_*`` function).
 _ASYNC_PLUGIN_MODULES = frozenset({"anyio", "pytest_asyncio", "pytest_trio"})
-#: those plugins' hooks rt does the work of: ``pytest_pycollect_makeitem`` (above) and ``pytest_runtest_call``,
-#: where pytest-trio puts a sync function that runs the test in ``trio.run`` in its place (rt runs it on trio)
-_ASYNC_PLUGIN_HOOKS = frozenset({"pytest_pycollect_makeitem", "pytest_runtest_call"})
+#: those plugins' hooks rt does the work of: ``pytest_pycollect_makeitem`` (above), ``pytest_runtest_call``,
+#: where pytest-trio puts a sync function that runs the test in ``trio.run`` in its place (rt runs it on trio),
+#: and ``pytest_pyfunc_call``, where they run async tests on their own loops (rt runs them on its own). Other
+#: plugins' ``pytest_pyfunc_call`` is called as a conftest.py's (pytest-twisted's calls the test itself)
+_ASYNC_PLUGIN_HOOKS = frozenset({"pytest_pycollect_makeitem", "pytest_runtest_call", "pytest_pyfunc_call"})
 #: other plugins whose work rt does itself, by top-level module, and their hooks it does not call:
 #: pytest-timeout's wrappers arm ``SIGALRM`` with a handler of their own and put back the default one after
 #: each test (which would end rt's run at its next time-out): rt times the tests out as the plugin would
@@ -619,11 +616,10 @@ class PytestSession(ModuleCollection):
 
 
 def _rt_calls_instead(name: str, hook: Callable[..., Any]) -> bool:
-    """rt does the work of installed plugin hook ``hook`` itself (see :data:`_RT_CALLS`)."""
+    """rt does the work of installed plugin hook ``hook`` itself (:data:`_ASYNC_PLUGIN_HOOKS`,
+    :data:`_STAND_IN_HOOKS`)."""
     if pyplugins.owner(hook) is None:
         return False
-    if name in _RT_CALLS:
-        return True
     module = (getattr(getattr(hook, "__func__", hook), "__module__", None) or "").split(".")[0]
     if name in _STAND_IN_HOOKS.get(module, ()):
         return True
