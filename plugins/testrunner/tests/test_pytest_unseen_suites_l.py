@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rt.testing import same_counts_as_pytest, write_files
 
 #: a fixture that fakes the file system as pyfakefs's ``fs`` does: ``os`` replaced in every loaded module (but
@@ -99,3 +101,43 @@ def test_a_test_faking_the_file_system_keeps_its_output_and_the_run(tmp_path: Pa
     assert "shown with the failure" in rt_run.output, rt_run.output
     assert "test_after" in rt_run.output, rt_run.output
     assert "Bad file descriptor" not in rt_run.output, rt_run.output
+
+
+@pytest.mark.parametrize("where", ["ini", "command line"])
+def test_a_conftest_reads_the_deprecated_inicfg_under_a_filter_naming_pytest(
+    tmp_path: Path, where: str
+) -> None:
+    """plumbum 2.0.2: its conftest.py's ``pytest_configure`` reads ``config.inicfg.get(...)``, deprecated in
+    pytest 9 (``PytestRemovedIn10Warning``), which its ``filterwarnings = error`` makes an error unless a
+    filter ignores it (here in the configuration, or ``-W`` as its run here needed it). rt's config had no
+    ``inicfg`` (``AttributeError``), and a filter naming one of pytest's categories was dropped while pytest
+    was not imported yet, so the warning was raised all the same. pytest 9.2: 1 passed."""
+    ignore = "ignore::pytest.PytestRemovedIn10Warning"
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": f"""
+            [pytest]
+            filterwarnings =
+                error
+                {ignore if where == "ini" else ""}
+            optional_tests = ssh sudo
+            """,
+            "conftest.py": """
+            import pytest
+
+
+            def pytest_addoption(parser):
+                parser.addini("optional_tests", "optional tests", type="args")
+
+
+            def pytest_configure(config):
+                config.optional = config.inicfg.get("optional_tests", "none")
+            """,
+            "test_config.py": """
+            def test_read(pytestconfig):
+                assert pytestconfig.optional == "ssh sudo"
+            """,
+        },
+    )
+    same_counts_as_pytest(tmp_path, *(("-W", ignore) if where == "command line" else ()))

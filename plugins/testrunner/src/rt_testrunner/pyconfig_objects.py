@@ -322,6 +322,16 @@ class Config:
         return self.inipath
 
     @property
+    def inicfg(self) -> dict[str, Any]:
+        """pytest 9's deprecated ``config.inicfg``: the configuration file's values as written, ``-o``'s among
+        them (plumbum 2.0.2's conftest.py reads its own key with ``config.inicfg.get``), after pytest's
+        ``PytestRemovedIn10Warning``, which the suite's filters may make an error, as under pytest."""
+        from _pytest.deprecated import CONFIG_INICFG
+
+        warnings.warn(CONFIG_INICFG.format(), stacklevel=2)
+        return self._pyconfig.values
+
+    @property
     def cache(self) -> Any:
         """``config.cache`` (the ``cache`` fixture), made when first asked for."""
         found = self.stash.get("rt:cache")
