@@ -179,6 +179,9 @@ class RunFinished:
     #: warnings pytest-style tests and their collection raised (pytest's warnings plugin records them; its
     #: summary's "N warnings")
     warnings: int = 0
+    #: each of those warnings, for pytest's "warnings summary": (a test's node id, or ``file:line`` for one
+    #: raised while collecting; the warning as ``warnings.formatwarning`` writes it), in the order raised
+    warning_list: tuple[tuple[str, str], ...] = ()
     #: ``record_testsuite_property(name, value)`` pairs of the run, values as text (pytest's junitxml writes
     #: them as the ``<properties>`` of its ``<testsuite>``)
     testsuite_properties: tuple[tuple[str, str], ...] = ()

@@ -146,6 +146,12 @@ def test_warnings_python_ignores_by_default_are_not_counted(tmp_path: Path) -> N
     assert _warnings_counted(pytest_run.stdout, result.stderr) == (3, 3), (pytest_run.output, result.output)
 
 
+def _summary_entries(output: str) -> list[str]:
+    """The entries of the "warnings summary" section of a run's output (each its locations and text), sorted."""
+    section = output.partition(" warnings summary ")[2].partition("\n")[2].partition("-- Docs:")[0]
+    return sorted(entry.strip() for entry in section.split("\n\n") if entry.strip())
+
+
 def test_warnings_of_pytest_configure_are_shown_and_counted_as_pytest_does(tmp_path: Path) -> None:
     """A conftest.py's ``pytest_configure`` that warns: pytest 9.2 configures its initial conftest.py files
     (the rootdir's, those of the paths it starts from and of their ``test*`` subfolders) before it records
@@ -181,11 +187,13 @@ def test_warnings_of_pytest_configure_are_shown_and_counted_as_pytest_does(tmp_p
             pytest_run.output,
             result.output,
         )
+        at_once = result.stderr.split(" warnings summary ")[0]  # the counted ones are listed after it
         for where in ("root", "tests", "sub"):
             shown = f"conftest.py:8: UserWarning: configured {where}"
-            assert (shown in pytest_run.stderr) == (shown in result.stderr) == (where in initial), (
-                result.output
-            )
+            assert (shown in pytest_run.stderr) == (shown in at_once) == (where in initial), result.output
+        # the same entries; rt lists sub's before tests' (it loads each conftest.py as it reaches its
+        # folder, pytest its initial ones first)
+        assert _summary_entries(result.stderr) == _summary_entries(pytest_run.stdout), result.output
 
 
 def test_pytest_addopts_selects_as_addopts_does(tmp_path: Path) -> None:

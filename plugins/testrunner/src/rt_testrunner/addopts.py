@@ -206,6 +206,8 @@ class AddOpts:
     collect_only: bool = False
     #: ``--pyargs``: the test paths are dotted module or package names (pyargs.py)
     pyargs: bool = False
+    #: ``--disable-warnings``: no "warnings summary" section (its count stays)
+    disable_warnings: bool = False
     #: ``-c FILE`` / ``--config-file FILE`` and ``--rootdir DIR`` (from the command line only)
     config_file: str | None = None
     rootdir: str | None = None
@@ -314,6 +316,8 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             fields["verbose"] = fields.get("verbose", 0) + (1 if name in ("-v", "--verbose") else -1)
         elif name == "--verbosity" and value.lstrip("-").isdigit():
             fields["verbose"] = fields.get("verbose", 0) + int(value)
+        if name in ("--disable-warnings", "--disable-pytest-warnings"):
+            fields["disable_warnings"] = True
         if name in DISPLAY_FLAGS or name in DISPLAY_OPTIONS:
             continue
         if name == "-p":
@@ -432,6 +436,7 @@ def configured(config: PytestConfig, options: AddOpts) -> PytestConfig:
         continue_on_collection_errors=config.continue_on_collection_errors
         or options.continue_on_collection_errors,
         runxfail=config.runxfail or options.runxfail,
+        disable_warnings=config.disable_warnings or options.disable_warnings,
         ignore=(*config.ignore, *options.ignore),
         ignore_globs=(*config.ignore_globs, *options.ignore_globs),
         deselect=(*config.deselect, *options.deselect),

@@ -54,6 +54,8 @@ from rt_testrunner.tally import Tally
 from rt_testrunner.zygote import ForkedProcess, ForkedZygote, Zygote
 
 _GONE = "gone"  # (GONE, return code): the worker process has exited (posted by its waiter thread)
+#: a file's (or a part's) warnings, as pywarnings.listed gives them: (node id or file:line, text)
+_Warnings = tuple[tuple[str, str], ...]
 #: how long a dead worker's pipe may stay open (a process it forked still holds it) before it counts as gone
 _PIPE_GRACE_S = 5.0
 
@@ -117,7 +119,7 @@ class Pool:
         self.timed = bool(known)
         self.pending: deque[Work] = deque(Work(i) for i in timing_files.slowest_first(self.files, known))
         #: the parts of files cut in parts (plan.py) that are done, by file index and part, until all are
-        self.parts_done: dict[int, dict[int, tuple[list[tuple[Any, ...]], FileFinished]]] = {}
+        self.parts_done: dict[int, dict[int, tuple[list[tuple[Any, ...]], FileFinished, _Warnings]]] = {}
         #: whether a worker's collection warnings were added to the count (the first to send them)
         self.collection_warnings_counted = False
         #: each worker's messages, in batches (what its pipe held when its reader thread read it)
@@ -402,9 +404,10 @@ class Pool:
         if work is not None and self.files[work.index].relative == finished.file:
             worker.current = None
         if work is not None and work.parts > 1 and worker.current is None:
-            self._part_done(work, block, finished)
+            self._part_done(work, block, finished, done.warning_list)
         else:
             self.reported.add(finished.file)
+            self.recorder.warning_list += done.warning_list
             if not done.not_collected:
                 self._replay(block, finished)
         self.filtered_out += done.filtered_out
@@ -415,6 +418,9 @@ class Pool:
         if done.collection_warnings is not None and not self.collection_warnings_counted:
             self.collection_warnings_counted = True  # every worker collected the same files: one counts
             self.recorder.warnings += done.collection_warnings
+            self.recorder.warning_list[:0] = (
+                done.collection_warning_list
+            )  # listed first, as pytest lists them
         self._add_snapshots(done)
         if done.interrupted:
             self.recorder.interrupt(done.exit_code, done.interrupt_reason)
@@ -427,10 +433,17 @@ class Pool:
             else:
                 worker.send(following.message())
 
-    def _part_done(self, work: Work, block: list[tuple[Any, ...]], finished: FileFinished) -> None:
-        """A part of a file is done: kept until every part is, then the file is reported whole."""
+    def _part_done(
+        self,
+        work: Work,
+        block: list[tuple[Any, ...]],
+        finished: FileFinished,
+        warning_list: _Warnings = (),
+    ) -> None:
+        """A part of a file is done: kept until every part is, then the file is reported whole (its warnings
+        listed in the file's order too)."""
         done = self.parts_done.setdefault(work.index, {})
-        done[work.part] = (block, finished)
+        done[work.part] = (block, finished, warning_list)
         if len(done) == work.parts:
             self._replay_parts(work.index)
 
@@ -442,7 +455,8 @@ class Pool:
         merged: list[tuple[Any, ...]] = [(wire.EVENT, FileStarted(name))]
         duration, error = 0.0, None
         for part in sorted(done):
-            block, finished = done[part]
+            block, finished, warning_list = done[part]
+            self.recorder.warning_list += warning_list
             merged.extend(m for m in block if not (m[0] == wire.EVENT and isinstance(m[1], FileStarted)))
             duration += finished.duration
             error = error or finished.error

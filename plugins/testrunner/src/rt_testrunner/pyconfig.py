@@ -67,6 +67,8 @@ class PytestConfig:
     ini_keys: frozenset[str] = frozenset()
     #: ``--runxfail``: xfail marks and ``pytest.xfail()`` do nothing
     runxfail: bool = False
+    #: ``--disable-warnings``: the warnings are counted, but the "warnings summary" section is not shown
+    disable_warnings: bool = False
     #: pytest's ``--capture`` method (addopts, then the command line): "fd", "sys" or "tee-sys" ("no": -s)
     capture_method: str = "fd"
     #: pytest's ``-v`` count (``config.option.verbose``, ``config.get_verbosity()``): see addopts.AddOpts

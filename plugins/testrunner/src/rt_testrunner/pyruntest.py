@@ -95,7 +95,7 @@ async def _run_item(item: PyItem) -> None:
     install_unraisable_hooks(item.session.blocked)  # once, when the first pytest test runs
     if item.node is None:
         item.node = Node(item)
-    caught = pywarnings.recording() if item.session.warnings_plugin else contextlib.nullcontext()
+    caught = pywarnings.recording(item.nodeid) if item.session.warnings_plugin else contextlib.nullcontext()
     root_level = item.session.log_level
     if item.session.live_log is not None:
         item.session.live_log.attach()  # once logging is imported (the suite's modules import it, not rt)

@@ -168,6 +168,7 @@ class PytestSession(ModuleCollection):
         #: pytest's warnings plugin (``-p no:warnings`` blocks it): without it pytest neither applies the
         #: ``filterwarnings`` ini and marks nor catches the warnings of a test, so neither does rt
         self.warnings_plugin = "warnings" not in self.blocked
+        pywarnings.listing = not pyconfig.disable_warnings
         self.config.warnings_blocked = not self.warnings_plugin
         self.logging_plugin = "logging" not in self.blocked
         self.log_level = pyconfig.log_level if self.logging_plugin else None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import os
 import re
 import sys
 import threading
@@ -30,12 +31,40 @@ from typing import TYPE_CHECKING, Any
 
 #: warnings recorded in this process, for the summary's "N warnings": while collecting, around the tests
 _recorded = {"collect": 0, "tests": 0}
+#: each of them as pytest's "warnings summary" lists it: (where: a test's node id or ``file:line``, the text
+#: ``warnings.formatwarning`` gives)
+_listed: dict[str, list[tuple[str, str]]] = {"collect": [], "tests": []}
+#: whether they are kept (pytest's ``--disable-warnings`` leaves its summary section out: set by the session)
+listing = True
 
 
-def count_recorded(caught: list[warnings.WarningMessage] | None, when: str = "tests") -> None:
-    """Count what a ``catch_warnings(record=True)`` block kept, as pytest's warnings plugin reports each."""
+def count_recorded(
+    caught: list[warnings.WarningMessage] | None, when: str = "tests", nodeid: str | None = None
+) -> None:
+    """Count what a ``catch_warnings(record=True)`` block kept, as pytest's warnings plugin reports each, and
+    keep each for the summary: under the test's ``nodeid``, else (while collecting) its ``file:line``."""
     if caught:
         _recorded[when] += len(caught)
+        for message in caught if listing else ():
+            text = warnings.formatwarning(
+                str(message.message), message.category, message.filename, message.lineno, message.line
+            )
+            where = nodeid or f"{_relative(message.filename)}:{message.lineno}"
+            _listed[when].append((where, text))
+
+
+def _relative(filename: str) -> str:
+    """``filename`` as pytest's summary shows a collection warning's file: relative to where the run started
+    (``../venv/...`` too), as it is on another drive."""
+    try:
+        return os.path.relpath(filename)
+    except ValueError:
+        return filename
+
+
+def listed(when: str, start: int = 0) -> tuple[tuple[str, str], ...]:
+    """The warnings recorded ``when`` ("collect" or "tests") from the ``start``-th on, for the summary."""
+    return tuple(_listed[when][start:])
 
 
 def recorded(when: str | None = None) -> int:
@@ -45,13 +74,14 @@ def recorded(when: str | None = None) -> int:
 
 
 @contextlib.contextmanager
-def recording() -> Iterator[None]:
-    """Warnings kept from the output (pytest shows them in its summary), and counted."""
+def recording(nodeid: str | None = None) -> Iterator[None]:
+    """Warnings kept from the output (pytest shows them in its summary, under the test's ``nodeid``), and
+    counted."""
     with warnings.catch_warnings(record=True) as caught:
         try:
             yield
         finally:
-            count_recorded(caught)
+            count_recorded(caught, nodeid=nodeid)
 
 
 @contextlib.contextmanager

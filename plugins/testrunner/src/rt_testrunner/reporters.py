@@ -6,7 +6,9 @@ lines and summary alike), buffered per file so 5,000 passing tests do not cost 5
 
 from __future__ import annotations
 
+import collections
 import sys
+from collections.abc import Sequence
 from typing import TextIO
 
 from rt.events import (
@@ -65,6 +67,34 @@ def snapshot_line(counts: SnapshotCounts) -> str | None:
     if not parts or parts == [f"{counts.passed} passed"]:
         return None
     return "snapshots: " + ", ".join(parts)
+
+
+#: the line pytest ends its "warnings summary" with
+WARNINGS_DOCS = "-- Docs: https://docs.pytest.org/en/stable/how-to/capture-warnings.html"
+
+
+def warnings_summary(listed: Sequence[tuple[str, str]], width: int = 80) -> str:
+    """pytest's "warnings summary" section for the warnings of a pytest suite: one entry per distinct text, in
+    the order first raised, under the node ids (or ``file:line``) that raised it (fewer than 10), else each
+    file with its count, as pytest's terminal reporter writes it (a ``width`` of its terminal: 80 off one)."""
+    grouped: dict[str, list[str]] = {}
+    for where, text in listed:
+        grouped.setdefault(text, []).append(where)
+    title = " warnings summary "
+    side = "=" * max((width - len(title)) // 2, 1)
+    lines = [f"{side}{title}{side}"]
+    for text, places in grouped.items():
+        if len(places) < 10:
+            lines += places
+        else:
+            per_file = collections.Counter(place.split("::", 1)[0] for place in places)
+            lines += [
+                f"{file}: {count} warning{'s' if count > 1 else ''}" for file, count in per_file.items()
+            ]
+        lines.append("\n".join(f"  {line}" for line in text.splitlines()).rstrip())
+        lines.append("")
+    lines.append(WARNINGS_DOCS)
+    return "\n".join(lines) + "\n"
 
 
 def summary_lines(event: RunFinished) -> list[str]:
@@ -171,6 +201,8 @@ class ConsoleReporter:
             self._flush()
         elif isinstance(event, RunFinished):
             self._flush()
+            if event.warning_list:
+                self.stream.write("\n" + warnings_summary(event.warning_list))
             self.stream.write("\n" + "\n".join(summary_lines(event)) + "\n")
             self.stream.flush()
 

@@ -127,6 +127,7 @@ class Runner:
         does)."""
         started = clock.perf_counter()
         warnings_before = pywarnings.recorded()
+        listed_before = {when: len(pywarnings.listed(when)) for when in ("collect", "tests")}
         properties_before = len(self.session.testsuite_properties)
         emit = self.recorder.emit
         emit(
@@ -156,6 +157,8 @@ class Runner:
         finally:
             capture.uninstall()
         self.recorder.warnings += pywarnings.recorded() - warnings_before
+        for when in ("collect", "tests"):  # pytest lists the collection's warnings first
+            self.recorder.warning_list += pywarnings.listed(when, listed_before[when])
         self.recorder.testsuite_properties += self.session.suite_properties(properties_before)
         finished = self.recorder.run_finished(
             files=len(files),

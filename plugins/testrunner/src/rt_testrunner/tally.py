@@ -36,6 +36,8 @@ class Tally:
         self.subtests_passed = 0
         #: warnings recorded while collecting and running pytest-style tests (pywarnings.recorded)
         self.warnings = 0
+        #: those warnings' locations and texts (pywarnings.listed), for pytest's "warnings summary"
+        self.warning_list: list[tuple[str, str]] = []
         #: ``record_testsuite_property`` pairs, in the order recorded
         self.testsuite_properties: list[tuple[str, str]] = []
 
@@ -77,6 +79,7 @@ class Tally:
             interrupt_reason=self.interrupt_reason,
             subtests_passed=self.subtests_passed,
             warnings=self.warnings,
+            warning_list=tuple(self.warning_list),
             testsuite_properties=tuple(self.testsuite_properties),
             snapshots=snapshots,
             reruns=self.reruns,

@@ -230,10 +230,14 @@ class FileDone:
     interrupt_reason: str | None = None  # pytest.exit(msg)'s "_pytest.outcomes.Exit: msg"
     subtests_passed: int = 0  # this file's subtests that passed (pytest 9's ` N subtests passed`)
     warnings: int = 0  # warnings recorded around the tests since the last file
+    #: those warnings' locations and texts (pywarnings.listed)
+    warning_list: tuple[tuple[str, str], ...] = ()
     #: ``record_testsuite_property`` pairs recorded since the last file
     testsuite_properties: tuple[tuple[str, str], ...] = ()
     #: warnings recorded while collecting the run's files (every worker collects them all): sent once
     collection_warnings: int | None = None
+    #: the collection's warnings' locations and texts, sent with ``collection_warnings``
+    collection_warning_list: tuple[tuple[str, str], ...] = ()
     #: the file was not collected (a conftest.py's ``collect_ignore``): the main process does not show it
     not_collected: bool = False
 

@@ -49,6 +49,7 @@ class _Forwarder:
         self._sent_reruns = 0
         self._sent_subtests = 0
         self._sent_warnings = 0
+        self._sent_listed = 0
         self._sent_collection = False
         self._sent_properties = 0
 
@@ -75,10 +76,13 @@ class _Forwarder:
             subtests_passed=runner.recorder.subtests_passed - self._sent_subtests,
             warnings=pywarnings.recorded("tests") - self._sent_warnings,
             collection_warnings=None if self._sent_collection else pywarnings.recorded("collect"),
+            warning_list=pywarnings.listed("tests", self._sent_listed),
+            collection_warning_list=() if self._sent_collection else pywarnings.listed("collect"),
             testsuite_properties=runner.session.suite_properties(self._sent_properties),
         )
         self._sent_properties = len(runner.session.testsuite_properties)
         self._sent_warnings = pywarnings.recorded("tests")
+        self._sent_listed = len(pywarnings.listed("tests"))
         self._sent_collection = True
         self._sent_filtered = runner.filtered_out
         self._sent_reruns = runner.recorder.reruns

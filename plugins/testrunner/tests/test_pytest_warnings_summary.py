@@ -1,0 +1,94 @@
+"""``rt test``'s "warnings summary" for a pytest suite (issue 15, session 12): pytest lists each warning its
+run recorded, grouped by text, under the node ids (or the ``file:line`` of a collection warning) that raised
+it; rt printed only the count. Each test runs pytest 9.2 and ``rt test`` on one small project and compares
+the section's text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rt.testing import run_cli, run_pytest, write_files
+
+_WARNS = {
+    "test_import.py": """
+    import warnings
+
+    warnings.warn("at import", RuntimeWarning)
+
+
+    def test_plain():
+        pass
+    """,
+    "test_warns.py": """
+    import warnings
+
+    import pytest
+
+
+    def helper():
+        warnings.warn("old api", DeprecationWarning)
+
+
+    def test_a():
+        helper()
+
+
+    def test_b():
+        helper()
+
+
+    @pytest.mark.parametrize("x", [1, 2])
+    def test_param(x):
+        warnings.warn(UserWarning(f"user {x}"))
+
+
+    def test_twice():
+        warnings.warn("plain")
+        warnings.warn("plain")
+
+
+    @pytest.mark.parametrize("n", range(12))
+    def test_many(n):
+        warnings.warn("the same, many times", FutureWarning)
+    """,
+}
+
+
+def section(output: str) -> str:
+    """The "warnings summary" section of a run's output, from its title line to pytest's docs line."""
+    lines = output.splitlines()
+    starts = [i for i, line in enumerate(lines) if " warnings summary " in line]
+    if not starts:
+        return ""
+    end = next(i for i in range(starts[0], len(lines)) if lines[i].startswith("-- Docs:"))
+    return "\n".join(lines[starts[0] : end + 1])
+
+
+@pytest.mark.parametrize("args", [(), ("--parallel", "2")], ids=["one process", "parallel"])
+def test_the_warnings_summary_lists_each_warning_as_pytests_does(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """The section pytest prints: a warning raised at a module's import under ``file:line``, each text once
+    under the node ids that raised it (one entry per text, in the order first raised: the text names the
+    line, so one test warning from two lines is two entries), ten or more node ids for one text as ``file: N warnings``,
+    each text indented as ``warnings.formatwarning`` writes it; then pytest's docs line. rt printed only
+    "19 warnings". Under ``--parallel`` the same section (the collection's warnings once)."""
+    write_files(tmp_path, _WARNS)
+    expected = section(run_pytest(cwd=tmp_path).stdout)
+    assert "test_import.py:4\n  " in expected and "test_warns.py: 12 warnings" in expected, expected
+    assert "test_warns.py::test_a\ntest_warns.py::test_b\n" in expected, expected
+    found = run_cli("test", *args, cwd=tmp_path, timeout=180)
+    assert section(found.stderr) == expected, found.output
+    assert " 19 warnings" in found.stderr
+
+
+def test_disable_warnings_leaves_the_section_out_and_keeps_the_count(tmp_path: Path) -> None:
+    """``--disable-warnings``: pytest counts the warnings ("19 warnings") but prints no section."""
+    write_files(tmp_path, _WARNS)
+    pytest_run = run_pytest("--disable-warnings", cwd=tmp_path)
+    assert section(pytest_run.stdout) == "" and "19 warnings" in pytest_run.stdout, pytest_run.output
+    found = run_cli("test", "--disable-warnings", cwd=tmp_path, timeout=180)
+    assert section(found.stderr) == "", found.output
+    assert " 19 warnings" in found.stderr
