@@ -222,3 +222,99 @@ def test_a_fixture_forces_its_own_value_and_a_hook_reads_the_definitions_of_the_
     pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     for run in (pytest_run, rt_run):
         assert "'Dune' == 'Other'" in run.output, run.output
+
+
+def test_dynamic_scope_parametrized_lookups_scope_nodes_and_dynamic_names_as_pytest(tmp_path: Path) -> None:
+    """Fixture details an unseen suite may rely on, each of which differed under rt: ``scope=callable``
+    (pytest calls it with ``fixture_name`` and ``config`` when the fixture is registered; rt made such a
+    fixture function-scoped, so it was set up for every test and sorted last in ``request.fixturenames``);
+    ``request.getfixturevalue`` of a parametrized fixture the test is not parametrized by (pytest's failure
+    naming where it is defined and where it was asked for; rt: ``AttributeError: ... no attribute 'param'``);
+    ``request.node`` of a module- or class-scoped fixture (pytest's module or class node; rt gave the first
+    test's node); a name asked for with ``getfixturevalue`` joins ``request.fixturenames``. pytest 9.2: 5
+    passed, 1 failed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "conftest.py": """
+            import pytest
+
+            MADE = []
+
+
+            def chosen_scope(fixture_name, config):
+                assert config.getini("python_files")
+                return "module" if fixture_name == "shared" else "function"
+
+
+            @pytest.fixture(scope=chosen_scope)
+            def shared():
+                MADE.append(1)
+                return len(MADE)
+
+
+            @pytest.fixture(params=[1, 2])
+            def numbered(request):
+                return request.param
+
+
+            @pytest.fixture
+            def plain():
+                return 0
+
+
+            @pytest.fixture(scope="module")
+            def module_node(request):
+                return request.node.nodeid, request.node.name
+
+
+            @pytest.fixture(scope="class")
+            def class_node(request):
+                return request.node.nodeid, request.node.name
+            """,
+            "test_details.py": """
+            OURS = {"shared", "request", "plain", "module_node"}
+
+
+            def test_names(request, plain, shared):
+                assert [n for n in request.fixturenames if n in OURS] == ["shared", "request", "plain"]
+                request.getfixturevalue("module_node")
+                names = [n for n in request.fixturenames if n in OURS]
+                assert names == ["shared", "request", "plain", "module_node"]
+
+
+            def test_shared_once(shared):
+                assert shared == 1
+
+
+            def test_not_parametrized(request):
+                request.getfixturevalue("numbered")
+
+
+            def test_module_node(module_node):
+                assert module_node == ("test_details.py", "test_details.py")
+
+
+            class TestNodes:
+                def test_class_node(self, class_node, module_node):
+                    assert class_node == ("test_details.py::TestNodes", "TestNodes")
+                    assert module_node == ("test_details.py", "test_details.py")
+
+                def test_again(self, shared):
+                    assert shared == 1
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    expected = [
+        "The requested fixture has no parameter defined for test:",
+        "    test_details.py::test_not_parametrized",
+        "Requested fixture 'numbered' defined in:",
+        "conftest.py:18",
+        "Requested here:",
+        "test_details.py:17",
+    ]
+    for run in (pytest_run, rt_run):
+        lines = run.output.splitlines()
+        assert all(line in lines for line in expected), run.output

@@ -199,7 +199,7 @@ def _warn_instance_method(fixture: FixtureDef) -> None:
     warnings.warn(warning, stacklevel=3)
 
 
-def make_def(name: str, obj: Any, baseid: str, method: bool = False) -> FixtureDef | None:
+def make_def(name: str, obj: Any, baseid: str, method: bool = False, config: Any = None) -> FixtureDef | None:
     found = fixture_marker(obj)
     if found is None:
         return None
@@ -207,6 +207,8 @@ def make_def(name: str, obj: Any, baseid: str, method: bool = False) -> FixtureD
     if isinstance(func, staticmethod):  # ``@pytest.fixture`` over ``@staticmethod`` in a test class
         func, method = func.__func__, False
     scope = marker.scope if isinstance(marker.scope, str) else "function"
+    if callable(marker.scope) and config is not None:
+        scope = dynamic_scope(marker.scope, marker.name or name, config)
     params = tuple(marker.params) if marker.params is not None else None
     return FixtureDef(
         marker.name or name,
@@ -219,6 +221,18 @@ def make_def(name: str, obj: Any, baseid: str, method: bool = False) -> FixtureD
         argnames(func, method),
         method,
     )
+
+
+def dynamic_scope(choose: Callable[..., Any], name: str, config: Any) -> str:
+    """A fixture's ``scope=callable``, chosen as pytest chooses it when the fixture is registered:
+    ``choose(fixture_name=, config=)``; what is not a scope's name is pytest's error, in one line."""
+    scope = choose(fixture_name=name, config=config)
+    if not isinstance(scope, str) or scope not in SCOPES:
+        raise TypeError(
+            f"Fixture '{name}' from the callable {getattr(choose, '__name__', choose)!r} returned {scope!r},"
+            f" which is not one of the scopes {', '.join(map(repr, SCOPES))}"
+        )
+    return scope
 
 
 def _decorated_member(
@@ -256,6 +270,8 @@ class Registry:
         #: what plugins register or inject while the run goes on (pyfixturemanager.py), made with the
         #: session's fixture manager
         self.runtime: RuntimeDefs | None = None
+        #: pytest's config, given to a fixture's ``scope=callable`` (set by the session)
+        self.config: Any = None
 
     def add(self, fixture: FixtureDef) -> None:
         found = self.defs.setdefault(fixture.name, [])
@@ -269,7 +285,7 @@ class Registry:
             as_method = method
             if method and type(value) in (staticmethod, classmethod):
                 value, as_method = _decorated_member(name, value)
-            fixture = make_def(name, value, baseid, as_method)
+            fixture = make_def(name, value, baseid, as_method, self.config)
             if fixture is not None:
                 self.add(fixture)
 
@@ -542,7 +558,15 @@ class FixtureRequest:
 
     @property
     def node(self) -> Any:
-        return self._item.node
+        """The node of the request's scope, as pytest's: for a class- or module-scoped fixture the test's
+        class (or module) node, else the test's own node."""
+        node = self._item.node
+        scope = self.scope
+        if scope not in ("class", "module") or node is None:
+            return node
+        from rt_testrunner.pynodes import scope_node
+
+        return scope_node(node, scope)
 
     @property
     def config(self) -> Any:
@@ -578,7 +602,11 @@ class FixtureRequest:
 
     @property
     def fixturenames(self) -> list[str]:
-        return list(self._item.fixturenames)
+        """The test's fixture names, then those asked for with ``getfixturevalue`` since, as pytest's."""
+        names = list(self._item.fixturenames)
+        known = set(names)
+        names += [name for name in self._setup.values if name not in known]
+        return names
 
     @property
     def _fixturemanager(self) -> Any:
@@ -636,6 +664,7 @@ class FixtureRequest:
         result = getattr(stored, "cached_result", None) if stored is not None else None
         if isinstance(result, tuple) and len(result) == 3 and result[2] is None:
             return result[0]
+        self._check_param(name, sys._getframe(1))
         coroutine = self._setup.get(name, self._fixture)
         try:
             coroutine.send(None)
@@ -643,6 +672,31 @@ class FixtureRequest:
             return stop.value
         coroutine.close()
         raise RuntimeError(f"getfixturevalue({name!r}): an async fixture cannot be set up from sync code")
+
+    def _check_param(self, name: str, caller: Any) -> None:
+        """pytest's failure for a parametrized fixture asked for by a test it does not parametrize (asked for
+        with ``getfixturevalue``, so unknown when the tests were made): where it is defined, where asked."""
+        item = self._item
+        if name == "request" or name in item.all_params or name in self._setup.values:
+            return
+        try:
+            fixture = self._setup.registry.resolve(name, item.key, self._fixture)
+        except FixtureLookupError:
+            return  # the lookup error is given by the set-up
+        if fixture.params is None:
+            return
+        root = Path(item.session.root)
+        code = getattr(inspect.unwrap(fixture.func), "__code__", None)
+        defined = f"{_shown(code.co_filename, root)}:{code.co_firstlineno}" if code is not None else "?"
+        asked = f"{_shown(caller.f_code.co_filename, root)}:{caller.f_lineno}"
+        from rt_testrunner.async_plugins import fail
+
+        fail(
+            "The requested fixture has no parameter defined for test:\n"
+            f"    {item.node.nodeid}\n\n"
+            f"Requested fixture '{fixture.name}' defined in:\n{defined}\n\n"
+            f"Requested here:\n{asked}"
+        )
 
     def raiseerror(self, msg: str | None) -> None:
         raise lookup_error(msg or "fixture error")
@@ -1090,6 +1144,14 @@ class Setup:
             finalizers.append(lambda: loops.close_owned(owner))
             finalizers.extend(_releaser(loops, key) for key in leases)
         return run_finalizers(finalizers)
+
+
+def _shown(filename: str, root: Path) -> str:
+    """A file as pytest's messages show it: relative to the rootdir when under it."""
+    try:
+        return Path(filename).relative_to(root).as_posix()
+    except ValueError:
+        return filename
 
 
 def _releaser(loops: Any, key: LoopKey) -> Callable[[], None]:

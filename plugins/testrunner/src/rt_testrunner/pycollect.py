@@ -26,7 +26,6 @@ from rt.events import Location
 from rt_testrunner import importing, pyplugins
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import Kind, classify
-from rt_testrunner.pyfixturemanager import FixtureManager
 from rt_testrunner.pymarks import CallSpec
 from rt_testrunner.pynodes import PyItem
 from rt_testrunner.pyruntest import make_runner
@@ -55,6 +54,8 @@ class _SessionView:
         self._session = session
         self._initialpaths: frozenset[Path] = frozenset()
         self._initialpaths_with_parents: frozenset[Path] = frozenset()
+        from rt_testrunner.pyfixturemanager import FixtureManager  # only for a suite's own collectors
+
         self._fixturemanager = FixtureManager(session)
 
     def __getattr__(self, name: str) -> Any:

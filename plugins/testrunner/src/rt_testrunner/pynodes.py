@@ -160,6 +160,26 @@ def find_parent(node: Any, cls: Any) -> Any:
     return None
 
 
+def scope_node(node: Any, scope: str) -> Any:
+    """The node above a test's that a ``class`` or ``module`` scope stands for, as pytest's ``request.node``
+    of such a fixture: the test's class (a test outside a class: its module), its module; a plugin's
+    ``pytest.Module`` above the test (pytest-describe's block) is the module. The test's node when there is
+    none."""
+    current = getattr(node, "parent", None)
+    while current is not None:
+        kind = getattr(current, "kind", None) or _pytest_kind(current)
+        if kind == "module" or (kind == "class" and scope == "class"):
+            return current
+        current = getattr(current, "parent", None)
+    return node
+
+
+def _pytest_kind(node: Any) -> str | None:
+    """``"module"`` or ``"class"`` for one of pytest's own collectors (a plugin's), from its class's names."""
+    names = {kind.__name__ for kind in type(node).__mro__}
+    return "module" if "Module" in names else "class" if "Class" in names else None
+
+
 class HookRelay:
     """``config.hook``: ``config.hook.NAME(**kwargs)`` calls the ``NAME`` hooks of the installed plugins and
     of every loaded conftest.py with the arguments each declares, in pluggy's order, and returns their answers

@@ -111,6 +111,7 @@ class PytestSession(ModuleCollection):
         #: ``pytest_fixture_setup(fixturedef, request)`` hooks (pytest-lazy-fixtures' sets ``request.param``)
         self.fixture_setup_hooks: list[tuple[str, Callable[..., Any]]] = []
         self.registry = Registry(fallback=lambda registry: self.load_plugins())
+        self.registry.config = self.config
         #: the plugins ``-p no:NAME`` blocks: pytest's own among them take their fixtures and their work away
         #: (``no:logging``: no ``caplog``, no log capture; ``no:capture``: no ``capsys``, nothing captured)
         self.blocked = self.blocked_plugins()
@@ -486,7 +487,7 @@ class PytestSession(ModuleCollection):
             manager.distributions.append((plugin.module, plugin.distribution))
             self.plugins.append(plugin.module)
             if isinstance(plugin.module, types.ModuleType):
-                for fixture in _definitions(plugin.module.__dict__, autouse=True):
+                for fixture in _definitions(plugin.module.__dict__, autouse=True, config=self.config):
                     # below every definition of the suite; an autouse one is set up for every test, as
                     # pytest does (inline-snapshot's snapshot_check fails a test whose snapshots are wrong),
                     # or the suite's fixture of its name where the suite overrides it (pytest-asyncio's
@@ -552,7 +553,7 @@ class PytestSession(ModuleCollection):
         # its fixtures too, as pytest's fixture manager parses every registered plugin (pytest's legacypath
         # registers the object whose ``testdir`` fixture wraps pytester's)
         for fixture in _definitions(
-            {name: getattr(plugin, name, None) for name in dir(plugin)}, autouse=True
+            {name: getattr(plugin, name, None) for name in dir(plugin)}, autouse=True, config=self.config
         ):
             if not any(known.func is fixture.func for known in self.registry.defs.get(fixture.name, ())):
                 self.registry.add(fixture)
@@ -639,13 +640,13 @@ def _relative_to_initial(path: Path, initial: tuple[Path, ...]) -> str:
     return path.as_posix()
 
 
-def _definitions(namespace: dict[str, Any], autouse: bool = False) -> list[FixtureDef]:
+def _definitions(namespace: dict[str, Any], autouse: bool = False, config: Any = None) -> list[FixtureDef]:
     """The fixtures of a plugin's namespace (``autouse`` ones only when asked for)."""
     from rt_testrunner.fixtures import make_def
 
     found = []
     for name, value in list(namespace.items()):
-        fixture = make_def(name, value, "")
+        fixture = make_def(name, value, "", config=config)
         if fixture is not None and (autouse or not fixture.autouse):
             found.append(fixture)
     return found
