@@ -336,6 +336,33 @@ def test_what_the_configuration_requires_is_checked_before_the_run(tmp_path: Pat
     assert summary_counts(run_cli("test", cwd=tmp_path, timeout=180).stderr) == {"pass": 1}
 
 
+def test_a_met_minversion_loads_no_requirement_parser(tmp_path: Path) -> None:
+    """toolz 1.2.0's ``minversion = "6.0"``: pytest compares versions with ``packaging.version`` alone and
+    imports ``packaging.requirements`` only for ``required_plugins``; rt imported both for either (about 56 M
+    instructions of every toolz run, 3%: the requirement parser compiles its tokenizer's regular
+    expressions), and a test saw modules pytest never loads. pytest 9.2: 1 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nminversion = 8.0\n",
+            "test_modules.py": """
+            import sys
+
+
+            def test_only_the_version_module():
+                assert "packaging.requirements" not in sys.modules
+                assert "packaging.version" in sys.modules
+            """,
+        },
+    )
+    pytest_run = run_pytest(cwd=tmp_path)
+    result = run_cli("test", cwd=tmp_path, timeout=180)
+    assert summary_counts(result.stderr) == counts_from_pytest(pytest_run.stdout) == {"pass": 1}, (
+        pytest_run.output,
+        result.output,
+    )
+
+
 def test_a_configuration_warning_a_plugin_issues_is_counted(tmp_path: Path) -> None:
     """``config.issue_config_time_warning`` (pytest-asyncio's deprecation of an unset loop scope, pytest's
     own unknown ini keys): pytest records it whenever it is issued, in ``pytest_configure`` too, and counts

@@ -22,7 +22,6 @@ def refusal(project: Any, plugins: Iterable[Any], pytest_version: str | None) ->
     if not (minimum or required) or pytest_version is None:
         return None
     try:
-        from packaging.requirements import InvalidRequirement, Requirement
         from packaging.version import InvalidVersion, Version
     except ImportError:  # pragma: no cover - pytest depends on packaging
         return None
@@ -35,6 +34,13 @@ def refusal(project: Any, plugins: Iterable[Any], pytest_version: str | None) ->
             return (
                 f"{project.inifile}: 'minversion' requires pytest-{minimum}, actual pytest-{pytest_version}'"
             )
+    if not required:
+        return None
+    # packaging.requirements (its tokenizer, markers and specifiers: 56 M instructions of a toolz run, most of it
+    # compiling regular expressions) only when plugins are required, as pytest imports it: ``minversion`` alone, common
+    # in suites (toolz), needs packaging.version only.
+    from packaging.requirements import InvalidRequirement, Requirement
+
     installed = {_normalized(entry.distribution): entry.version for entry in plugins if entry.distribution}
     missing = []
     for text in sorted(required):
