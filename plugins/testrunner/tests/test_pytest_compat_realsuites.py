@@ -139,3 +139,64 @@ def test_a_warning_at_import_names_the_importing_file(tmp_path: Path) -> None:
     assert expected == {"pass": 1}
     got, result = rt_counts(tmp_path)
     assert got == expected, result.output
+
+
+def test_scope_teardowns_and_session_hooks_have_no_deadline(tmp_path: Path) -> None:
+    """pint 0.25.3's pytest-benchmark benchmarks on a loaded machine: a module's fixtures took longer than 5 s
+    to tear down, and rt counted "after_all hook: this test timed out after 5000ms" as a failure where pytest
+    passed (213 passed against 213 passed and 1 failed). A pytest suite's tests have no deadline unless asked
+    (``--timeout``, pytest-timeout); the teardowns of its module, class and session fixtures and its
+    ``pytest_sessionfinish`` hooks had rt's 5 s one for ``after_all`` hooks. pytest 9.2: 2 passed; with
+    ``--timeout`` rt bounds them again (here rt.toml's 1 s, shorter than each 1.2 s teardown, stands for the
+    5 s)."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import time
+
+            import pytest
+
+
+            @pytest.fixture(scope="session")
+            def slow_session():
+                yield
+                time.sleep(1.2)
+
+
+            def pytest_sessionfinish(session):
+                time.sleep(1.2)
+            """,
+            "test_slow.py": """
+            import time
+
+            import pytest
+
+
+            @pytest.fixture(scope="module")
+            def slow_module():
+                yield
+                time.sleep(1.2)
+
+
+            class TestSlow:
+                @pytest.fixture(scope="class")
+                def slow_class(self):
+                    yield
+                    time.sleep(1.2)
+
+                def test_a(self, slow_module, slow_class, slow_session):
+                    pass
+
+
+            def test_b(slow_module):
+                pass
+            """,
+            "rt.toml": "[test]\ntimeout = 1000\n",
+        },
+    )
+    pytest_found = pytest_counts(tmp_path)
+    found, result = rt_counts(tmp_path)
+    assert found == pytest_found == {"pass": 2}, result.output
+    found, result = rt_counts(tmp_path, "--timeout=1000")
+    assert found.get("error", 0) + found.get("fail", 0) >= 1, result.output

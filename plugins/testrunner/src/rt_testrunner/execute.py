@@ -252,6 +252,9 @@ class Executor:
         #: backend share its loop, and an async fixture of a wider scope outlives the tests that use it
         self._portals: dict[BackendKey, Any] = {}
         self.alarms = False
+        #: a pytest suite's scope teardowns and session hooks run without rt's deadline for hooks (pytest has
+        #: none), unless the command line gave ``--timeout``, which bounds pytest tests too
+        self.untimed_pytest_hooks = True
 
     def run_sync(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
         """Drive one of the runner's coroutines on the main thread; the event loop, if one was needed, is
@@ -425,6 +428,8 @@ class Executor:
             return None
         deadline = clock.monotonic() + deadline_ms / 1000
         for hook in hooks:
+            untimed = self.untimed_pytest_hooks and isinstance(hook, ScopeTeardown | PytestHook)
+            hook_deadline = clock.monotonic() + 2 * _NO_DEADLINE_S if untimed else deadline
             output = None
             if isinstance(hook, ScopeTeardown) and (self.capture_output or self.capture_logs):
                 output = capture.Capture(passthrough=not self.capture_output)
@@ -433,7 +438,7 @@ class Executor:
             try:
                 if output is not None:
                     output.enter("teardown")
-                await self.call(hook, (), deadline)
+                await self.call(hook, (), hook_deadline)
                 if output is not None and written is not None:
                     text = _report(output)
                     if text:
@@ -463,6 +468,18 @@ class ScopeTeardown:
 
     def __call__(self) -> Any:
         return self.finish()
+
+
+@attrs.define(eq=False)
+class PytestHook:
+    """An ``after_all`` hook that calls a pytest suite's session hooks (``pytest_sessionfinish``, the
+    configuration's cleanups). pytest bounds neither, so rt's 5 s deadline for hooks does not apply: a plugin
+    that writes its report there (pytest-benchmark's) may take longer."""
+
+    call: Callable[[], Any]
+
+    def __call__(self) -> Any:
+        return self.call()
 
 
 def _report(output: capture.Capture | None) -> str:

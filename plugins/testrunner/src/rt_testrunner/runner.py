@@ -40,7 +40,7 @@ from rt_testrunner import (
     timeouts,
 )
 from rt_testrunner.discovery import SUFFIXES, TestFile, python_file_matches
-from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome, ScopeTeardown
+from rt_testrunner.execute import MAIN_THREAD, Executor, Outcome, PytestHook, ScopeTeardown
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.options import RunOptions
 from rt_testrunner.pyruntest import NO_TIMEOUT_MS, finish_session_scopes, session_finished
@@ -65,6 +65,7 @@ class Runner:
     def __init__(self, options: RunOptions, reporters: Sequence[Reporter], backend: str = "asyncio") -> None:
         self.options = options
         self.executor = Executor(backend, options.capture)
+        self.executor.untimed_pytest_hooks = not options.explicit_timeout
         self.recorder = Recorder(reporters, options.root, options.bail)
         self.schedule = Schedule(
             options.name_pattern,
@@ -151,7 +152,7 @@ class Runner:
                 else:
                     self.preload_root.hooks["after_all"] += [
                         ScopeTeardown(lambda: finish_session_scopes(self.session)),
-                        lambda: session_finished(self.session, self._session_status()),
+                        PytestHook(lambda: session_finished(self.session, self._session_status())),
                     ]
                     await self._run_files(files, files if order is None else order)
         finally:
