@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rt.testing import run_cli, summary_counts, write_files
+from rt.testing import counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
 
 
 def rt_test(
@@ -463,3 +463,67 @@ def test_a_modifyitems_order_places_classes_by_their_tests(tmp_path: Path) -> No
     }
     found, output = rt_test(tmp_path, files)
     assert found == {"pass": 4}, output
+
+
+def test_deselected_hooks_hear_of_the_tests_left_out(tmp_path: Path) -> None:
+    """pytest-json-report 1.5 counts the tests ``-k``, ``-m`` and ``--deselect`` leave out from
+    ``pytest_deselected(items)`` (its summary's ``deselected`` and ``collected``), as conftest.py files that
+    report what did not run do; rt never called the hook (and its ``session.testscollected`` counted the
+    tests left out). What the hook heard is the same under both runners."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+
+            LEFT_OUT = []
+
+
+            def pytest_configure(config):
+                config.addinivalue_line("markers", "net: needs the network")
+
+
+            def pytest_deselected(items):
+                LEFT_OUT.extend(item.nodeid for item in items)
+
+
+            def pytest_sessionfinish(session):
+                with open("deselected.txt", "w") as file:
+                    file.write("\\n".join([str(session.testscollected), *sorted(LEFT_OUT)]))
+            """,
+            "test_some.py": """
+            import pytest
+
+
+            def test_fast():
+                pass
+
+
+            def test_slow():
+                pass
+
+
+            @pytest.mark.net
+            def test_download():
+                pass
+
+
+            class TestGroup:
+                def test_kept(self):
+                    pass
+
+                def test_dropped(self):
+                    pass
+            """,
+        },
+    )
+    args = ("-k", "not slow", "-m", "not net", "--deselect", "test_some.py::TestGroup::test_dropped")
+    pytest_run = run_pytest(*args, cwd=tmp_path)
+    expected = (tmp_path / "deselected.txt").read_text()
+    (tmp_path / "deselected.txt").unlink()
+    assert expected.startswith("2\n") and expected.count("test_some.py::") == 3, pytest_run.output
+    rt_run = run_cli("test", *args, cwd=tmp_path)
+    assert (tmp_path / "deselected.txt").read_text() == expected, rt_run.output
+    assert summary_counts(rt_run.stderr) == counts_from_pytest(pytest_run.stdout) == {"pass": 2}, (
+        rt_run.output
+    )

@@ -511,6 +511,22 @@ def _root_log_level(level: int | None) -> Iterator[None]:
         root.setLevel(original)
 
 
+def tell_deselected(items: list[PyItem]) -> None:
+    """Call the ``pytest_deselected(items)`` hooks of the plugins and the conftest.py files above the file of
+    ``items``, the tests of one file ``-k``, ``-m``, ``--deselect`` (or ``-t``) leave out, once per file (pytest
+    calls them once per filter, while it collects): pytest-json-report counts them. A hook that raises is one
+    line; the run goes on."""
+    session = items[0].session
+    session.deselected += len(items)
+    hooks = session.hooks_for("pytest_deselected", items[0].file)
+    if not hooks:
+        return
+    try:
+        pyplugins.call("pytest_deselected", hooks, {"items": [item.node for item in items]})
+    except Exception as exc:  # noqa: BLE001 - one line, as a plugin hook's failure is
+        print(f"rt test: pytest_deselected raised {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
 def finish_session_scopes(session: PytestSession) -> Any:
     """Tear down package and session fixtures at the end of the run (an awaitable when one of them is
     async). What they write is captured as the last test's teardown (``execute.ScopeTeardown``), unlike

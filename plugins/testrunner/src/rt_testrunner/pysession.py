@@ -45,6 +45,7 @@ NAMED_HOOKS = (
     "pytest_runtest_logstart",
     "pytest_runtest_logfinish",
     "pytest_unconfigure",
+    "pytest_deselected",
 )
 
 #: the async plugins rt stands in for (async_plugins.py), by top-level module: their
@@ -182,6 +183,8 @@ class PytestSession(ModuleCollection):
         #: pytest's ``session.exitstatus``, set when the session finishes (plugins' sessionfinish hooks read it)
         self.exitstatus = 0
         self.items: list[Any] = []
+        #: the tests ``-k``, ``-m`` and ``--deselect`` left out so far (``pyruntest.tell_deselected``)
+        self.deselected = 0
         #: the files' roots waiting for the session-wide ``pytest_collection_modifyitems`` (and whether to
         #: reorder each), while the run's files are collected before its first test; None otherwise
         self.deferred: list[tuple[Suite, bool]] | None = None
@@ -202,9 +205,9 @@ class PytestSession(ModuleCollection):
 
     @property
     def testscollected(self) -> int:
-        """pytest's ``session.testscollected``: the tests the session-wide collection found (pytest-json-report
-        writes it in its summary)."""
-        return len(self.items)
+        """pytest's ``session.testscollected``: the tests the session-wide collection found, less those left
+        out (pytest-json-report writes it in its summary)."""
+        return max(len(self.items) - self.deselected, 0)
 
     def relative(self, file: str) -> str:
         """``file`` relative to the rootdir, as node ids show it (asked for every test: remembered)."""

@@ -525,7 +525,13 @@ class Runner:
                 break
             only_mode = self.options.only or any(t.has("only") for t in root.tests())
             if run == 1 and (span is None or span[0] == 0):  # a file's left-out tests count once
-                self.filtered_out += sum(1 for t in root.tests() if not self.schedule.selected(t, False))
+                left_out = [t for t in root.tests() if not self.schedule.selected(t, False)]
+                self.filtered_out += len(left_out)
+                pytest_items = [t.item for t in left_out if t.item is not None]
+                if pytest_items:
+                    from rt_testrunner.pyruntest import tell_deselected
+
+                    tell_deselected(pytest_items)
                 self._report_node_errors(root, test_file)
             await self._run_suite(root, [self.preload_root], test_file, run, only_mode, span)
         self._release_held()
