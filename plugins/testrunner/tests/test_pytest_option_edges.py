@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rt.testing import counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
 
 
@@ -135,3 +137,71 @@ def test_pyargs_collects_a_packages_tests_by_its_dotted_name(tmp_path: Path) -> 
     assert (
         "module or package not found: nopkg.x" in run_pytest("--pyargs", "nopkg.x", cwd=run, env=env).output
     )
+
+
+_ROOT_CONFTEST = {
+    "conftest.py": """
+    import pytest
+
+
+    @pytest.fixture
+    def where():
+        return "root"
+    """,
+    "tests/test_where.py": """
+    def test_where(where):
+        assert where == "root"
+    """,
+}
+
+
+@pytest.mark.parametrize("marker", ["pyproject.toml", "setup.py"])
+def test_a_run_started_in_the_tests_folder_has_the_projects_rootdir(tmp_path: Path, marker: str) -> None:
+    """``cd tests && pytest`` in a project whose ``pyproject.toml`` has no pytest table (or with a
+    ``setup.py`` alone): pytest takes that file's folder for the rootdir, so the root conftest.py's fixture is
+    found (its conftest.py files are loaded from the rootdir down). rt took the folder it ran in: the fixture was not
+    found (1 error). pytest 9.2: 1 passed."""
+    text = '[project]\nname = "x"\nversion = "0"\n' if marker == "pyproject.toml" else "raise SystemExit\n"
+    write_files(tmp_path, {**_ROOT_CONFTEST, marker: text})
+    expected, pytest_output, counts, output = both(tmp_path / "tests")
+    assert expected == {"pass": 1}, pytest_output
+    assert counts == expected, output
+
+
+def test_pytest_toml_is_pytest_9s_configuration_file_and_comes_first(tmp_path: Path) -> None:
+    """pytest 9's ``pytest.toml`` (its ``[pytest]`` table, native TOML values) is found before a pytest.ini,
+    pyproject.toml, tox.ini or setup.cfg of the same folder. rt did not read it: its ``python_files`` and
+    ``markers`` under ``--strict-markers`` were not applied, and the pytest.ini was read instead. pytest 9.2:
+    1 passed (``check_one.py``), 1 deselected by ``-m 'not slow'`` of its addopts."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.toml": """
+            [pytest]
+            python_files = ["check_*.py"]
+            markers = ["slow: slow tests"]
+            addopts = ["--strict-markers", "-m", "not slow"]
+            """,
+            "pytest.ini": "[pytest]\npython_files = nothing_*.py\n",
+            "tox.ini": "[pytest]\npython_files = nothing_*.py\n",
+            "check_one.py": """
+            import pytest
+
+
+            def test_one():
+                pass
+
+
+            @pytest.mark.slow
+            def test_slow():
+                raise AssertionError("deselected")
+            """,
+            "test_other.py": """
+            def test_not_collected():
+                raise AssertionError("python_files names check_*.py only")
+            """,
+        },
+    )
+    expected, pytest_output, counts, output = both(tmp_path)
+    assert expected == {"pass": 1}, pytest_output
+    assert counts == expected, output

@@ -1,9 +1,12 @@
 """A project's pytest configuration, read as pytest reads it, for the options that shape a run.
 
 pytest looks for its configuration from the invocation directory upward and takes the first of, per
-directory: ``pytest.ini`` / ``.pytest.ini`` (section ``[pytest]``), ``pyproject.toml``
+directory: pytest 9's ``pytest.toml`` / ``.pytest.toml`` (table ``[pytest]``), ``pytest.ini`` /
+``.pytest.ini`` (section ``[pytest]``), ``pyproject.toml``
 (``[tool.pytest.ini_options]``, or pytest 9's native ``[tool.pytest]``), ``tox.ini`` (``[pytest]``),
-``setup.cfg`` (``[tool:pytest]``). That file's directory is the rootdir. Options read here: testpaths,
+``setup.cfg`` (``[tool:pytest]``). That file's directory is the rootdir; with none, the folder of the first
+``pyproject.toml`` upward (one without pytest's tables), else of the first ``setup.py``, else the invocation
+directory. Options read here: testpaths,
 python_files, python_classes, python_functions, norecursedirs, markers, filterwarnings, xfail_strict,
 usefixtures; anything else in the file is left to pytest.
 """
@@ -186,7 +189,33 @@ def _toml_section(path: Path) -> dict[str, Any] | None:
     return {key: value for key, value in tool.items() if key != "ini_options"}
 
 
+def _pytest_table(path: Path) -> dict[str, Any] | None:
+    """The ``[pytest]`` table of a TOML file (pytest 9's ``pytest.toml``), native TOML values."""
+    import tomllib
+
+    from rt.config import read_toml
+
+    try:
+        data = read_toml(path)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    table = data.get("pytest")
+    if isinstance(table, dict):
+        return dict(table)
+    loose = [key for key, value in data.items() if not isinstance(value, dict)]
+    if loose:
+        raise ConfigError(
+            f"{path}: pytest configuration must be under a [pytest] table (found top-level options: "
+            f"{', '.join(loose)})"
+        )
+    return None
+
+
 def _read(directory: Path) -> tuple[Path, dict[str, Any]] | None:
+    for name in ("pytest.toml", ".pytest.toml"):
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate, _pytest_table(candidate) or {}  # always the configuration, even empty
     for name in ("pytest.ini", ".pytest.ini"):
         candidate = directory / name
         if candidate.is_file():
@@ -206,11 +235,22 @@ def _read(directory: Path) -> tuple[Path, dict[str, Any]] | None:
 
 
 def load(start: Path) -> PytestConfig:
-    """The configuration that pytest run in ``start`` would use; none found: the defaults, rootdir ``start``."""
+    """The configuration that pytest run in ``start`` would use; none found: the defaults, rootdir as pytest
+    chooses it then (the first folder upward with a ``pyproject.toml``, else with a ``setup.py``, else
+    ``start``), so that a run started in a project's ``tests`` folder still loads the conftest.py files up to
+    the project's root and names its tests from there."""
+    pyproject: Path | None = None
     for directory in (start, *start.parents):
         found = _read(directory)
         if found is not None:
             return PytestConfig(directory, found[0], found[1])
+        if pyproject is None and (directory / "pyproject.toml").is_file():
+            pyproject = directory
+    if pyproject is not None:
+        return PytestConfig(pyproject)
+    for directory in (start, *start.parents):
+        if (directory / "setup.py").is_file():
+            return PytestConfig(directory)
     return PytestConfig(start)
 
 
@@ -220,8 +260,12 @@ def load_file(path: Path) -> PytestConfig:
     if not path.is_file():
         raise ConfigError(f"-c/--config-file: no such file: {path}")
     path = path.resolve()
-    if path.suffix == ".toml":
+    if path.name in ("pytest.toml", ".pytest.toml"):
+        section = _pytest_table(path)
+    elif path.suffix == ".toml":
         section = _toml_section(path)
+        if section is None and path.name != "pyproject.toml":
+            section = _pytest_table(path)  # pytest 9.2 reads any other TOML file's [pytest] too
     else:
         section = _ini_section(path, "tool:pytest" if path.name == "setup.cfg" else "pytest")
     return PytestConfig(path.parent, path, section or {})
