@@ -314,6 +314,8 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "httpx-sse": ("0.4.3", ("httpx", "pytest-asyncio", "pytest-cov", "sse-starlette", "starlette"),
                   {"PYTHONPATH": "src"}),
     "flask-cors": ("6.0.5", ("flask",), {}),  # flask's test client, a skipped test, a warning
+    # tests inside the package (websocket/tests), unittest skips of the network tests, subTest
+    "websocket-client": ("1.9.2", ("websockets",), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {

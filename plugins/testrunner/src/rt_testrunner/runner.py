@@ -776,16 +776,18 @@ class Runner:
         if case.item is None and outcome.capture is not None:
             self.echo("".join(outcome.capture.out), "".join(outcome.capture.err))
         if outcome.teardown_error is not None:
-            # pytest reports a failed teardown as an error of its own, next to the test's result
-            teardown = recorder.failure(Outcome(error=outcome.teardown_error), timeout_ms)
+            # pytest reports a failed teardown as a result of its own, next to the test's: an error, or an
+            # expected failure of a test marked xfail
+            teardown_status, teardown, teardown_reason = recorder.judge_teardown(outcome, timeout_ms)
             recorder.record(
                 TestFinished(
                     test_file.relative,
                     (*case.path[:-1], f"{case.name} [teardown]"),
-                    TestStatus.ERROR,
+                    teardown_status,
                     0.0,
                     failure=teardown,
                     location=location,
+                    reason=teardown_reason,
                 )
             )
         if interrupted:
