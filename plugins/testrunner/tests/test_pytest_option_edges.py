@@ -205,3 +205,64 @@ def test_pytest_toml_is_pytest_9s_configuration_file_and_comes_first(tmp_path: P
     expected, pytest_output, counts, output = both(tmp_path)
     assert expected == {"pass": 1}, pytest_output
     assert counts == expected, output
+
+
+def test_a_conftest_options_value_that_names_a_folder_is_its_value(tmp_path: Path) -> None:
+    """``--basedir tests``, an option the root conftest.py registers with a value: pytest parses its command
+    line once that conftest.py registered it, so ``tests`` is the option's value and the run collects from
+    the rootdir. rt, which picks its test paths before any conftest.py loads, took ``tests`` for a test path
+    (the option then had no value: pytest's usage error). A flag's following word stays a test path
+    (``--fast tests``). pytest 9.2: 2 passed; ``--fast tests``: 1 failed."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            def pytest_addoption(parser):
+                parser.addoption("--basedir", action="store", default=None, help="base dir")
+                parser.addoption("--fast", action="store_true")
+            """,
+            "test_root.py": """
+            def test_root(pytestconfig):
+                assert pytestconfig.getoption("basedir") == "tests"
+            """,
+            "tests/test_t.py": """
+            def test_t(pytestconfig):
+                assert pytestconfig.getoption("basedir") == "tests"
+            """,
+        },
+    )
+    for args, outcome in ((("--basedir", "tests"), {"pass": 2}), (("--fast", "tests"), {"fail": 1})):
+        expected, pytest_output, counts, output = both(tmp_path, *args)
+        assert expected == outcome, pytest_output
+        assert counts == expected, output
+
+
+def test_an_option_of_a_conftest_loaded_while_collecting_is_unrecognized_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    """``sub/conftest.py`` registers ``--subopt``; ``pytest --subopt`` from the rootdir: pytest parses its
+    command line after its initial conftest.py files (the rootdir's, its ``test*`` folders') and before it
+    meets ``sub/``, so the option is "unrecognized arguments", status 4. rt accepted it (the option was known
+    by the time it checked). Given ``sub`` the conftest.py is an initial one and the run passes, under both.
+    pytest 9.2: usage error, status 4; with ``sub``: 1 passed."""
+    write_files(
+        tmp_path,
+        {
+            "sub/conftest.py": """
+            def pytest_addoption(parser):
+                parser.addoption("--subopt", action="store_true")
+            """,
+            "sub/test_s.py": """
+            def test_s(pytestconfig):
+                assert pytestconfig.getoption("subopt")
+            """,
+        },
+    )
+    pytest_run = run_pytest("--subopt", cwd=tmp_path)
+    rt_run = run_cli("test", "--subopt", cwd=tmp_path, timeout=180)
+    assert "unrecognized arguments: --subopt" in pytest_run.output
+    assert "unrecognized arguments: --subopt" in rt_run.stderr, rt_run.output
+    assert (pytest_run.code, rt_run.code) == (4, 4), rt_run.output
+    expected, pytest_output, counts, output = both(tmp_path, "--subopt", "sub")
+    assert expected == {"pass": 1}, pytest_output
+    assert counts == expected, output

@@ -635,7 +635,9 @@ def _plugin_options(
         at = words.index(word, position)
         position = at + 1
         following = words[at + 1] if at + 1 < len(words) else None
-        if following is None or following.startswith("-") or selects_files(following):
+        if following is None or following.startswith("-"):
+            continue
+        if selects_files(following) and not _registered_with_value(word, root, project):
             continue
         if pending and pending[0] == following:
             pending.pop(0)
@@ -646,6 +648,20 @@ def _plugin_options(
         options.append(following)
         position = at + 2
     return paths, options
+
+
+def _registered_with_value(option: str, root: Path, project: Any) -> bool:
+    """``option`` is registered with a value by one of the conftest.py files pytest loads before it parses its
+    command line (the folder the run starts in, its parents up to the rootdir, its ``test*`` subfolders),
+    read from their source (option_sources.py): then the word after it is its value, as under pytest, even
+    when that word names a test path (``--basedir tests``)."""
+    from rt_testrunner import option_sources
+
+    folders = [root, *root.parents]
+    folders = folders[: folders.index(project.rootdir) + 1] if project.rootdir in folders else [root]
+    folders += sorted(child for child in root.glob("test*") if child.is_dir())
+    conftests = [folder / "conftest.py" for folder in folders if (folder / "conftest.py").is_file()]
+    return option_sources.takes_value(option, conftests)
 
 
 def _initial_paths(filters: list[str], project: Any, root: Path) -> tuple[Path, ...]:

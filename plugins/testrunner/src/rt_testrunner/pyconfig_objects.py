@@ -307,6 +307,9 @@ class Config:
         self.command_line_words: list[str] = []
         self.flag_options: set[str] = set()
         self.usage_errors: list[str] = []
+        #: options registered by a conftest.py pytest loads only while collecting (not an initial one): pytest
+        #: has parsed its command line by then, so such an option there is its "unrecognized arguments"
+        self.late_options: set[str] = set()
         #: ``-p no:warnings``: pytest's warnings plugin is blocked (set by the session)
         self.warnings_blocked = False
 

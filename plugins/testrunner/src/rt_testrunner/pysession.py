@@ -287,7 +287,10 @@ class PytestSession(ModuleCollection):
             self.ignore_globs.append(str(Path(module.__file__ or ".").parent / entry))
         hook = getattr(module, "pytest_addoption", None)
         if callable(hook):
+            before = set(self.config.registered_options)
             call_hook(hook, parser=Parser(self.config), pluginmanager=self.config.pluginmanager)
+            if not initial:
+                self.config.late_options |= self.config.registered_options - before
         hook = getattr(module, "pytest_configure", None)
         if callable(hook):
             with self._configuring(initial):
@@ -439,7 +442,11 @@ class PytestSession(ModuleCollection):
         unknown = [
             word
             for word in words
-            if word.startswith("-") and word.partition("=")[0] not in config.registered_options
+            if word.startswith("-")
+            and (
+                word.partition("=")[0] not in config.registered_options
+                or word.partition("=")[0] in config.late_options
+            )
         ]
         if unknown:
             return f"unrecognized arguments: {' '.join(unknown)}"
