@@ -527,3 +527,39 @@ def test_deselected_hooks_hear_of_the_tests_left_out(tmp_path: Path) -> None:
     assert summary_counts(rt_run.stderr) == counts_from_pytest(pytest_run.stdout) == {"pass": 2}, (
         rt_run.output
     )
+
+
+def test_terminal_summary_hooks_print_after_the_run(tmp_path: Path) -> None:
+    """pytest-benchmark 5.3 prints its table, pytest-html 4.2 and pytest-json-report 1.5 the files they wrote,
+    from ``pytest_terminal_summary(terminalreporter, exitstatus, config)``, as conftest.py files print their
+    own notes. rt called none of them. The lines they print, in pluggy's order, are pytest's."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            def pytest_terminal_summary(terminalreporter, exitstatus, config):
+                terminalreporter.write_sep("-", "suite notes")
+                terminalreporter.write_line(f"exit status {exitstatus}, verbosity {terminalreporter.verbosity}")
+            """,
+            "sub/conftest.py": """
+            import pytest
+
+
+            @pytest.hookimpl(tryfirst=True)
+            def pytest_terminal_summary(terminalreporter):
+                terminalreporter.write_line("the first note")
+            """,
+            "sub/test_one.py": """
+            def test_fails():
+                assert False
+            """,
+        },
+    )
+    pytest_run = run_pytest(cwd=tmp_path)
+    notes = ["the first note", "suite notes", "exit status 1, verbosity 0"]
+    found = [line for line in pytest_run.stdout.splitlines() if any(note in line for note in notes)]
+    assert [next(note for note in notes if note in line) for line in found] == notes, pytest_run.output
+    rt_run = run_cli("test", cwd=tmp_path)
+    assert [line for line in rt_run.stdout.splitlines() if any(note in line for note in notes)] == found, (
+        rt_run.output
+    )

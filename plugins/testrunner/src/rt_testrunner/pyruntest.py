@@ -550,24 +550,25 @@ def finish_session_scopes(session: PytestSession) -> Any:
 
 def session_finished(session: PytestSession, exitstatus: int) -> None:
     """Call the conftests' ``pytest_sessionfinish(session, exitstatus)`` (``exitstatus`` 1 when a test failed,
-    as pytest's), then their and the plugins' ``pytest_unconfigure(config)`` (where plugins close or write
-    their files: pytest-json-report, pytest-md-report), then ``config.add_cleanup`` functions, in pytest's
-    order; an unconfigure hook that raises does not keep the others from running."""
+    as pytest's), then their and the plugins' ``pytest_terminal_summary(terminalreporter, exitstatus, config)``
+    (what they print after the run: pytest-benchmark's table, pytest-html's and pytest-json-report's file
+    names) and ``pytest_unconfigure(config)`` (where plugins close or write their files: pytest-json-report,
+    pytest-md-report), then ``config.add_cleanup`` functions, in pytest's order; a summary or unconfigure
+    hook that raises is one line and does not keep the others from running."""
     uninstall_unraisable_hooks()
     session.exitstatus = exitstatus
     if session.finish_hooks:
         pyplugins.call(
             "pytest_sessionfinish", session.finish_hooks, {"session": session, "exitstatus": exitstatus}
         )
-    unconfigure = [hook for _, hook in session.named_hooks.get("pytest_unconfigure", ())]
-    for hook in pyplugins.ordered(unconfigure):
-        try:
-            pyplugins.call("pytest_unconfigure", [hook], {"config": session.config})
-        except Exception as exc:  # noqa: BLE001 - one line, as a plugin hook's failure is
-            where = pyplugins.describe_error(hook, "pytest_unconfigure", exc)
-            if pyplugins.owner(hook) is None:
-                where = f"{getattr(hook, '__module__', '?')}: pytest_unconfigure raised {type(exc).__name__}: {exc}"
-            print(f"rt test: {where}", file=sys.stderr)
+    config = session.config
+    if session.named_hooks.get("pytest_terminal_summary"):
+        reporter = config.pluginmanager.getplugin("terminalreporter")
+        if reporter is not None:
+            available = {"terminalreporter": reporter, "exitstatus": exitstatus, "config": config}
+            _call_each(session, "pytest_terminal_summary", available)
+            sys.stdout.flush()
+    _call_each(session, "pytest_unconfigure", {"config": config})
     cleanups = session.config.cleanups
     while cleanups:
         cleanup = cleanups.pop()
@@ -577,3 +578,17 @@ def session_finished(session: PytestSession, exitstatus: int) -> None:
             print(
                 f"rt test: a config.add_cleanup function failed: {type(exc).__name__}: {exc}", file=sys.stderr
             )
+
+
+def _call_each(session: PytestSession, name: str, available: dict[str, Any]) -> None:
+    """Hook ``name`` of every plugin and conftest.py, one at a time in pluggy's order: one that raises is told
+    in one line (naming its plugin or module) and the others still run, as at the end of pytest's run."""
+    hooks = [hook for _, hook in session.named_hooks.get(name, ())]
+    for hook in pyplugins.ordered(hooks):
+        try:
+            pyplugins.call(name, [hook], available)
+        except Exception as exc:  # noqa: BLE001 - one line, as a plugin hook's failure is
+            where = pyplugins.describe_error(hook, name, exc)
+            if pyplugins.owner(hook) is None:
+                where = f"{getattr(hook, '__module__', '?')}: {name} raised {type(exc).__name__}: {exc}"
+            print(f"rt test: {where}", file=sys.stderr)

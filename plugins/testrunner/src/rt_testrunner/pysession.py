@@ -46,6 +46,7 @@ NAMED_HOOKS = (
     "pytest_runtest_logfinish",
     "pytest_unconfigure",
     "pytest_deselected",
+    "pytest_terminal_summary",
 )
 
 #: the async plugins rt stands in for (async_plugins.py), by top-level module: their
