@@ -266,3 +266,24 @@ def test_an_option_of_a_conftest_loaded_while_collecting_is_unrecognized_on_the_
     expected, pytest_output, counts, output = both(tmp_path, "--subopt", "sub")
     assert expected == {"pass": 1}, pytest_output
     assert counts == expected, output
+
+
+def test_config_file_and_rootdir_in_pytest_addopts_choose_the_configuration(tmp_path: Path) -> None:
+    """``PYTEST_ADDOPTS="-c ci/pytest.ini"``: pytest puts the variable's words before its command line before
+    it looks for its configuration, so the file chooses it (here ``python_files = check_*.py``). rt read ``-c``
+    only from its own command line and collected ``test_y.py``. pytest 9.2 ``--co``: ``check_x.py::test_c``."""
+    write_files(
+        tmp_path,
+        {
+            "ci/pytest.ini": "[pytest]\npython_files = check_*.py\n",
+            "tests/check_x.py": "def test_c():\n    pass\n",
+            "tests/test_y.py": "def test_t():\n    pass\n",
+        },
+    )
+    for environ in ("-c ci/pytest.ini", "--config-file=ci/pytest.ini --rootdir=ci"):
+        env = {"PYTEST_ADDOPTS": environ}
+        listed = run_cli("test", "tests", "--co", cwd=tmp_path, env=env, timeout=180)
+        pytest_listed = run_pytest("tests", "--co", "-q", cwd=tmp_path, env=env)
+        node_ids = [line for line in listed.stdout.splitlines() if "::" in line]
+        assert node_ids == [line for line in pytest_listed.stdout.splitlines() if "::" in line], listed.output
+        assert node_ids == ["check_x.py::test_c"], pytest_listed.output

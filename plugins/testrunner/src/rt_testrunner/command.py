@@ -393,6 +393,7 @@ def parse_invocation(
     from rt_testrunner.options import RunOptions
 
     given = _command_line_settings(args)  # pytest's options on the command line (usage errors first)
+    given = _with_environment_config(given)
     try:
         project = _load_project(root, given)
     except pyconfig.ConfigError as exc:
@@ -721,6 +722,25 @@ def _unrecognized(project: Any, files: list[Any]) -> str | None:
     if is_pytest_suite(project, files):
         return None
     return f"unrecognized arguments: {' '.join(options)} (see `rt test --help`)"
+
+
+def _with_environment_config(given: Any) -> Any:
+    """``-c FILE`` / ``--rootdir DIR`` of ``PYTEST_ADDOPTS`` where the command line gives none: pytest puts
+    that variable's words before its command line before it looks for its configuration, so there (unlike in
+    ``addopts``, read from the configuration they would choose) they choose it."""
+    environ = os.environ.get("PYTEST_ADDOPTS", "")
+    if not environ or (given.config_file is not None and given.rootdir is not None):
+        return given
+    import shlex
+
+    try:
+        words = shlex.split(environ)
+    except ValueError:
+        return given
+    found = addopts.parse(words)
+    return attrs.evolve(
+        given, config_file=given.config_file or found.config_file, rootdir=given.rootdir or found.rootdir
+    )
 
 
 def _load_project(root: Path, given: Any) -> Any:
