@@ -318,3 +318,50 @@ def test_dynamic_scope_parametrized_lookups_scope_nodes_and_dynamic_names_as_pyt
     for run in (pytest_run, rt_run):
         lines = run.output.splitlines()
         assert all(line in lines for line in expected), run.output
+
+
+def test_the_same_wrapped_fixture_warning_of_one_definition_counts_once(tmp_path: Path) -> None:
+    """pytest-factoryboy 2.8.1's suite: its ``register()`` in a test class puts ``@staticmethod`` over fixtures
+    its one factory function makes, so pytest warns "is wrapped by @staticmethod" at that function's line;
+    pytest issues it with the function's module and warning registry, and the same text at the same line
+    counts once (39 warnings; rt counted every class's, 62). Here the outer and the inner class make the same
+    fixture: pytest 9.2: 3 passed, 2 warnings."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "helpers.py": """
+            import pytest
+
+
+            def make(name, value):
+                def fixture():
+                    return value
+
+                return staticmethod(pytest.fixture(name=name)(fixture))
+            """,
+            "test_wrapped.py": """
+            from helpers import make
+
+
+            class TestOuter:
+                thing = make("thing", 1)
+                other = make("other", 2)
+
+                def test_a(self, thing):
+                    assert thing == 1
+
+                class TestInner:
+                    thing = make("thing", 3)
+
+                    def test_b(self, thing):
+                        assert thing == 3
+
+                def test_c(self, other):
+                    assert other == 2
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert "3 passed, 2 warnings" in pytest_run.stdout, pytest_run.output
+    assert " 2 warnings" in rt_run.stderr, rt_run.output

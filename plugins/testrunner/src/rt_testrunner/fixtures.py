@@ -254,7 +254,19 @@ def _decorated_member(
     code = getattr(function, "__code__", None)
     if code is not None:
         category = getattr(sys.modules.get("pytest"), "PytestWarning", UserWarning)
-        warnings.warn_explicit(message, category, code.co_filename, code.co_firstlineno)
+        # with the function's module and its warning registry, as pytest's warn_explicit_for: the same
+        # warning of the same definition is shown once (pytest-factoryboy's register() in a test class and in
+        # a class inside it makes the same fixtures, at the one line of its fixture factory)
+        namespace = getattr(function, "__globals__", None)
+        registry = namespace.setdefault("__warningregistry__", {}) if isinstance(namespace, dict) else None
+        warnings.warn_explicit(
+            message,
+            category,
+            code.co_filename,
+            code.co_firstlineno,
+            module=getattr(function, "__module__", None),
+            registry=registry,
+        )
     return found, False
 
 
