@@ -563,3 +563,53 @@ def test_terminal_summary_hooks_print_after_the_run(tmp_path: Path) -> None:
     assert [line for line in rt_run.stdout.splitlines() if any(note in line for note in notes)] == found, (
         rt_run.output
     )
+
+
+def test_warning_recorded_hooks_get_each_tests_warnings(tmp_path: Path) -> None:
+    """pytest-json-report 1.5 lists the warnings of the run from ``pytest_warning_recorded(warning_message,
+    when, nodeid, location)``; rt never called the hook. What the hook heard (the test, the phase, the
+    warning) is the same under both runners; a filtered-out warning is not heard."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": """
+            [pytest]
+            filterwarnings = ignore:quiet:UserWarning
+            """,
+            "conftest.py": """
+            HEARD = []
+
+
+            def pytest_warning_recorded(warning_message, when, nodeid):
+                HEARD.append(f"{nodeid} {when} {warning_message.category.__name__}: {warning_message.message}")
+
+
+            def pytest_sessionfinish(session):
+                with open("heard.txt", "w") as file:
+                    file.write("\\n".join(HEARD))
+            """,
+            "test_warns.py": """
+            import warnings
+
+
+            def test_warns():
+                warnings.warn("loud", UserWarning)
+                warnings.warn("quiet", UserWarning)
+
+
+            def test_deprecated():
+                warnings.warn("old", DeprecationWarning)
+
+
+            def test_silent():
+                pass
+            """,
+        },
+    )
+    pytest_run = run_pytest(cwd=tmp_path)
+    expected = (tmp_path / "heard.txt").read_text()
+    (tmp_path / "heard.txt").unlink()
+    assert "test_warns.py::test_warns runtest UserWarning: loud" in expected, pytest_run.output
+    assert "quiet" not in expected and "DeprecationWarning: old" in expected, pytest_run.output
+    rt_run = run_cli("test", cwd=tmp_path)
+    assert (tmp_path / "heard.txt").read_text() == expected, rt_run.output

@@ -95,7 +95,10 @@ async def _run_item(item: PyItem) -> None:
     install_unraisable_hooks(item.session.blocked)  # once, when the first pytest test runs
     if item.node is None:
         item.node = Node(item)
-    caught = pywarnings.recording(item.nodeid) if item.session.warnings_plugin else contextlib.nullcontext()
+    caught: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if item.session.warnings_plugin:
+        recorded = item.session.hooks_for("pytest_warning_recorded", item.file)
+        caught = pywarnings.recording(item.nodeid, _warnings_teller(item, recorded) if recorded else None)
     root_level = item.session.log_level
     if item.session.live_log is not None:
         item.session.live_log.attach()  # once logging is imported (the suite's modules import it, not rt)
@@ -125,6 +128,28 @@ async def _run_item(item: PyItem) -> None:
         await pyhooks.call(protocol, available, default, firstresult=True, name="pytest_runtest_protocol")
         if failure:
             raise failure[0]
+
+
+def _warnings_teller(item: PyItem, hooks: list[Callable[..., Any]]) -> Callable[[list[Any]], None]:
+    """What hands each warning a test recorded to the ``pytest_warning_recorded(warning_message, when,
+    nodeid, location)`` hooks, as pytest's warnings plugin does after the test (pytest-json-report lists
+    them); a hook that raises is one line."""
+
+    def tell(caught: list[Any]) -> None:
+        for message in caught:
+            available = {
+                "warning_message": message,
+                "when": "runtest",
+                "nodeid": item.nodeid,
+                "location": None,
+            }
+            try:
+                pyplugins.call("pytest_warning_recorded", hooks, available)
+            except Exception as exc:  # noqa: BLE001 - one line, as a plugin hook's failure is
+                print(f"rt test: pytest_warning_recorded raised {type(exc).__name__}: {exc}", file=sys.stderr)
+                return
+
+    return tell
 
 
 async def _protocol(item: PyItem) -> None:

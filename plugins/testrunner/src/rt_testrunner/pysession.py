@@ -47,6 +47,7 @@ NAMED_HOOKS = (
     "pytest_unconfigure",
     "pytest_deselected",
     "pytest_terminal_summary",
+    "pytest_warning_recorded",
 )
 
 #: the async plugins rt stands in for (async_plugins.py), by top-level module: their

@@ -74,13 +74,17 @@ def recorded(when: str | None = None) -> int:
 
 
 @contextlib.contextmanager
-def recording(nodeid: str | None = None) -> Iterator[None]:
+def recording(
+    nodeid: str | None = None, tell: Callable[[list[warnings.WarningMessage]], None] | None = None
+) -> Iterator[None]:
     """Warnings kept from the output (pytest shows them in its summary, under the test's ``nodeid``), and
-    counted."""
+    counted; ``tell`` is given them first (the suite's ``pytest_warning_recorded`` hooks)."""
     with warnings.catch_warnings(record=True) as caught:
         try:
             yield
         finally:
+            if tell is not None and caught:
+                tell(list(caught))
             count_recorded(caught, nodeid=nodeid)
 
 
