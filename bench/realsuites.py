@@ -316,6 +316,8 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "flask-cors": ("6.0.5", ("flask",), {}),  # flask's test client, a skipped test, a warning
     # tests inside the package (websocket/tests), unittest skips of the network tests, subTest
     "websocket-client": ("1.9.2", ("websockets",), {}),
+    # tests inside the package, a conftest.py whose pytest_pyfunc_call runs the coroutine tests on a loop of its own
+    "async-generator": ("1.10", (), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
