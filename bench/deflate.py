@@ -59,7 +59,9 @@ def main() -> None:
 
         compressed = deflate()
         deflate_s = best(deflate, args.repeat)
-        inflate_s = best(lambda compressed=compressed: zlib.decompressobj(-15).decompress(compressed), args.repeat)
+        inflate_s = best(
+            lambda compressed=compressed: zlib.decompressobj(-15).decompress(compressed), args.repeat
+        )
         print(f"{size:>10} {len(compressed):>11} {deflate_s * 1e6:>11.0f} {inflate_s * 1e6:>11.0f}")
 
 

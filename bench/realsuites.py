@@ -68,7 +68,11 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "parse": ("1.20.2", (), {}),  # parametrize, skipif
     "jmespath": ("1.0.1", (), {}),  # generated tests from JSON files, unittest
     "sqlparse": ("0.5.1", (), {}),  # conftest fixtures, xfail, xpass
-    "humanize": ("4.11.0", ("freezegun", "pytest-cov"), {"PYTHONPATH": "src"}),  # addopts, freezegun, big parametrize
+    "humanize": (
+        "4.11.0",
+        ("freezegun", "pytest-cov"),
+        {"PYTHONPATH": "src"},
+    ),  # addopts, freezegun, big parametrize
     "wcwidth": ("0.2.13", ("pytest-cov",), {}),  # tox.ini [pytest], addopts
     "tabulate": ("0.9.0", ("wcwidth",), {}),  # a `test` folder, importorskip
     "jinja2": ("3.1.4", ("markupsafe", "trio"), {"PYTHONPATH": "src"}),  # filterwarnings = error, async tests
@@ -83,7 +87,11 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "simplejson": ("3.19.3", (), {}),  # unittest.TestCase only, 31 files in the package's tests folder
     "pathspec": ("0.12.1", (), {}),  # unittest.TestCase in a tests package next to the library
     "schema": ("0.7.7", (), {}),  # one test module at the root, pytest.raises, mock.patch
-    "mistune": ("3.0.2", (), {}),  # pythonpath = ["src", "."], filterwarnings = error, tests generated from text
+    "mistune": (
+        "3.0.2",
+        (),
+        {},
+    ),  # pythonpath = ["src", "."], filterwarnings = error, tests generated from text
     "h11": ("0.14.0", (), {}),  # tests inside the package (h11/tests), helper modules, parametrize
     "colorama": ("0.4.6", (), {}),  # *_test.py files, unittest skipUnless, mock.patch decorators on methods
     # module-level objects answering every attribute (glom's T, not a fixture); the same 1 failed (no `glom`
@@ -97,8 +105,16 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "mako": ("1.3.5", ("markupsafe",), {}),
     # pytest-asyncio's asyncio mark (strict mode), pytest-mock, pytest-timeout installed, parametrized classes
     # (virtualenv: tests/test_virtualenv.py imports it; without it both runners count one collection error)
-    "filelock": ("3.16.1", ("pytest-mock", "pytest-timeout", "pytest-asyncio", "virtualenv"), {"PYTHONPATH": "src"}),
-    "distro": ("1.9.0", (), {"PYTHONPATH": "src"}),  # test classes with setup_method(self, method), test data folders
+    "filelock": (
+        "3.16.1",
+        ("pytest-mock", "pytest-timeout", "pytest-asyncio", "virtualenv"),
+        {"PYTHONPATH": "src"},
+    ),
+    "distro": (
+        "1.9.0",
+        (),
+        {"PYTHONPATH": "src"},
+    ),  # test classes with setup_method(self, method), test data folders
     "termcolor": ("2.5.0", (), {"PYTHONPATH": "src"}),  # stacked parametrize with capsys
     "iso8601": ("2.1.0", ("hypothesis", "pytz"), {}),  # hypothesis @given, the test module inside the package
     "pyrsistent": ("0.20.0", ("hypothesis",), {}),  # hypothesis stateful tests, importorskip
@@ -134,7 +150,11 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # the doctests, the library's plain asserts (not rewritten under --doctest-modules)
     "jaraco.collections": ("5.1.0", ("jaraco.text",), {}),
     # the same, plus modules whose names are no identifiers (jaraco/text/to-dvorak.py, relative imports)
-    "jaraco.text": ("4.0.0", ("jaraco.functools", "jaraco.context", "autocommand", "inflect", "more_itertools"), {}),
+    "jaraco.text": (
+        "4.0.0",
+        ("jaraco.functools", "jaraco.context", "autocommand", "inflect", "more_itertools"),
+        {},
+    ),
     # a test monkeypatching time.time with a short iterator (rt's own clocks are bound at start-up)
     "funcy": ("2.1", ("whatever",), {}),
     # self.skipTest inside self.subTest (that subtest alone is skipped), filterwarnings = error, CLI subprocesses
@@ -151,7 +171,11 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "python-box": ("8.0.0", ("ruamel.yaml", "tomli-w", "toon-format", "pyyaml", "msgpack"), {}),
     "addict": ("2.4.0", (), {}),  # one test module at the root, unittest
     # its tests read its own installed metadata: apispec itself is installed, the sdist's src shadows it
-    "apispec": ("6.10.1", ("apispec==6.10.1", "marshmallow", "openapi-spec-validator", "pyyaml"), {"PYTHONPATH": "src"}),
+    "apispec": (
+        "6.10.1",
+        ("apispec==6.10.1", "marshmallow", "openapi-spec-validator", "pyyaml"),
+        {"PYTHONPATH": "src"},
+    ),
     "wtforms": ("3.3.2", ("markupsafe", "babel", "email-validator", "sqlalchemy"), {"PYTHONPATH": "src"}),
     "Unidecode": ("1.4.0", (), {}),  # a `tests` folder of unittest.TestCase classes, warnings checks
     "webcolors": ("25.10.0", (), {"PYTHONPATH": "src"}),  # unittest classes, generated test data
@@ -162,7 +186,15 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # pytest-regressions' file_regression/data_regression fixtures, pytest-timeout's ini timeout, cmark spec
     "markdown-it-py": (
         "4.3.0",
-        ("mdurl", "flit_core", "pytest-regressions", "pytest-timeout", "requests", "linkify-it-py", "mdit-py-plugins"),
+        (
+            "mdurl",
+            "flit_core",
+            "pytest-regressions",
+            "pytest-timeout",
+            "requests",
+            "linkify-it-py",
+            "mdit-py-plugins",
+        ),
         {},
     ),
     # a src layout; the same 1 failed (run as root: a file made unreadable can still be read)
@@ -173,8 +205,11 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     ),
     # async suites: a fixture whose params carry pytest-asyncio's and pytest-trio's marks (one test per backend);
     # the same 10 failed (this environment's newer trio); the starlette and httpx its tests were written for
-    "asgi-lifespan": ("2.1.0", ("pytest-asyncio", "pytest-trio", "starlette==0.26.1", "httpx==0.27.2", "pytest-cov"),
-                      {"PYTHONPATH": "src"}),
+    "asgi-lifespan": (
+        "2.1.0",
+        ("pytest-asyncio", "pytest-trio", "starlette==0.26.1", "httpx==0.27.2", "pytest-cov"),
+        {"PYTHONPATH": "src"},
+    ),
     # pytest-asyncio's pytest_asyncio_loop_factories hook: a loop with a virtual clock
     "aiostream": ("0.8.1", ("pytest-asyncio", "pytest-cov"), {}),
     "asyncer": ("0.0.18", ("typer", "httpx"), {}),  # anyio-marked tests on asyncio and trio
@@ -205,20 +240,35 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # session 8, sweep C (async): pytest-asyncio's strict mode with a function loop scope, pytest-cov in addopts
     "async-timeout": ("5.0.1", ("pytest-asyncio", "pytest-cov"), {}),
     # its tests read its installed metadata (the same 1 failed: the version from git, which the sdist lacks)
-    "aiolimiter": ("1.3.0", ("aiolimiter==1.3.0", "pytest-asyncio", "pytest-cov", "dunamai", "typing-extensions"),
-                   {"PYTHONPATH": "src"}),
+    "aiolimiter": (
+        "1.3.0",
+        ("aiolimiter==1.3.0", "pytest-asyncio", "pytest-cov", "dunamai", "typing-extensions"),
+        {"PYTHONPATH": "src"},
+    ),
     # asyncio_mode = auto with asyncio_default_fixture_loop_scope = function, pythonpath = ["src"]
     "aiohappyeyeballs": ("2.7.1", ("pytest-asyncio", "pytest-cov"), {}),
     # session 9, sweep D (newest versions)
-    "boltons": ("26.2.0", (), {}),  # a tests folder with a conftest.py, doctest_optionflags in [tool.pytest.ini_options]
-    "iniconfig": ("2.3.1", ("pytest-xdist",), {"PYTHONPATH": "src"}),  # a package pytest itself imports, shadowed by src
+    "boltons": (
+        "26.2.0",
+        (),
+        {},
+    ),  # a tests folder with a conftest.py, doctest_optionflags in [tool.pytest.ini_options]
+    "iniconfig": (
+        "2.3.1",
+        ("pytest-xdist",),
+        {"PYTHONPATH": "src"},
+    ),  # a package pytest itself imports, shadowed by src
     "cssselect": ("1.6.0", ("lxml", "pytest-cov", "sybil"), {}),  # testpaths, lxml
     # session 9, sweep E: *_test.py modules inside the package, `--ignore=` of two of them in addopts, hypothesis
     "fire": ("0.7.1", ("hypothesis", "levenshtein", "termcolor"), {}),
     # session 9, sweep F: a unittest suite in src/ next to the module it tests, whose public names it compares
     # with its __all__ (a helper module rt rewrites keeps its namespace)
     "typing-extensions": ("4.16.0", (), {}),
-    "installer": ("1.1.0", ("pytest-xdist",), {"PYTHONPATH": "src"}),  # wheels built in tmp_path, a src layout
+    "installer": (
+        "1.1.0",
+        ("pytest-xdist",),
+        {"PYTHONPATH": "src"},
+    ),  # wheels built in tmp_path, a src layout
     # testtools' TestCase, the suite's own pytest11 plugin (requests_mock fixture); the same 1 failed (this
     # environment's newer requests: `req.verify` is None)
     "requests-mock": ("1.12.1", ("requests", "fixtures", "purl", "testtools", "requests_futures"), {}),
@@ -282,8 +332,11 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "hyperframe": ("6.1.0", (), {"PYTHONPATH": "src"}),
     "bottle": ("0.13.4", (), {}),  # one module, a `test` folder of unittest-style classes
     # `--strict-config`, `xfail_strict`, `filterwarnings = once::Warning`; the same 1 failed (legacy metadata)
-    "service-identity": ("26.1.0", ("cryptography", "pyasn1", "pyasn1-modules", "idna", "pyopenssl", "attrs"),
-                         {"PYTHONPATH": "src"}),
+    "service-identity": (
+        "26.1.0",
+        ("cryptography", "pyasn1", "pyasn1-modules", "idna", "pyopenssl", "attrs"),
+        {"PYTHONPATH": "src"},
+    ),
     # the same 1 failed: its CLI test runs `python -m trustme` in a temporary folder, `src` not on its path
     "trustme": ("1.2.1", ("cryptography", "idna", "pyopenssl", "service-identity"), {"PYTHONPATH": "src"}),
     # pytest-trio's trio-marked tests next to pytest-asyncio's and twisted's (its pytest_runtest_call)
@@ -291,8 +344,23 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # trio mode turned on by a conftest.py's collection hook, pytest-trio's autojump_clock
     "tricycle": ("0.4.1", ("trio", "pytest-trio", "async-generator"), {}),
     # pytest-trio's nursery fixture in sync and async fixtures; the same 2 failed (this environment's newer h2)
-    "hypercorn": ("0.18.0", ("httpx", "hypothesis", "mock", "pytest-asyncio", "pytest-trio", "trio", "pytest-cov",
-                             "h11", "h2", "priority", "wsproto"), {"PYTHONPATH": "src"}),
+    "hypercorn": (
+        "0.18.0",
+        (
+            "httpx",
+            "hypothesis",
+            "mock",
+            "pytest-asyncio",
+            "pytest-trio",
+            "trio",
+            "pytest-cov",
+            "h11",
+            "h2",
+            "priority",
+            "wsproto",
+        ),
+        {"PYTHONPATH": "src"},
+    ),
     # pytest-httpbin's session server, `pythonpath = "."`
     "requests-futures": ("1.1.0", ("requests", "pytest-httpbin", "pytest-cov"), {}),
     # session 11, sweep K: setup.cfg's filterwarnings = error, xfail marks
@@ -311,13 +379,25 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     # same 3 failed (they reach the network); aiohttp 3.13's ClientResponse is newer than its mocks
     "aioresponses": ("0.7.9", ("aiohttp<3.13", "pytest-asyncio", "ddt", "yarl", "packaging"), {}),
     # pytest-asyncio's strict mode, coverage in addopts
-    "httpx-sse": ("0.4.3", ("httpx", "pytest-asyncio", "pytest-cov", "sse-starlette", "starlette"),
-                  {"PYTHONPATH": "src"}),
+    "httpx-sse": (
+        "0.4.3",
+        ("httpx", "pytest-asyncio", "pytest-cov", "sse-starlette", "starlette"),
+        {"PYTHONPATH": "src"},
+    ),
     "flask-cors": ("6.0.5", ("flask",), {}),  # flask's test client, a skipped test, a warning
     # tests inside the package (websocket/tests), unittest skips of the network tests, subTest
     "websocket-client": ("1.9.2", ("websockets",), {}),
     # tests inside the package, a conftest.py whose pytest_pyfunc_call runs the coroutine tests on a loop of its own
     "async-generator": ("1.10", (), {}),
+    # session 12, sweep L (projects with pytest plugins of their own): the plugin's own suites, the plugin itself
+    # installed (its pytest11 entry point): pytester runs; the datafiles mark copying files into tmp_path
+    "pytest-datafiles": ("3.0.1", ("pytest-datafiles==3.0.1",), {}),
+    # pytest-freezer's freezer fixture and freeze_time mark over freezegun
+    "pytest-freezer": ("0.4.9", ("pytest-freezer==0.4.9",), {}),
+    # the same 5 set-up errors (tests asking for pytester, which its configuration does not enable)
+    "pytest-unordered": ("0.8.0", ("pytest-unordered==0.8.0",), {}),
+    # --doctest-modules and --doctest-glob='*.rst' with -p no:warnings in setup.cfg's addopts, WSGI apps
+    "webtest": ("3.0.7", ("webtest==3.0.7", "PasteDeploy", "pyquery", "WSGIProxy2"), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
@@ -347,25 +427,57 @@ REPO = Path(__file__).resolve().parents[1]
 #: the Python of a suite's own environment (`--env suite`): the oldest rt supports, as CI images often have
 SUITE_PYTHON = "3.11"
 SCRUBBED = ("AGENT", "CLAUDECODE", "REPL_ID", "GITHUB_ACTIONS", "PYTEST_ADDOPTS")
-PYTEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "xfailed": "xfailed",
-                "xpassed": "xpassed", "error": "errors", "errors": "errors"}
-RT_WORDS = {"pass": "passed", "fail": "failed", "skip": "skipped", "xfail": "xfailed", "xpass": "xpassed",
-            "error": "errors", "errors": "errors"}
+PYTEST_WORDS = {
+    "passed": "passed",
+    "failed": "failed",
+    "skipped": "skipped",
+    "xfailed": "xfailed",
+    "xpassed": "xpassed",
+    "error": "errors",
+    "errors": "errors",
+}
+RT_WORDS = {
+    "pass": "passed",
+    "fail": "failed",
+    "skip": "skipped",
+    "xfail": "xfailed",
+    "xpass": "xpassed",
+    "error": "errors",
+    "errors": "errors",
+}
 
 
 def download(name: str, version: str, into: Path) -> Path:
     """The unpacked sdist folder of ``name==version``."""
-    command = ([sys.executable, "-m", "pip"] if _has_pip() else ["uvx", "pip"])
+    command = [sys.executable, "-m", "pip"] if _has_pip() else ["uvx", "pip"]
     # the sdist of the project alone: its build dependencies (which pip installs to read the sdist's metadata)
     # may come as wheels (pytest-randomly's build backend needs maturin, which would otherwise be compiled)
-    subprocess.run([*command, "download", "--quiet", "--no-deps", "--no-binary", name, f"{name}=={version}",
-                    "-d", str(into)], check=True)
-    archive = next(p for p in into.iterdir() if p.name.endswith((".tar.gz", ".zip"))
-                   and _normalized(p.name).startswith(_normalized(name)))
+    subprocess.run(
+        [
+            *command,
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            name,
+            f"{name}=={version}",
+            "-d",
+            str(into),
+        ],
+        check=True,
+    )
+    archive = next(
+        p
+        for p in into.iterdir()
+        if p.name.endswith((".tar.gz", ".zip")) and _normalized(p.name).startswith(_normalized(name))
+    )
     with tarfile.open(archive) as tar:
         tar.extractall(into, filter="data")
-    return next(p for p in into.iterdir() if p.is_dir() and _normalized(p.name).startswith(
-        _normalized(f"{name}-{version}")))
+    return next(
+        p
+        for p in into.iterdir()
+        if p.is_dir() and _normalized(p.name).startswith(_normalized(f"{name}-{version}"))
+    )
 
 
 def _normalized(name: str) -> str:
@@ -374,7 +486,12 @@ def _normalized(name: str) -> str:
 
 
 def _has_pip() -> bool:
-    return subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True, check=False).returncode == 0
+    return (
+        subprocess.run(
+            [sys.executable, "-m", "pip", "--version"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
 
 
 def install_extra(extra: tuple[str, ...], into: Path) -> str | None:
@@ -382,8 +499,10 @@ def install_extra(extra: tuple[str, ...], into: Path) -> str | None:
     runners (so neither pays for an environment manager's start-up in the timings)."""
     if not extra:
         return None
-    subprocess.run(["uv", "pip", "install", "--quiet", "--python", sys.executable, "--target", str(into), *extra],
-                   check=True)
+    subprocess.run(
+        ["uv", "pip", "install", "--quiet", "--python", sys.executable, "--target", str(into), *extra],
+        check=True,
+    )
     return str(into)
 
 
@@ -393,8 +512,23 @@ def locked_pins() -> list[str]:
     lock = tomllib.loads((REPO / "uv.lock").read_text())
     pytest_version = next(p["version"] for p in lock["package"] if p["name"] == "pytest")
     exported = subprocess.run(
-        ["uv", "export", "--frozen", "--no-hashes", "--no-dev", "--package", "rt-testrunner", "--no-emit-workspace",
-         "--no-header", "--no-annotate"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+        [
+            "uv",
+            "export",
+            "--frozen",
+            "--no-hashes",
+            "--no-dev",
+            "--package",
+            "rt-testrunner",
+            "--no-emit-workspace",
+            "--no-header",
+            "--no-annotate",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return [f"pytest=={pytest_version}", *(ln for ln in exported.splitlines() if ln.strip() and ln[0] != "#")]
 
 
@@ -416,14 +550,18 @@ def suite_environment(name: str, extra: tuple[str, ...], root: Path) -> Path:
     subprocess.run(["uv", "venv", "--quiet", "--python", SUITE_PYTHON, str(venv)], check=True)
     constraints = venv / "locked-pins.txt"
     constraints.write_text("\n".join(pins) + "\n")
-    subprocess.run(["uv", "pip", "install", "--quiet", "--python", str(python), "-c", str(constraints),
-                    *requirements], check=True)
+    subprocess.run(
+        ["uv", "pip", "install", "--quiet", "--python", str(python), "-c", str(constraints), *requirements],
+        check=True,
+    )
     marker.write_text(stamp)
     return python
 
 
 def pytest_counts(output: str) -> dict[str, int]:
-    line = [ln for ln in output.strip().splitlines() if re.search(r"\d+ (passed|failed|error|skipped)", ln)][-1]
+    line = [ln for ln in output.strip().splitlines() if re.search(r"\d+ (passed|failed|error|skipped)", ln)][
+        -1
+    ]
     found = {}
     for number, word in re.findall(r"(\d+) (passed|failed|skipped|xfailed|xpassed|errors?)\b", line):
         found[PYTEST_WORDS[word]] = int(number)
@@ -442,7 +580,9 @@ def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, floa
     """Wall time, CPU time (user + system of the process and its children) and output of one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=3600)
+    done = subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=3600
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -452,20 +592,31 @@ def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, floa
 def floor(python: str, folder: Path, env: dict[str, str], pytest_cpu: float) -> str:
     """The suite's own work (bench/suite_floor.py) plus a bare interpreter's start-up, against pytest."""
     command = [python, str(Path(__file__).with_name("suite_floor.py"))]
-    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, check=False, timeout=3600)
+    done = subprocess.run(
+        command, cwd=folder, env=env, capture_output=True, text=True, check=False, timeout=3600
+    )
     spent = json.loads(done.stdout.strip().splitlines()[-1])
     bare = min(run([python, "-c", "pass"], folder, env)[1] for _ in range(3))
     total = bare + spent["imports"] + spent["tests"]
-    return (f"  floor (CPU): interpreter {bare:.2f}s + the suite's imports {spent['imports']:.2f}s + its tests "
-            f"{spent['tests']:.2f}s = {total:.2f}s, {total / pytest_cpu:.2f}x pytest's CPU time")
+    return (
+        f"  floor (CPU): interpreter {bare:.2f}s + the suite's imports {spent['imports']:.2f}s + its tests "
+        f"{spent['tests']:.2f}s = {total:.2f}s, {total / pytest_cpu:.2f}x pytest's CPU time"
+    )
 
 
 def _has_xdist(python: str) -> bool:
     return subprocess.run([python, "-c", "import xdist"], capture_output=True, check=False).returncode == 0
 
 
-def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floor: bool = False,
-            workers: int = 0, where: str = "suite") -> tuple[bool, str]:
+def measure(
+    name: str,
+    root: Path,
+    repeat: int,
+    bytecode: bool = True,
+    with_floor: bool = False,
+    workers: int = 0,
+    where: str = "suite",
+) -> tuple[bool, str]:
     version, extra, variables = ALL_SUITES[name]
     folder = download(name, version, root / name)
     env = {k: v for k, v in os.environ.items() if not k.startswith("RT_") and k not in SCRUBBED}
@@ -474,7 +625,10 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
         python = str(venv_python)
         # as in the activated environment: its bin folder first, this one's (rt's dev tools) off the PATH
         ours = str(Path(sys.executable).parent)
-        path = [str(venv_python.parent), *(p for p in env.get("PATH", "").split(os.pathsep) if p and p != ours)]
+        path = [
+            str(venv_python.parent),
+            *(p for p in env.get("PATH", "").split(os.pathsep) if p and p != ours),
+        ]
         env.update(VIRTUAL_ENV=str(venv_python.parent.parent), PATH=os.pathsep.join(path))
         env.pop("PYTHONPATH", None)
         deps = None
@@ -489,7 +643,15 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
     if deps is not None:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), deps) if p)
     # --verbosity=-1, not -q: a suite whose addopts has -q too would run at -qq, which prints no counts
-    pytest_base = [python, "-m", "pytest", "--verbosity=-1", "-p", "no:cacheprovider", *PYTEST_ARGS.get(name, ())]
+    pytest_base = [
+        python,
+        "-m",
+        "pytest",
+        "--verbosity=-1",
+        "-p",
+        "no:cacheprovider",
+        *PYTEST_ARGS.get(name, ()),
+    ]
     pytest_cmd = [*pytest_base, "-p", "no:xdist"]
     # the `rt` console script next to this Python, as users run it (`python -m rt` adds runpy's start-up)
     script = Path(python).with_name("rt")
@@ -527,9 +689,11 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
     same = expected == got
     ratio = min(rt_times) / min(pytest_times)
     cpu_ratio = min(rt_cpu) / min(pytest_cpu)
-    line = (f"{name} {version}: pytest {expected} in {min(pytest_times):.2f}s (CPU {min(pytest_cpu):.2f}s); "
-            f"rt test {got} in {min(rt_times):.2f}s (CPU {min(rt_cpu):.2f}s); {ratio:.2f}x pytest's wall time, "
-            f"{cpu_ratio:.2f}x its CPU time; outcomes {'SAME' if same else 'DIFFER'}")
+    line = (
+        f"{name} {version}: pytest {expected} in {min(pytest_times):.2f}s (CPU {min(pytest_cpu):.2f}s); "
+        f"rt test {got} in {min(rt_times):.2f}s (CPU {min(rt_cpu):.2f}s); {ratio:.2f}x pytest's wall time, "
+        f"{cpu_ratio:.2f}x its CPU time; outcomes {'SAME' if same else 'DIFFER'}"
+    )
     if parallel:
         line += f"\n  {workers} workers:"
         for key, (_, walls, cpus) in parallel.items():
@@ -538,8 +702,10 @@ def measure(name: str, root: Path, repeat: int, bytecode: bool = True, with_floo
             if key == "rt":
                 same = same and agrees
             label = f"rt test --parallel={workers}" if key == "rt" else f"pytest -n {workers}"
-            line += (f" {label} {'same outcomes' if agrees else f'outcomes DIFFER {counted}'} in {min(walls):.2f}s "
-                     f"(CPU {min(cpus):.2f}s), {min(walls) / min(pytest_times):.2f}x pytest's wall time;")
+            line += (
+                f" {label} {'same outcomes' if agrees else f'outcomes DIFFER {counted}'} in {min(walls):.2f}s "
+                f"(CPU {min(cpus):.2f}s), {min(walls) / min(pytest_times):.2f}x pytest's wall time;"
+            )
         line = line.rstrip(";")
     if with_floor:
         line += "\n" + floor(python, folder, env, min(pytest_cpu))
@@ -554,19 +720,38 @@ def _xdist_counts(output: str) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--suites", default=",".join(SUITES))
-    parser.add_argument("--keep", metavar="DIR", help="download into DIR and keep it (default: a temporary folder)")
-    parser.add_argument("--no-bytecode", action="store_true",
-                        help="PYTHONDONTWRITEBYTECODE=1 and no warm-up run (every run compiles what has no .pyc)")
-    parser.add_argument("--floor", action="store_true",
-                        help="also print each suite's floor: the CPU time of its own imports and tests (suite_floor.py)")
-    parser.add_argument("--parallel", type=int, default=2, metavar="N",
-                        help="also time rt test --parallel=N and pytest -n N (default 2; 0: leave them out)")
-    parser.add_argument("--env", choices=("suite", "dev"), default="suite",
-                        help="suite: a fresh environment per suite with only its own test dependencies (default); "
-                        "dev: this environment, with every installed pytest plugin")
+    parser.add_argument(
+        "--keep", metavar="DIR", help="download into DIR and keep it (default: a temporary folder)"
+    )
+    parser.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="PYTHONDONTWRITEBYTECODE=1 and no warm-up run (every run compiles what has no .pyc)",
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also print each suite's floor: the CPU time of its own imports and tests (suite_floor.py)",
+    )
+    parser.add_argument(
+        "--parallel",
+        type=int,
+        default=2,
+        metavar="N",
+        help="also time rt test --parallel=N and pytest -n N (default 2; 0: leave them out)",
+    )
+    parser.add_argument(
+        "--env",
+        choices=("suite", "dev"),
+        default="suite",
+        help="suite: a fresh environment per suite with only its own test dependencies (default); "
+        "dev: this environment, with every installed pytest plugin",
+    )
     options = parser.parse_args(argv)
     groups = {"compat": list(COMPAT_SUITES), "all": list(ALL_SUITES)}
     names = [m for n in options.suites.split(",") if n for m in groups.get(n, [n])]
@@ -575,15 +760,24 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown suite(s): {', '.join(unknown)} (known: {', '.join(ALL_SUITES)}, compat, all)")
     root = Path(options.keep) if options.keep else Path(tempfile.mkdtemp(prefix="rt-realsuites-"))
     all_same = True
-    print(f"environment: {'a fresh one per suite (--env suite)' if options.env == 'suite' else 'this one (--env dev)'}",
-          flush=True)
+    print(
+        f"environment: {'a fresh one per suite (--env suite)' if options.env == 'suite' else 'this one (--env dev)'}",
+        flush=True,
+    )
     try:
         for name in names:
             if (root / name).exists():
                 shutil.rmtree(root / name)
             (root / name).mkdir(parents=True)
-            same, line = measure(name, root, options.repeat, bytecode=not options.no_bytecode,
-                                 with_floor=options.floor, workers=options.parallel, where=options.env)
+            same, line = measure(
+                name,
+                root,
+                options.repeat,
+                bytecode=not options.no_bytecode,
+                with_floor=options.floor,
+                workers=options.parallel,
+                where=options.env,
+            )
             all_same = all_same and same
             print(line, flush=True)
     finally:

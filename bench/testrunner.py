@@ -51,11 +51,15 @@ def environment(**extra: str) -> dict[str, str]:
 
 def wall_time(command: Sequence[str], cwd: Path, env: dict[str, str], expect_ok: bool = True) -> float:
     started = time.perf_counter()
-    completed = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+    completed = subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
     elapsed = time.perf_counter() - started
     if expect_ok and completed.returncode != 0:
-        raise SystemExit(f"command failed ({completed.returncode}): {' '.join(command)}\n"
-                         f"{completed.stdout[-2000:]}\n{completed.stderr[-2000:]}")
+        raise SystemExit(
+            f"command failed ({completed.returncode}): {' '.join(command)}\n"
+            f"{completed.stdout[-2000:]}\n{completed.stderr[-2000:]}"
+        )
     return elapsed
 
 
@@ -93,7 +97,9 @@ def write_async(rt_dir: Path, pytest_dir: Path) -> None:
     py_lines = ["import asyncio\n", "import pytest\n"]
     for index in range(400):
         rt_lines.append(f"async def test_sleep_{index}():\n    await anyio.sleep(0.05)\n")
-        py_lines.append(f"@pytest.mark.asyncio\nasync def test_sleep_{index}():\n    await asyncio.sleep(0.05)\n")
+        py_lines.append(
+            f"@pytest.mark.asyncio\nasync def test_sleep_{index}():\n    await asyncio.sleep(0.05)\n"
+        )
     (rt_dir / "sleep_test.py").write_text("\n".join(rt_lines))
     (pytest_dir / "sleep_test.py").write_text("\n".join(py_lines))
 
@@ -113,7 +119,9 @@ def write_coverage_suite(directory: Path) -> None:
         (directory / f"mod{index:02d}_test.py").write_text("\n".join(tests))
 
 
-def coverage_case(rt_cmd: list[str], pytest_cmd: list[str], root: Path, env: dict[str, str], repeat: int) -> str:
+def coverage_case(
+    rt_cmd: list[str], pytest_cmd: list[str], root: Path, env: dict[str, str], repeat: int
+) -> str:
     directory = root / "d"
     directory.mkdir()
     write_coverage_suite(directory)
@@ -127,9 +135,11 @@ def coverage_case(rt_cmd: list[str], pytest_cmd: list[str], root: Path, env: dic
     print(row("pytest --cov=pkg (pytest-cov)", py_cov, {"pytest": py_plain}))
     print(row("rt test", rt_plain, {"pytest": py_plain}))
     print(row("rt test --coverage", rt_cov, {"rt test": rt_plain, "pytest --cov": py_cov}))
-    return (f"(d) coverage: rt --coverage {rt_cov.best:.3f} s = {rt_cov.best / py_cov.best:.3f}x pytest --cov "
-            f"({py_cov.best:.3f} s); overhead of coverage: rt +{rt_cov.best - rt_plain.best:.3f} s, "
-            f"pytest +{py_cov.best - py_plain.best:.3f} s")
+    return (
+        f"(d) coverage: rt --coverage {rt_cov.best:.3f} s = {rt_cov.best / py_cov.best:.3f}x pytest --cov "
+        f"({py_cov.best:.3f} s); overhead of coverage: rt +{rt_cov.best - rt_plain.best:.3f} s, "
+        f"pytest +{py_cov.best - py_plain.best:.3f} s"
+    )
 
 
 def row(label: str, measured: Timing, versus: dict[str, Timing]) -> str:
@@ -138,14 +148,17 @@ def row(label: str, measured: Timing, versus: dict[str, Timing]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-pytest-asyncio", action="store_true", help="(c): measure rt only")
     parser.add_argument("--cases", default="abcd", help="which cases to run (default abcd)")
     parser.add_argument(
-        "--python", default=sys.executable,
+        "--python",
+        default=sys.executable,
         help="interpreter of the environment to measure (default: this one, the editable workspace); e.g. "
-             ".tox/testrunner/bin/python after `uv run tox -e testrunner --notest` for rt as a user installs it",
+        ".tox/testrunner/bin/python after `uv run tox -e testrunner --notest` for rt as a user installs it",
     )
     options = parser.parse_args()
     if options.repeat < 1:
@@ -157,8 +170,10 @@ def main() -> int:
     pytest_cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     env = environment()
     bare = environment(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    print(f"rt test vs pytest -- {options.repeat} fresh processes per command; {os.cpu_count()} CPUs; "
-          "numbers taken while other work may be running on the machine")
+    print(
+        f"rt test vs pytest -- {options.repeat} fresh processes per command; {os.cpu_count()} CPUs; "
+        "numbers taken while other work may be running on the machine"
+    )
     verdicts: list[str] = []
     if "e" in options.cases:
         sys.path.insert(0, str(Path(__file__).parent))
@@ -171,10 +186,14 @@ def main() -> int:
         root = Path(tmp)
         if "d" in options.cases:
             verdicts.append(coverage_case(rt_cmd, pytest_cmd, root, env, options.repeat))
-        for case, writer, target, repeat in ((c, w, t, r) for c, w, t, r in (
-            ("(a) 5,000 trivial tests in 50 files", write_many, 0.35, options.repeat),
-            ("(b) one trivial test (start-up)", write_one, 0.5, options.repeat * 3),
-        ) if c[1] in options.cases):
+        for case, writer, target, repeat in (
+            (c, w, t, r)
+            for c, w, t, r in (
+                ("(a) 5,000 trivial tests in 50 files", write_many, 0.35, options.repeat),
+                ("(b) one trivial test (start-up)", write_one, 0.5, options.repeat * 3),
+            )
+            if c[1] in options.cases
+        ):
             directory = root / case[1]
             directory.mkdir()
             writer(directory)
@@ -188,14 +207,20 @@ def main() -> int:
             print(row("rt test", rt_time, {"pytest": py_time, "bare pytest": bare_time}))
             if writer is write_many:
                 cold = timing(rt_cmd, directory, env, repeat, cold=True)
-                print(row("rt test, no compiled-file cache", cold, {"pytest": py_time, "bare pytest": bare_time}))
+                print(
+                    row(
+                        "rt test, no compiled-file cache", cold, {"pytest": py_time, "bare pytest": bare_time}
+                    )
+                )
             else:
                 floor = timing([*rt_cmd[:-1], "--version"], directory, env, repeat)
                 print(row("rt --version (kernel start-up alone)", floor, {"bare pytest": bare_time}))
             for name, other in (("pytest as installed", py_time), ("bare pytest", bare_time)):
                 ratio = rt_time.best / other.best
-                verdicts.append(f"{case}: {ratio:.3f}x {name} (target <= {target}x) "
-                                f"{'MET' if ratio <= target else 'MISSED'}")
+                verdicts.append(
+                    f"{case}: {ratio:.3f}x {name} (target <= {target}x) "
+                    f"{'MET' if ratio <= target else 'MISSED'}"
+                )
         if "c" not in options.cases:
             print("\n".join(["", *verdicts]))
             return 0
@@ -208,16 +233,29 @@ def main() -> int:
         versus: dict[str, Timing] = {}
         uv = shutil.which("uv")
         if not options.skip_pytest_asyncio and uv is not None:
-            command = [uv, "run", "--quiet", "--with", "pytest-asyncio", "python", "-m", "pytest", "-q",
-                       "-p", "no:cacheprovider"]
+            command = [
+                uv,
+                "run",
+                "--quiet",
+                "--with",
+                "pytest-asyncio",
+                "python",
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+            ]
             project_env = environment(UV_PROJECT=str(Path(__file__).resolve().parents[1]))
             wall_time(command, py_dir, project_env)  # let uv build its overlay environment once
             py_time = timing(command, py_dir, project_env, 1)
             print(row("pytest + pytest-asyncio (sequential)", py_time, {}))
             versus["pytest-asyncio"] = py_time
         print(row("rt test --concurrent", rt_time, versus))
-        verdicts.append(f"(c) 400 async tests: best {rt_time.best:.3f} s, median {rt_time.median:.3f} s "
-                        f"(target < 2 s) {'MET' if rt_time.best < 2 else 'MISSED'}")
+        verdicts.append(
+            f"(c) 400 async tests: best {rt_time.best:.3f} s, median {rt_time.median:.3f} s "
+            f"(target < 2 s) {'MET' if rt_time.best < 2 else 'MISSED'}"
+        )
     print("\n".join(["", *verdicts]))
     return 0
 

@@ -164,8 +164,11 @@ class Window:
 
     def sample(self, count: int) -> Sample:
         wall = time.perf_counter() - self.wall
-        return Sample(count / wall, (cpu_seconds(self.pid) - self.server) / wall,
-                      (time.process_time() - self.mine) / wall)
+        return Sample(
+            count / wall,
+            (cpu_seconds(self.pid) - self.server) / wall,
+            (time.process_time() - self.mine) / wall,
+        )
 
 
 def open_sockets(port: int, count: int) -> list[socket.socket]:
@@ -259,7 +262,12 @@ def echo(port: int, pid: int, clients: int, size: int, seconds: float, bare: boo
 
 
 def chat(
-    port: int, pid: int, clients: int, batch: int, seconds: float, size: int = 32,
+    port: int,
+    pid: int,
+    clients: int,
+    batch: int,
+    seconds: float,
+    size: int = 32,
     sockets: list[socket.socket] | None = None,
 ) -> Sample:
     """Rounds: every client sends ``batch`` messages, the server republishes each to all ``clients``
@@ -410,7 +418,11 @@ def cost_us(sample: Sample) -> float:
 
 # (now, before) pairs of the regression table: uvloop is compared with asyncio's before (it could not run
 # rt-http before issue 13)
-REGRESSION_PAIRS = [("rt-asyncio", "before-asyncio"), ("rt-trio", "before-trio"), ("rt-uvloop", "before-asyncio")]
+REGRESSION_PAIRS = [
+    ("rt-asyncio", "before-asyncio"),
+    ("rt-trio", "before-trio"),
+    ("rt-uvloop", "before-asyncio"),
+]
 
 
 def regression_table(rows: list[tuple[str, dict[str, list[Sample]]]]) -> None:
@@ -418,8 +430,10 @@ def regression_table(rows: list[tuple[str, dict[str, list[Sample]]]]) -> None:
     (the two ran one after the other) and printed as median (min-max) over the rounds. Higher is better in
     both: rate now / before, and CPU per message before / now."""
     print("regression check against --before (per round, median (min-max); > 1.00x: faster than before)")
-    print(f"  {'benchmark':44} {'server':11} {'rate now/before':>20} {'CPU/msg before/now':>20} "
-          f"{'CPU us/msg now':>15} {'before':>8}")
+    print(
+        f"  {'benchmark':44} {'server':11} {'rate now/before':>20} {'CPU/msg before/now':>20} "
+        f"{'CPU us/msg now':>15} {'before':>8}"
+    )
     for name, rounds in rows:
         for now, before in REGRESSION_PAIRS:
             if now not in rounds or before not in rounds:
@@ -427,17 +441,23 @@ def regression_table(rows: list[tuple[str, dict[str, list[Sample]]]]) -> None:
             pairs = list(zip(rounds[now], rounds[before], strict=True))
             rate = [n.rate / b.rate for n, b in pairs]
             cost = [cost_us(b) / cost_us(n) for n, b in pairs]
-            print(f"  {name:44} {now.removeprefix('rt-'):11} {spread(rate):>20} {spread(cost):>20} "
-                  f"{statistics.median(cost_us(n) for n in rounds[now]):>15.2f} "
-                  f"{statistics.median(cost_us(b) for b in rounds[before]):>8.2f}")
+            print(
+                f"  {name:44} {now.removeprefix('rt-'):11} {spread(rate):>20} {spread(cost):>20} "
+                f"{statistics.median(cost_us(n) for n in rounds[now]):>15.2f} "
+                f"{statistics.median(cost_us(b) for b in rounds[before]):>8.2f}"
+            )
 
 
 def median_sample(samples: list[Sample]) -> Sample:
     ordered = sorted(samples, key=lambda sample: sample.rate)
-    return ordered[(len(ordered) - 1) // 2] if len(ordered) % 2 else Sample(
-        statistics.median(sample.rate for sample in ordered),
-        statistics.median(sample.server_cpu for sample in ordered),
-        statistics.median(sample.generator_cpu for sample in ordered),
+    return (
+        ordered[(len(ordered) - 1) // 2]
+        if len(ordered) % 2
+        else Sample(
+            statistics.median(sample.rate for sample in ordered),
+            statistics.median(sample.server_cpu for sample in ordered),
+            statistics.median(sample.generator_cpu for sample in ordered),
+        )
     )
 
 
@@ -519,7 +539,10 @@ def client_rows(args: argparse.Namespace) -> None:
                     (b["cpu"] / b["count"] * 1e6) / cost for cost, b in zip(costs, base, strict=True)
                 ]
                 users = [r["user"] / r["count"] * 1e6 for r in runs[impl]]
-                user_ratios = [(b["user"] / b["count"] * 1e6) / max(user, 1e-3) for user, b in zip(users, base, strict=True)]
+                user_ratios = [
+                    (b["user"] / b["count"] * 1e6) / max(user, 1e-3)
+                    for user, b in zip(users, base, strict=True)
+                ]
                 share = statistics.median(r["cpu"] / r["wall"] for r in runs[impl])
                 print(
                     f"  {impl:18} {statistics.median(rates):>9.0f} {spread(rate_ratios):>20} "
@@ -543,7 +566,8 @@ def fanout_workers(args: argparse.Namespace) -> None:
     def start(workers: int, broker: str) -> tuple[subprocess.Popen[str], int]:
         process = subprocess.Popen(
             [sys.executable, str(HERE / "ws_fanout_server.py"), str(workers), broker, "asyncio"],
-            stdout=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert process.stdout is not None
         line = process.stdout.readline()
@@ -574,8 +598,12 @@ def fanout_workers(args: argparse.Namespace) -> None:
             for sock in socks:
                 sock.close()
 
-    configs = [("1 process, no broker", 1, False), ("1 worker + Redis", 1, True),
-               ("2 workers + Redis", 2, True), ("4 workers + Redis", 4, True)]
+    configs = [
+        ("1 process, no broker", 1, False),
+        ("1 worker + Redis", 1, True),
+        ("2 workers + Redis", 2, True),
+        ("4 workers + Redis", 4, True),
+    ]
     with tempfile.TemporaryDirectory() as directory:
         redis = RedisServer(pathlib.Path(directory))
         redis.start()
@@ -588,8 +616,10 @@ def fanout_workers(args: argparse.Namespace) -> None:
             redis.kill()
     results = {name: median_sample(values) for name, values in samples.items()}
     base = results[configs[0][0]].rate
-    print(f"fan-out, {args.chat_clients} clients x batch {args.batch}, rt on asyncio, delivered messages/s "
-          f"(median of {args.repeat}; {os.cpu_count()} CPUs on this machine)")
+    print(
+        f"fan-out, {args.chat_clients} clients x batch {args.batch}, rt on asyncio, delivered messages/s "
+        f"(median of {args.repeat}; {os.cpu_count()} CPUs on this machine)"
+    )
     for name, _, _ in configs:
         print(f"  {name:24} {results[name].rate:>12.0f}   {results[name].rate / base:>6.2f}x")
 
@@ -605,11 +635,21 @@ def main() -> None:
     parser.add_argument("--idle", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3, help="runs per server; the median is reported")
     parser.add_argument("--subscribers", type=int, default=1000, help="sockets in the fan-out-to-many row")
-    parser.add_argument("--only", choices=["echo", "chat", "many", "idle", "fanout", "client"], action="append")
-    parser.add_argument("--client-server", choices=IMPLS,
-                        help="the echo server of the client rows (default: bun when installed, else rt-uvloop)")
-    parser.add_argument("--client-windows", type=int, nargs="+", default=[1, 16],
-                        help="messages in flight per client connection, a row each (default: 1 16)")
+    parser.add_argument(
+        "--only", choices=["echo", "chat", "many", "idle", "fanout", "client"], action="append"
+    )
+    parser.add_argument(
+        "--client-server",
+        choices=IMPLS,
+        help="the echo server of the client rows (default: bun when installed, else rt-uvloop)",
+    )
+    parser.add_argument(
+        "--client-windows",
+        type=int,
+        nargs="+",
+        default=[1, 16],
+        help="messages in flight per client connection, a row each (default: 1 16)",
+    )
     parser.add_argument("--client-size", type=int, default=32, help="message size of the client rows")
     parser.add_argument("--impls", nargs="+", choices=IMPLS, help="servers to measure (default: all)")
     parser.add_argument(
@@ -618,9 +658,12 @@ def main() -> None:
         help="also measure rt_http from DIR (e.g. `git archive <commit> plugins/http/src | tar -x -C /tmp/x`, "
         "then /tmp/x/plugins/http/src) on asyncio and trio: the before-* columns, for regressions",
     )
-    parser.add_argument("--baseline", action="store_true",
-                        help="also measure bare stream echoes (no WebSocket): anyio's streams on asyncio "
-                             "and trio, and rt-http's streams on each")
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help="also measure bare stream echoes (no WebSocket): anyio's streams on asyncio "
+        "and trio, and rt-http's streams on each",
+    )
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -639,7 +682,9 @@ def main() -> None:
             return
     chosen = args.impls or IMPLS
     if "bun" in chosen and not BUN.exists():
-        print(f"note: no reference runtime at {BUN} (npm ci --prefix tools/reference-runtime): column left out")
+        print(
+            f"note: no reference runtime at {BUN} (npm ci --prefix tools/reference-runtime): column left out"
+        )
         chosen = [impl for impl in chosen if impl != "bun"]
     if args.before:
         chosen = [*chosen, "before-asyncio", "before-trio"]
@@ -657,24 +702,40 @@ def main() -> None:
     if args.baseline:
         bare = {}
         for backend in ("asyncio", "asyncio-rt", "trio", "trio-rt"):
-            samples = [measure(f"bare-{backend}", "echo",
-                               lambda port, pid: echo(port, pid, args.clients, 32, args.seconds, bare=True))
-                       for _ in range(args.repeat)]
+            samples = [
+                measure(
+                    f"bare-{backend}",
+                    "echo",
+                    lambda port, pid: echo(port, pid, args.clients, 32, args.seconds, bare=True),
+                )
+                for _ in range(args.repeat)
+            ]
             bare[backend] = median_sample(samples)
-        print(f"bare stream echo, 32 B, {args.clients} clients (no WebSocket), per second (server CPU): "
-              + ", ".join(f"{label} {bare[key].rate:.0f} ({bare[key].server_cpu:.0%})" for key, label in
-                          (("asyncio", "anyio on asyncio"), ("asyncio-rt", "rt-http's asyncio stream"),
-                           ("trio", "anyio on trio"), ("trio-rt", "rt-http's trio stream"))))
+        print(
+            f"bare stream echo, 32 B, {args.clients} clients (no WebSocket), per second (server CPU): "
+            + ", ".join(
+                f"{label} {bare[key].rate:.0f} ({bare[key].server_cpu:.0%})"
+                for key, label in (
+                    ("asyncio", "anyio on asyncio"),
+                    ("asyncio-rt", "rt-http's asyncio stream"),
+                    ("trio", "anyio on trio"),
+                    ("trio-rt", "rt-http's trio stream"),
+                )
+            )
+        )
     if "chat" in parts:
         values, samples = interleaved(
-            "chat", lambda port, pid: chat(port, pid, args.chat_clients, args.batch, args.seconds),
+            "chat",
+            lambda port, pid: chat(port, pid, args.chat_clients, args.batch, args.seconds),
             args.repeat,
         )
         rows.append((f"chat fan-out, {args.chat_clients} clients x batch {args.batch}", "messages/s", values))
         rounds.append((rows[-1][0], samples))
     if "many" in parts:
         values, samples = interleaved(
-            "chat", lambda port, pid: fanout_to_many(port, pid, args.subscribers, args.batch, args.seconds), args.repeat
+            "chat",
+            lambda port, pid: fanout_to_many(port, pid, args.subscribers, args.batch, args.seconds),
+            args.repeat,
         )
         rows.append((f"fan-out to {args.subscribers} subscribers, batch {args.batch}", "messages/s", values))
         rounds.append((rows[-1][0], samples))
@@ -692,7 +753,10 @@ def main() -> None:
         f"{'benchmark':48} {'unit':14} "
         + " ".join(f"{impl:>12}" for impl in IMPLS)
         + "  "
-        + " ".join(f"{impl.removeprefix('rt-') + '/' + peer.replace('websockets', 'ws'):>12}" for impl, peer in ratios)
+        + " ".join(
+            f"{impl.removeprefix('rt-') + '/' + peer.replace('websockets', 'ws'):>12}"
+            for impl, peer in ratios
+        )
     )
     generator_bound = []
     for name, unit, values in rows:
@@ -703,18 +767,28 @@ def main() -> None:
             + " ".join(f"{values[impl].rate / values[peer].rate:>11.2f}x" for impl, peer in ratios)
         )
         if unit != "bytes":
-            print(f"{'  CPU: server / load generator':63} "
-                  + " ".join(f"{values[i].server_cpu:>5.0%} /{values[i].generator_cpu:>5.0%}" for i in IMPLS))
-            print(f"{'  server CPU per message (us)':63} "
-                  + " ".join(f"{cost_us(values[i]):>12.2f}" for i in IMPLS))
-            generator_bound += [f"{name}: {impl}" for impl in IMPLS
-                                if values[impl].generator_cpu >= max(0.85, values[impl].server_cpu)]
+            print(
+                f"{'  CPU: server / load generator':63} "
+                + " ".join(f"{values[i].server_cpu:>5.0%} /{values[i].generator_cpu:>5.0%}" for i in IMPLS)
+            )
+            print(
+                f"{'  server CPU per message (us)':63} "
+                + " ".join(f"{cost_us(values[i]):>12.2f}" for i in IMPLS)
+            )
+            generator_bound += [
+                f"{name}: {impl}"
+                for impl in IMPLS
+                if values[impl].generator_cpu >= max(0.85, values[impl].server_cpu)
+            ]
     print("(memory: lower is better, so a ratio under 1.00x is a win; the rest: higher is better)")
     if BEFORE and rounds:
         regression_table(rounds)
     if generator_bound:
-        print("WARNING: the load generator, not the server, was the busier process in: "
-              + "; ".join(generator_bound) + ". Those rates say more about the generator than the server.")
+        print(
+            "WARNING: the load generator, not the server, was the busier process in: "
+            + "; ".join(generator_bound)
+            + ". Those rates say more about the generator than the server."
+        )
 
 
 if __name__ == "__main__":
