@@ -173,3 +173,38 @@ def test_pytesters_inner_runs_share_pytests_own_plugin_modules(tmp_path: Path) -
         },
     )
     same_counts_as_pytest(tmp_path, "-p", "pytester")
+
+
+def test_a_plugins_sdist_egg_info_marks_its_tests_package_as_pytest_does(tmp_path: Path) -> None:
+    """pytest-asyncio 1.5.0, its own suite run from its sdist: the sdist's ``pytest_asyncio.egg-info`` folder,
+    on the path next to the installed plugin, lists every file of the sdist (SOURCES.txt), so pytest marks
+    ``tests``, the suite's own package, for rewriting, and imports it through its rewriting hook. A pytester
+    run inside a test marks it again; under rt it had been imported by another loader, and the inner run
+    warned "Module already imported so cannot be rewritten: tests": 4 of its tests, which count the inner
+    run's warnings, failed. pytest 9.2 (``python -m pytest``, the project's root on the path): 1 passed."""
+    write_files(
+        tmp_path,
+        {
+            "myplugin.py": """
+            import pytest
+
+
+            @pytest.fixture
+            def answer():
+                return 42
+            """,
+            "myplugin.egg-info/PKG-INFO": "Metadata-Version: 2.1\nName: myplugin\nVersion: 1.0\n",
+            "myplugin.egg-info/entry_points.txt": "[pytest11]\nmyplugin = myplugin\n",
+            "myplugin.egg-info/SOURCES.txt": "myplugin.py\ntests/__init__.py\ntests/test_inner.py\n",
+            "tests/__init__.py": "",
+            "tests/test_inner.py": """
+            pytest_plugins = ["pytester"]
+
+
+            def test_inner_run_warns_of_nothing(pytester, answer):
+                pytester.makepyfile(test_inside="def test_a(answer): assert answer == 42")
+                pytester.runpytest().assert_outcomes(passed=1, warnings=0)
+            """,
+        },
+    )
+    same_counts_as_pytest(tmp_path)

@@ -44,7 +44,12 @@ class _RewritingLoader(importlib.machinery.SourceFileLoader):
         else:
             module.__dict__[_HELPER] = assert_failed
             module.__dict__[_UNSET] = UNSET
+        if self.marked:  # importlib keeps a ``__loader__`` the module has already
+            _look_rewritten_by_pytest(module, self)
         return module
+
+    #: a module of an installed plugin's distribution, which pytest imports through its rewriting hook
+    marked = False
 
     #: a helper module of the suite (not a test file nor a conftest.py): see ``compile_test_file``
     helper = False
@@ -138,6 +143,7 @@ class RewritingFinder:
             return self._as_found(spec)
         loader = _RewritingLoader(fullname, spec.origin)
         loader.helper = not marked and not self.is_test_module(spec.origin)
+        loader.marked = marked
         spec.loader = loader
         return spec
 
@@ -187,16 +193,21 @@ def show_marked_as_rewritten() -> None:
     its own rewriting, or before the suite, as anyio), so each gets a stand-in loader of pytest's hook class
     that hands every question to the module's real loader; ``__spec__.loader`` (what importlib uses) is left
     as it is. Nothing when pytest is not imported."""
-    rewrite = sys.modules.get("_pytest.assertion.rewrite")
-    hook = getattr(rewrite, "AssertionRewritingHook", None)
-    if not isinstance(hook, type):
-        return
-    stand_in = _stand_in_loader(hook)
     for name in _MARKED:
         module = sys.modules.get(name)
         loader = getattr(module, "__loader__", None)
-        if module is not None and loader is not None and not isinstance(loader, hook):
-            module.__loader__ = stand_in(loader)
+        if module is not None and loader is not None:
+            _look_rewritten_by_pytest(module, loader)
+
+
+def _look_rewritten_by_pytest(module: types.ModuleType, loader: Any) -> None:
+    """``module``'s ``__loader__`` a stand-in of pytest's hook class around ``loader`` (see
+    :func:`show_marked_as_rewritten`); also for a marked module rt imports later (the suite's own ``tests``
+    package, which the ``*.egg-info`` folder of a plugin's sdist lists, and so pytest marks)."""
+    rewrite = sys.modules.get("_pytest.assertion.rewrite")
+    hook = getattr(rewrite, "AssertionRewritingHook", None)
+    if isinstance(hook, type) and not isinstance(loader, hook):
+        module.__loader__ = _stand_in_loader(hook)(loader)
 
 
 #: the loader methods pytest's hook defines itself, which the stand-in hands to the real loader too

@@ -305,15 +305,19 @@ def load_installed(
     problems: list[str] = []
     seen: set[str] = set()
     for entry in pytest11():
-        if entry.name in blocked or entry.name in seen:
+        if entry.name in blocked:
+            continue
+        top = entry.value.split(".")[0].split(":")[0].strip()
+        # every distribution with the entry point is marked, as pytest marks them, the one loaded or not (a
+        # plugin's sdist run from its root has its own egg-info folder on the path next to the installed one)
+        for name in {top, *distribution_modules(entry.info_dir)}:
+            mark_rewrite(name)
+        if entry.name in seen:
             continue
         seen.add(entry.name)
         _ENTRY_NAMES.update({entry.name, entry.value.split(":")[0]})
         distribution = entry.distribution or entry.name
-        top = entry.value.split(".")[0].split(":")[0].strip()
         _OWNERS.setdefault(top, distribution)
-        for name in {top, *distribution_modules(entry.info_dir)}:
-            mark_rewrite(name)
         try:
             loaded = entry.load()
         except Exception as exc:  # noqa: BLE001 - reported by name, the run goes on without it
@@ -327,18 +331,42 @@ def load_installed(
 
 
 def distribution_modules(info_dir: str | None) -> list[str]:
-    """The top-level modules and packages of an installed distribution (its ``*.dist-info`` folder's RECORD),
-    as pytest marks them for rewriting (``_iter_rewritable_modules``: not ``setup.py`` nor setuptools'
-    editable finders). Hypothesis's distribution has ``hypothesis`` and ``_hypothesis_globals``, imported by
-    its plugin: pytest imports both through its rewriting hook. None for an editable install's or an
-    ``*.egg-info`` folder, whose plugins are marked by their entry point's package alone."""
+    """The top-level modules and packages of an installed distribution, as pytest marks them for rewriting
+    (``_iter_rewritable_modules`` over the files ``importlib.metadata`` lists: a ``*.dist-info`` folder's
+    RECORD, an ``*.egg-info`` folder's installed-files.txt or SOURCES.txt; not ``setup.py`` nor setuptools'
+    editable finders; with no such name, the files again without their first folder, a ``src`` layout).
+    Hypothesis's distribution has ``hypothesis`` and ``_hypothesis_globals``, imported by its plugin: pytest
+    imports both through its rewriting hook. The ``*.egg-info`` folder an sdist ships, found first when its
+    project's root is on the path (a plugin's own suite run from its sdist), lists every file of the sdist:
+    pytest-asyncio 1.5.0's has ``tests/__init__.py``, so pytest marks ``tests``, the suite's own package."""
     if info_dir is None:
         return []
-    try:
-        with open(os.path.join(info_dir, "RECORD"), encoding="utf-8", errors="replace") as record:
-            files = [line.split(",", 1)[0] for line in record]
-    except OSError:
-        return []
+    files = _listed_files(info_dir)
+    names = _rewritable(files)
+    if not names:
+        names = _rewritable(["/".join(file.split("/")[1:]) for file in files if "/" in file])
+    return names
+
+
+def _listed_files(info_dir: str) -> list[str]:
+    """The files a distribution's metadata lists, relative to the folder holding it."""
+    for listing, parent_relative in (
+        ("RECORD", False),
+        ("installed-files.txt", True),
+        ("SOURCES.txt", False),
+    ):
+        try:
+            with open(os.path.join(info_dir, listing), encoding="utf-8", errors="replace") as record:
+                lines = [line.split(",", 1)[0].strip() for line in record]
+        except OSError:
+            continue
+        if parent_relative:  # relative to the egg-info folder itself: ../package/__init__.py
+            lines = [line.removeprefix("../") for line in lines]
+        return [line for line in lines if line]
+    return []
+
+
+def _rewritable(files: list[str]) -> list[str]:
     names: list[str] = []
     for file in files:
         if "/" not in file and file.endswith(".py"):
