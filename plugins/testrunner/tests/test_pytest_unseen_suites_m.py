@@ -327,3 +327,42 @@ def test_a_teardown_error_of_a_test_marked_xfail_is_an_expected_failure(tmp_path
     )
     pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     assert "teardown fails" in rt_run.output, rt_run.output
+
+
+def test_lazy_fixtures_in_a_fixtures_params(tmp_path: Path) -> None:
+    """apscheduler 4.0.0a6: its ``datastore`` fixture has ``params=[pytest.param(lf("memory_store"),
+    id="memory"), ...]``, and pytest-lazy-fixtures' ``pytest_fixture_setup`` replaces such a ``request.param``
+    by the named fixture's value, as pytest calls that hook for every fixture it sets up. rt called it for
+    directly parametrized names only: the fixture got the ``LazyFixtureWrapper`` itself. pytest 9.2: 4
+    passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_lazy_params.py": """
+                import pytest
+                from pytest_lazy_fixtures import lf
+
+                @pytest.fixture
+                def memory_store():
+                    yield {"kind": "memory"}
+
+                @pytest.fixture
+                def file_store(tmp_path):
+                    return {"kind": "file", "path": tmp_path}
+
+                @pytest.fixture(params=[pytest.param(lf("memory_store"), id="memory"), lf("file_store")])
+                def datastore(request):
+                    return request.param
+
+                def test_store(datastore):
+                    assert datastore["kind"] in ("memory", "file")
+
+                @pytest.mark.parametrize("value", [lf("memory_store")])
+                def test_direct(value, datastore):
+                    assert value == {"kind": "memory"}
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert "test_store[memory]" in rt_run.output, rt_run.output

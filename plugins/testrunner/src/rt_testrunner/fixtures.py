@@ -1076,6 +1076,10 @@ class Setup:
             )
             if refusal is not None:
                 raise refusal
+        if param is not NOTSET:
+            answered, value = self._param_through_hooks(fixture, param, kwargs)
+            if answered:
+                return value
         nurseries = self.nurseries(kwargs)
         if nurseries:
             from rt_testrunner import trio_nursery
@@ -1103,6 +1107,33 @@ class Setup:
         if inspect.iscoroutine(result):
             return await result
         return result
+
+    def _param_through_hooks(
+        self, fixture: FixtureDef, param: Any, kwargs: dict[str, Any]
+    ) -> tuple[bool, Any]:
+        """pytest sets up a parametrized fixture through the plugins' ``pytest_fixture_setup(fixturedef,
+        request)``, as it does every fixture: a hook may answer the value (True, it), or replace
+        ``request.param``, which the fixture's own ``request`` then holds (pytest-lazy-fixtures turns
+        ``lf("name")`` in a fixture's ``params`` into that fixture's value: apscheduler 4.0.0a6's
+        ``datastore`` got the ``LazyFixtureWrapper``)."""
+        from rt_testrunner.pysession import of_async_plugin
+
+        hooks = [
+            h
+            for base, h in self.item.session.fixture_setup_hooks
+            if self.item.file.startswith(base) and not of_async_plugin(h)
+        ]
+        if not hooks:
+            return False, None
+        from rt_testrunner import pyplugins
+
+        request = kwargs.get("request")
+        if not isinstance(request, FixtureRequest):
+            request = FixtureRequest(self.item, self, fixture, param)
+        answer = pyplugins.call(
+            "pytest_fixture_setup", hooks, {"fixturedef": fixture, "request": request}, firstresult=True
+        )
+        return answer is not None, answer
 
     def nurseries(self, kwargs: dict[str, Any]) -> list[str]:
         """The arguments that take pytest-trio's ``nursery`` (trio_nursery.py), for a test it runs."""

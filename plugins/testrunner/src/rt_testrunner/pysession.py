@@ -658,6 +658,19 @@ class PytestSession(ModuleCollection):
         return backend_key("asyncio")
 
 
+#: the plugins whose ``pytest_fixture_setup`` runs async fixtures on their own loops or reactor: rt sets those
+#: fixtures up itself, and a parametrized fixture is not handed to their hook (pyee 13.0.1: pytest-twisted's
+#: needs a running event loop)
+_OWN_FIXTURE_SETUP = _ASYNC_PLUGIN_MODULES | {"pytest_twisted"}
+
+
+def of_async_plugin(hook: Callable[..., Any]) -> bool:
+    """``hook`` belongs to one of the async plugins (:data:`_OWN_FIXTURE_SETUP`) whose
+    ``pytest_fixture_setup`` wraps or claims async fixtures, which rt sets up itself."""
+    module = getattr(getattr(hook, "__func__", hook), "__module__", None) or ""
+    return module.split(".")[0] in _OWN_FIXTURE_SETUP
+
+
 def _rt_calls_instead(name: str, hook: Callable[..., Any]) -> bool:
     """rt does the work of installed plugin hook ``hook`` itself (:data:`_ASYNC_PLUGIN_HOOKS`,
     :data:`_STAND_IN_HOOKS`)."""
