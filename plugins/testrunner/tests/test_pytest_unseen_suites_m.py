@@ -366,3 +366,48 @@ def test_lazy_fixtures_in_a_fixtures_params(tmp_path: Path) -> None:
     )
     pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     assert "test_store[memory]" in rt_run.output, rt_run.output
+
+
+def test_an_installed_plugins_pyfunc_call_does_not_get_an_async_test_another_plugin_runs(
+    tmp_path: Path,
+) -> None:
+    """pyee 13.0.1 with pytest-asyncio and pytest-twisted: pytest-twisted's ``pytest_pyfunc_call`` calls
+    each test itself, in its reactor. Under pytest the async plugin that runs a coroutine test answers first
+    (or puts a sync function in its place); rt runs such a test on that plugin's loop itself, and since
+    installed plugins' ``pytest_pyfunc_call`` hooks are called it handed them the coroutine function: 11 of
+    pyee's asyncio tests failed ("no running event loop"). A stand-in plugin that refuses a coroutine
+    function shows it. pytest 9.2: 2 passed."""
+    write_files(
+        tmp_path,
+        {
+            "callsitself-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: callsitself\nVersion: 1.0\n",
+            "callsitself-1.0.dist-info/entry_points.txt": "[pytest11]\ncallsitself = callsitself\n",
+            "callsitself.py": """
+                import inspect
+
+                def pytest_pyfunc_call(pyfuncitem):
+                    if inspect.iscoroutinefunction(pyfuncitem.obj):
+                        raise RuntimeError("handed a coroutine function")
+                    names = pyfuncitem._fixtureinfo.argnames
+                    pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names})
+                    return True
+            """,
+            "pytest.ini": "[pytest]\n",
+            "test_anyio_and_sync.py": """
+                import anyio
+                import pytest
+
+                @pytest.fixture
+                def anyio_backend():
+                    return "asyncio"
+
+                @pytest.mark.anyio
+                async def test_on_anyio():
+                    await anyio.sleep(0)
+
+                def test_sync():
+                    pass
+            """,
+        },
+    )
+    same_counts_as_pytest(tmp_path)

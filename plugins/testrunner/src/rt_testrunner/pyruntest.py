@@ -42,6 +42,18 @@ RUNNING: contextvars.ContextVar[PyItem | None] = contextvars.ContextVar("rt_pyte
 NO_TIMEOUT_MS = 10**9
 
 
+def _pyfunc_hooks(item: PyItem) -> list[Callable[..., Any]]:
+    """The ``pytest_pyfunc_call`` hooks for ``item``: an async test an async plugin claims (rt runs it on that
+    plugin's loop, async_plugins.py) is not handed to installed plugins' hooks, which under pytest get the
+    sync function that plugin's own hook put in its place (pyee 13.0.1: pytest-twisted's ran its
+    asyncio-marked coroutine tests in the reactor, 11 failed with "no running event loop"); a conftest.py's
+    hooks are called."""
+    hooks = item.session.hooks_for("pytest_pyfunc_call", item.file)
+    if hooks and item.claim is not None:
+        hooks = [hook for hook in hooks if pyplugins.owner(hook) is None]
+    return hooks
+
+
 def make_runner(item: PyItem) -> Callable[[], Any]:
     """The function rt calls for ``item``: async when the test or one of its fixtures is.
 
@@ -51,7 +63,7 @@ def make_runner(item: PyItem) -> Callable[[], Any]:
     ``IsolatedAsyncioTestCase`` starts an event loop of its own."""
     function = item.function
     # a conftest.py's pytest_pyfunc_call that answers runs the coroutine on a loop of its own
-    pyfunc_hooks = item.session.hooks_for("pytest_pyfunc_call", item.file)
+    pyfunc_hooks = _pyfunc_hooks(item)
     own_loop = False
     if pyfunc_hooks and not item.is_unittest and item.is_function:
         from rt_testrunner import pyhooks
@@ -438,7 +450,7 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
             _warn_returned(item, result)
         return True
 
-    pyfunc_hooks = item.session.hooks_for("pytest_pyfunc_call", item.file) if item.is_function else []
+    pyfunc_hooks = _pyfunc_hooks(item) if item.is_function else []
     runtest_hooks = item.session.hooks_for("pytest_runtest_call", item.file)
     if item.call_timeout_ms is not None:
         call = _run_call(item, call_function, pyfunc_hooks, runtest_hooks)
