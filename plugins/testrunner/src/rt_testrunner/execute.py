@@ -252,8 +252,8 @@ class Executor:
         #: backend share its loop, and an async fixture of a wider scope outlives the tests that use it
         self._portals: dict[BackendKey, Any] = {}
         self.alarms = False
-        #: a pytest suite's scope teardowns and session hooks run without rt's deadline for hooks (pytest has
-        #: none), unless the command line gave ``--timeout``, which bounds pytest tests too
+        #: a pytest suite's scope teardowns run without rt's deadline for hooks (pytest has none), unless the
+        #: command line gave ``--timeout``, which bounds pytest tests too; its session hooks never have one
         self.untimed_pytest_hooks = True
 
     def run_sync(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
@@ -428,7 +428,12 @@ class Executor:
             return None
         deadline = clock.monotonic() + deadline_ms / 1000
         for hook in hooks:
-            untimed = self.untimed_pytest_hooks and isinstance(hook, ScopeTeardown | PytestHook)
+            # the session's end (pytest_sessionfinish, plugins' terminal summaries and unconfigure hooks) is
+            # never bounded: under a short --timeout, an installed plugin's summary that imports its package
+            # (hypothesis's, about 0.1 s) failed a spec project's run as an "after_all hook"
+            untimed = isinstance(hook, PytestHook) or (
+                self.untimed_pytest_hooks and isinstance(hook, ScopeTeardown)
+            )
             hook_deadline = clock.monotonic() + 2 * _NO_DEADLINE_S if untimed else deadline
             output = None
             if isinstance(hook, ScopeTeardown) and (self.capture_output or self.capture_logs):
