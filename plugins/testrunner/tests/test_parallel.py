@@ -741,6 +741,38 @@ def test_the_zygote_collects_once_and_the_workers_inherit_the_imported_modules(
         assert sorted(buffered) == [f"written once by test_m{i}" for i in range(4)]
 
 
+#: what a test module builds while imported is seen by the collector's introspection in every worker (leak
+#: checks, objgraph, Hypothesis's register_random read gc.get_referrers and gc.get_objects)
+REFERRERS = {
+    f"test_gc{n}.py": """
+        import gc
+
+        class Marker:
+            pass
+
+        KEPT = Marker()
+
+        def test_a_module_global_has_its_module_as_referrer():
+            assert any(r is globals() for r in gc.get_referrers(KEPT))
+
+        def test_the_collector_sees_objects_made_at_import():
+            assert any(o is KEPT for o in gc.get_objects())
+    """
+    for n in range(2)
+}
+
+
+@pytest.mark.parametrize("start", list(STARTS))
+def test_what_test_modules_built_stays_visible_to_the_collector(tmp_path: Path, start: str) -> None:
+    """The zygote imports the test files before forking; what they built is not moved to gc's permanent
+    generation (rt's own start-up is): frozen objects are invisible to ``gc.get_referrers``/``gc.get_objects``,
+    so such a test passed in one process and failed in a forked worker."""
+    project = write(tmp_path / "p", REFERRERS)
+    result = rt_test(project, "--parallel=2", "--parallel-delay=0", env=environ(**STARTS[start]))
+    assert result.returncode == 0, result.stderr
+    assert counts(result.stderr) == {"pass": 4, "fail": 0}
+
+
 BIG_FILE = {
     "test_big.py": """
         import os

@@ -86,9 +86,12 @@ def _live(control: socket.socket) -> int:
     returns only in a forked worker, with that worker's exit status (the zygote itself leaves with
     ``os._exit``, its children reaped)."""
     # as the gc module's documentation advises for a process that forks without exec: no collection while
-    # it builds what it will share (no freed holes in its pages), everything it built frozen before the
-    # first fork (the workers' collections never touch those objects, so their pages stay shared), and the
-    # collector on again in each worker
+    # it builds what it will share (no freed holes in its pages), rt's own objects frozen before the first
+    # fork (the workers' collections never touch them, so their pages stay shared), and the collector on
+    # again in each worker. What the suite builds here (its test files, conftest.py files, plugins) is not
+    # frozen, as in one process (rt_testrunner.exiting.freeze_start_up): frozen objects are invisible to
+    # gc.get_referrers and gc.get_objects, which suites and libraries read (Hypothesis's register_random
+    # warned, in forked workers only, that trio's module-level Random had no referrer)
     gc.disable()
     # everything a worker needs before its set-up arrives, imported and built once for all of them
     from rt.kernel import Kernel
@@ -100,7 +103,7 @@ def _live(control: socket.socket) -> int:
 
     def collect(channel: wire.Channel) -> bool:
         # the run's test files, imported once here for every worker forked afterwards (the collector runs
-        # while they are imported, as in one process; what they built is frozen like the rest). True: a
+        # while they are imported, as in one process; what they built is left to the collector). True: a
         # thread runs here now, so no worker can be forked: this process runs tests itself, on this channel
         gc.enable()
         try:
@@ -113,7 +116,6 @@ def _live(control: socket.socket) -> int:
             return True
         channel.close()
         gc.disable()
-        gc.freeze()
         return False
 
     forked = _serve(control, collect)
