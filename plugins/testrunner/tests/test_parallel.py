@@ -812,15 +812,44 @@ BIG_FILE = {
 }
 
 
-def test_a_big_file_is_run_in_parts_by_several_workers_and_reported_whole(tmp_path: Path) -> None:
+#: a plugin whose ``pytest_configure`` starts a thread, as pytest-rerunfailures' does (its server for
+#: pytest-xdist's workers) whenever pytest-xdist is installed
+THREAD_PLUGIN = """
+import threading
+
+STOP = threading.Event()
+
+
+def pytest_configure(config):
+    threading.Thread(target=STOP.wait, daemon=True).start()
+"""
+
+
+@pytest.mark.parametrize("plugin", [False, True], ids=["no-plugin", "plugin-thread"])
+def test_a_big_file_is_run_in_parts_by_several_workers_and_reported_whole(
+    tmp_path: Path, plugin: bool
+) -> None:
     """One file of 72 test functions is cut into parts that go to both workers; the file is still reported as
     one block, in its order, as in one process (console, JUnit, counts). Each part sets the module-scoped
-    fixture up and tears it down, as a pytest-xdist worker that runs tests of the module does."""
+    fixture up and tears it down, as a pytest-xdist worker that runs tests of the module does.
+
+    The file imports pytest, so the installed plugins are configured in the zygote before it imports the file
+    (as pytest configures them before collecting). A plugin that starts a thread then keeps the zygote from
+    forking (pytest-rerunfailures' server, with pytest-xdist installed, as in this repository's environment:
+    the file ran whole in the zygote until the installed plugins were left out here): the file is not cut,
+    one worker runs it whole, with the same results."""
     one, many = two_copies(tmp_path, BIG_FILE)
+    site = write(tmp_path / "site", {"thread_plugin.py": THREAD_PLUGIN})
+    # only the plugin this test names: an installed one may start a thread too
+    plugins = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    if plugin:
+        plugins.update(PYTHONPATH=str(site), PYTEST_PLUGINS="thread_plugin")
     junit = ("--reporter=junit", "--reporter-outfile=report.xml")
-    single = rt_test(one, *junit, env=environ(RUN_LOG=str(tmp_path / "one.log")))
+    single = rt_test(one, *junit, env=environ(RUN_LOG=str(tmp_path / "one.log"), **plugins))
     log = tmp_path / "many.log"
-    parallel = rt_test(many, "--parallel=2", "--parallel-delay=0", *junit, env=environ(RUN_LOG=str(log)))
+    parallel = rt_test(
+        many, "--parallel=2", "--parallel-delay=0", *junit, env=environ(RUN_LOG=str(log), **plugins)
+    )
     assert single.returncode == parallel.returncode == 1, parallel.stderr
     assert counts(parallel.stderr) == counts(single.stderr) == {"pass": 69, "fail": 2, "skip": 1}
     assert file_blocks(parallel.stderr) == file_blocks(single.stderr)
@@ -828,7 +857,7 @@ def test_a_big_file_is_run_in_parts_by_several_workers_and_reported_whole(tmp_pa
     rows = [line.split() for line in log.read_text().splitlines()]
     ran = {name: pid for pid, name in rows if name.startswith(("first-", "middle-", "last-"))}
     assert len(ran) == 72
-    assert len(set(ran.values())) == 2  # both workers ran some of the file
+    assert len(set(ran.values())) == (1 if plugin else 2)  # both workers ran some of the file, or one all
     setups = [pid for pid, name in rows if name == "module-setup"]
     teardowns = [pid for pid, name in rows if name == "module-teardown"]
     assert sorted(setups) == sorted(teardowns) and set(setups) == set(ran.values())

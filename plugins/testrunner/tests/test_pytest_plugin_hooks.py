@@ -385,6 +385,45 @@ def test_a_module_fixture_first_set_up_in_a_block_ends_with_the_block(tmp_path: 
     assert "6 pass" in rt_run.stderr, rt_run.output
 
 
+#: a plugin in the manner of pytest-bdd: its ``pytest_configure`` keeps the config, which a function of the plugin
+#: reads while a test module is imported (pytest-bdd's ``scenarios()``)
+CONFIGURED_PLUGIN = """
+CONFIGS = []
+
+
+def pytest_configure(config):
+    CONFIGS.append(config)
+
+
+def make_tests(namespace):
+    config = CONFIGS[-1]
+    namespace["test_made"] = lambda: None
+    namespace["test_made_fails"] = lambda: config.getoption("nothing_like_this")
+"""
+
+
+def test_a_test_module_that_imports_pytest_has_the_plugins_configured_first(tmp_path: Path) -> None:
+    """pytest-bdd 9.0.1 in a project without pytest configuration or conftest.py: its test module calls
+    ``scenarios()`` at import, which reads the config its ``pytest_configure`` kept. rt loaded and configured
+    the installed plugins only in a pytest project (a configuration file, a conftest.py, pytest already
+    imported), so the module failed to import (``IndexError``: 1 error). pytest 9.2: 1 passed, 1 failed."""
+    site = plugin_site(tmp_path / "site", "configured_plugin", CONFIGURED_PLUGIN)
+    project = write_files(
+        tmp_path / "project",
+        {
+            "test_made.py": """
+            import pytest
+
+            from configured_plugin import make_tests
+
+            make_tests(globals())
+            """
+        },
+    )
+    _, rt_run = same_as_pytest(project, site)
+    assert "1 pass" in rt_run.stderr and "1 fail" in rt_run.stderr, rt_run.output
+
+
 #: a plugin in the manner of pytest-isort and pytest-pycodestyle: one check item for every .py file
 CHECK_PLUGIN = """
 import pytest

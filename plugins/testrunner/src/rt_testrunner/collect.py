@@ -8,6 +8,7 @@ loads) and as pytest does (:mod:`rt_testrunner.pycollect_module`): ``test*`` fun
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import warnings
 from collections.abc import Iterator
@@ -29,6 +30,19 @@ from rt_testrunner.rewrite import load_test_module
 IGNORED = frozenset({"ignored"})
 
 
+#: an import statement of pytest, ``_pytest`` or a plugin's module (``pytest_bdd``), at a line's start
+_IMPORTS_PYTEST = re.compile(rb"^[ \t]*(?:from|import)[ \t]+_?pytest", re.MULTILINE)
+
+
+def _mentions_pytest(path: Path) -> bool:
+    """Whether a test module imports pytest (or ``_pytest``, or a plugin's module)."""
+    try:
+        source = path.read_bytes()
+    except OSError:
+        return False
+    return b"pytest" in source and _IMPORTS_PYTEST.search(source) is not None
+
+
 def load_file(test_file: TestFile, session: PytestSession, reload: bool = False) -> Suite:
     """The suite tree of one file; the file's own exceptions (syntax, import errors) propagate.
 
@@ -40,6 +54,11 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
     root = Suite(None)
     if test_file.custom:
         session.load_plugins()  # a file only a plugin's hook may collect, before any conftest.py loads
+    elif not session.plugins_loaded and _mentions_pytest(test_file.path):
+        # a test module of a project without pytest's configuration or conftest.py that imports pytest (or a
+        # plugin's module): pytest has its plugins configured before it imports the module (pytest-bdd's
+        # scenarios() reads the configuration its pytest_configure kept, at import)
+        session.load_plugins()
     if not session.load_conftests(test_file.path.parent) or session.is_ignored(test_file.path):
         return Suite(None, flags=IGNORED)  # not collected: the run does not show it (as pytest)
     file = str(test_file.path)
