@@ -613,39 +613,3 @@ def test_warning_recorded_hooks_get_each_tests_warnings(tmp_path: Path) -> None:
     assert "quiet" not in expected and "DeprecationWarning: old" in expected, pytest_run.output
     rt_run = run_cli("test", cwd=tmp_path)
     assert (tmp_path / "heard.txt").read_text() == expected, rt_run.output
-
-
-def test_a_plain_protocol_implementation_is_named_as_not_called(tmp_path: Path) -> None:
-    """A conftest.py's plain ``pytest_runtest_protocol`` that runs each test itself (here twice, through
-    pytest's ``runtestprotocol``: pytest counts 2 passed) is not called by rt, which runs the test once and
-    calls only that hook's wrappers; rt said nothing of it, so the counts differed without a word. Now one line
-    names the conftest.py; a wrapper alone gives no such line."""
-    files = {
-        "conftest.py": """
-        from _pytest.runner import runtestprotocol
-
-
-        def pytest_runtest_protocol(item, nextitem):
-            for _ in range(2):
-                runtestprotocol(item, nextitem=nextitem)
-            return True
-        """,
-        "test_once.py": """
-        def test_once():
-            pass
-        """,
-    }
-    found, output = rt_test(tmp_path / "plain", files)
-    assert found == {"pass": 1}, output
-    assert "conftest.py: its pytest_runtest_protocol runs each test itself, which rt does not call" in output
-    files["conftest.py"] = """
-    import pytest
-
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_protocol(item, nextitem):
-        return (yield)
-    """
-    found, output = rt_test(tmp_path / "wrapper", files)
-    assert found == {"pass": 1}, output
-    assert "pytest_runtest_protocol" not in output, output

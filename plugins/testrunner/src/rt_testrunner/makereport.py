@@ -54,9 +54,22 @@ def report_phase(
     call: pytest.CallInfo[None] = pytest.CallInfo(
         None, excinfo, start, stop, stop - start, when, _ispytest=True
     )
+    return report_call(node, location, call, hooks, xfail)
+
+
+def report_call(
+    node: Any,
+    location: tuple[str, int | None, str],
+    call: Any,
+    hooks: list[Hook],
+    xfail: tuple[str, Any, bool] | None = None,
+) -> Any:
+    """The report of pytest's ``CallInfo`` ``call`` of the test ``node``, made by the
+    ``pytest_runtest_makereport`` hooks (pytest's own last)."""
     from rt_testrunner import pyplugins
 
-    phase = (node, location, when, error, stop - start, start, stop, xfail)
+    error = call.excinfo.value if call.excinfo is not None else None
+    phase = (node, location, call.when, error, call.duration, call.start, call.stop, xfail)
     available = {"item": node, "call": call, "rt_phase": phase}
     return pyplugins.call("pytest_runtest_makereport", [_builtin, *hooks], available, firstresult=True)
 

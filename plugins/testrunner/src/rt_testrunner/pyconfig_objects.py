@@ -203,6 +203,12 @@ class _PluginManager:
             and "pytest" in sys.modules
         ):
             found = self._plugins[name] = _terminal_reporter(self.config)
+        if found is None and name == "runner" and "pytest" in sys.modules:
+            # pytest's runner plugin, whose functions run a test through ``item.ihook``, which runs rt's
+            # phases: flaky's plain pytest_runtest_protocol calls its protocol and patches its call_and_report
+            import _pytest.runner
+
+            found = _pytest.runner
         return found
 
     get_plugin = getplugin

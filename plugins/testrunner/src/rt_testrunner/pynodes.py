@@ -332,6 +332,24 @@ class Node(_OfItem):
         setup = self._item.setup
         return FixtureRequest(self._item, setup) if setup is not None else None
 
+    @_request.setter
+    def _request(self, value: Any) -> None:
+        """pytest's ``runtestprotocol`` drops the request after the teardown (``item._request = False``): rt's
+        is made again for each set-up, so there is nothing to drop."""
+
+    def _initrequest(self) -> None:
+        """pytest's ``runtestprotocol`` asks for a new request before running the test again: rt makes one
+        at each set-up."""
+
+    @property
+    def ihook(self) -> Any:
+        """pytest's ``item.ihook``: the runtest hooks run rt's phases of this test (a plain
+        ``pytest_runtest_protocol`` drives them through pytest's ``runtestprotocol``), the others are
+        ``config.hook``'s."""
+        from rt_testrunner.pyprotocol import item_hooks
+
+        return item_hooks(self._item)
+
     @property
     def instance(self) -> Any:
         return self._item.instance
@@ -349,6 +367,11 @@ class Node(_OfItem):
         if setup is not None:
             values.update(setup.values)
         return values
+
+    @funcargs.setter
+    def funcargs(self, value: Any) -> None:
+        """pytest's ``runtestprotocol`` drops the values after the teardown (``item.funcargs = None``): rt's
+        are the set-up's, gone with it."""
 
     def iter_markers(self, name: str | None = None) -> Iterator[Any]:
         return (m for m in self.own_markers if name is None or m.name == name)

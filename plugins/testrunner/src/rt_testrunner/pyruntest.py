@@ -61,18 +61,7 @@ def make_runner(item: PyItem) -> Callable[[], Any]:
     decorator around an ``async def`` usually runs its own loop (``loop.run_until_complete``), which cannot
     start inside rt's. A unittest method is never run in rt's loop either: ``TestCase.run`` calls it, and
     ``IsolatedAsyncioTestCase`` starts an event loop of its own."""
-    function = item.function
-    # a conftest.py's pytest_pyfunc_call that answers runs the coroutine on a loop of its own
-    pyfunc_hooks = _pyfunc_hooks(item)
-    own_loop = False
-    if pyfunc_hooks and not item.is_unittest and item.is_function:
-        from rt_testrunner import pyhooks
-
-        own_loop = any(not pyhooks.is_wrapper(hook) for hook in pyfunc_hooks)
-    needs_loop = (not item.is_unittest and not own_loop and inspect.iscoroutinefunction(function)) or any(
-        f.is_async for f in item.closure
-    )
-    if needs_loop:
+    if needs_loop(item):
 
         async def run_async() -> None:
             await run_item(item)
@@ -92,6 +81,17 @@ def make_runner(item: PyItem) -> Callable[[], Any]:
         )
 
     return run_sync
+
+
+def needs_loop(item: PyItem) -> bool:
+    """The test or one of its fixtures is async, and rt runs it in an event loop."""
+    # a conftest.py's pytest_pyfunc_call that answers runs the coroutine on a loop of its own
+    pyfunc_hooks = _pyfunc_hooks(item)
+    own_loop = False
+    if pyfunc_hooks and not item.is_unittest and item.is_function:
+        own_loop = any(not is_wrapper(hook) for hook in pyfunc_hooks)
+    coroutine = not item.is_unittest and not own_loop and inspect.iscoroutinefunction(item.function)
+    return coroutine or any(f.is_async for f in item.closure)
 
 
 async def run_item(item: PyItem) -> None:
@@ -118,7 +118,7 @@ async def _run_item(item: PyItem) -> None:
     with caught, _root_log_level(root_level):
         if item.session.warnings_plugin:
             apply_warning_filters(item)
-        protocol = [h for h in item.session.hooks_for("pytest_runtest_protocol", item.file) if is_wrapper(h)]
+        protocol = _protocol_hooks(item)
         if not protocol:
             await _protocol(item)
             return
@@ -126,8 +126,10 @@ async def _run_item(item: PyItem) -> None:
 
         # pytest's protocol reports a failed test and returns True: its wrappers never see the failure raised
         failure: list[BaseException] = []
+        ran: list[bool] = []
 
         async def default() -> bool:
+            ran.append(True)
             try:
                 await _protocol(item)
             except (KeyboardInterrupt, GeneratorExit):
@@ -136,10 +138,37 @@ async def _run_item(item: PyItem) -> None:
                 failure.append(exc)
             return True
 
+        from rt_testrunner import pyprotocol
+
+        pyprotocol.item_hooks(item).begin()
         available = {"item": item.node, "nextitem": None}
         await pyhooks.call(protocol, available, default, firstresult=True, name="pytest_runtest_protocol")
         if failure:
             raise failure[0]
+        if not ran:  # a plain hook ran the test itself: its outcome is what that hook logged
+            pyprotocol.settle(item)
+
+
+def _protocol_hooks(item: PyItem) -> list[Callable[..., Any]]:
+    """The ``pytest_runtest_protocol`` hooks rt calls for ``item``: all of them for a test that needs no
+    event loop; for one that does, the wrappers only (a plain hook, which runs the phases synchronously,
+    cannot drive them), told once per hook."""
+    hooks = item.session.hooks_for("pytest_runtest_protocol", item.file)
+    plain = [hook for hook in hooks if not is_wrapper(hook)]
+    if not plain or not needs_loop(item):
+        return hooks
+    told = item.session.told_protocol
+    for hook in plain:
+        if id(hook) not in told:
+            told.add(id(hook))
+            where = pyplugins.owner(hook) or getattr(hook, "__module__", "?")
+            terminal = capture.terminal_stream("err")  # past the test's own capture
+            terminal.write(
+                f"rt test: {where}: its pytest_runtest_protocol runs each test itself, which rt does for tests"
+                f" that need no event loop only ({item.nodeid} is async: rt runs it, with that hook's wrappers)\n"
+            )
+            terminal.flush()
+    return [hook for hook in hooks if is_wrapper(hook)]
 
 
 def _warnings_teller(item: PyItem, hooks: list[Callable[..., Any]]) -> Callable[[list[Any]], None]:
@@ -182,34 +211,11 @@ async def _protocol(item: PyItem) -> None:
 async def _phases(item: PyItem) -> None:
     """The set-up, call and teardown of ``item``, each reported to the suite's report hooks."""
     state = CURRENT.get()
-    setup = Setup(item, item.session.registry, item.session.scopes)
-    item.setup = setup
-    # a unittest.TestCase's instance is made before the fixtures, as pytest makes it: its setup_method and
-    # the fixtures defined as its methods (``@pytest.fixture(autouse=True) def inject(self, caplog)``)
-    # see the instance the test then runs on
-    item.instance = None
-    if item.cls is not None:
-        item.instance = item.cls(item.originalname) if item.is_unittest else item.cls()
     report_hooks = _report_readers(item)
     started = clock.time()
     try:
         try:
-            _current_test(item, "setup")
-            setup_hooks = [hook for base, hook in item.session.setup_hooks if item.file.startswith(base)]
-            if setup_hooks:
-                from rt_testrunner import pyhooks
-
-                await pyhooks.call(
-                    [_skip_marks, *setup_hooks],
-                    {"item": item.node, "rt_item": item},
-                    lambda: _set_up(item, setup),
-                    firstresult=False,
-                    name="pytest_runtest_setup",
-                )
-            else:
-                _skip_marks(item)
-                await _set_up(item, setup)
-            tell_unraisable()
+            await setup_step(item)
         except BaseException as exc:
             if state is not None:
                 state.setup_error = True
@@ -221,36 +227,82 @@ async def _phases(item: PyItem) -> None:
         started = clock.time()
         call_error: BaseException | None = None
         try:
-            _current_test(item, "call")
-            await _call_item(item, setup)
-            tell_unraisable()
+            await call_step(item)
         except BaseException as exc:
             call_error = exc
             raise
         finally:
-            # an xfail mark added while the test ran (``request.applymarker``, ``node.add_marker``) counts,
-            # as pytest evaluates the marks again after the call when none applied before it
-            if state is not None and state.xfail is None:
-                state.xfail = xfail_spec(item)
             if report_hooks:
                 xfail = state.xfail if state is not None else None
                 _make_report(item, "call", call_error, started, report_hooks, xfail)
     finally:
         started = clock.time()
-        _current_test(item, "teardown")
-        teardown_error = await _teardown_phase(item, setup)
+        teardown_error = await teardown_step(item)
         if state is not None and teardown_error is not None:
             state.teardown_error = teardown_error
-        item.setup = None
-        item.instance = None
-        if item.log_attached:
-            capture.detach(item.log_attached)
-        if item.caplog is not None:
-            item.caplog.finish()
-            item.caplog = None
         if report_hooks:
             _make_report(item, "teardown", teardown_error, started, report_hooks)
         os.environ.pop("PYTEST_CURRENT_TEST", None)
+
+
+async def setup_step(item: PyItem) -> None:
+    """pytest's set-up phase of ``item``: the ``pytest_runtest_setup`` hooks around the set-up of its
+    fixtures (a fresh set of function-scoped values each time: a plain ``pytest_runtest_protocol`` may run
+    the phases again). Raises what the phase raised."""
+    item.setup = Setup(item, item.session.registry, item.session.scopes)
+    # a unittest.TestCase's instance is made before the fixtures, as pytest makes it: its setup_method and
+    # the fixtures defined as its methods (``@pytest.fixture(autouse=True) def inject(self, caplog)``)
+    # see the instance the test then runs on
+    item.instance = None
+    if item.cls is not None:
+        item.instance = item.cls(item.originalname) if item.is_unittest else item.cls()
+    setup = item.setup
+    _current_test(item, "setup")
+    setup_hooks = [hook for base, hook in item.session.setup_hooks if item.file.startswith(base)]
+    if setup_hooks:
+        from rt_testrunner import pyhooks
+
+        await pyhooks.call(
+            [_skip_marks, *setup_hooks],
+            {"item": item.node, "rt_item": item},
+            lambda: _set_up(item, setup),
+            firstresult=False,
+            name="pytest_runtest_setup",
+        )
+    else:
+        _skip_marks(item)
+        await _set_up(item, setup)
+    tell_unraisable()
+
+
+async def call_step(item: PyItem) -> None:
+    """pytest's call phase of ``item`` (its fixtures set up). Raises what the test raised."""
+    state = CURRENT.get()
+    try:
+        _current_test(item, "call")
+        assert item.setup is not None
+        await _call_item(item, item.setup)
+        tell_unraisable()
+    finally:
+        # an xfail mark added while the test ran (``request.applymarker``, ``node.add_marker``) counts,
+        # as pytest evaluates the marks again after the call when none applied before it
+        if state is not None and state.xfail is None:
+            state.xfail = xfail_spec(item)
+
+
+async def teardown_step(item: PyItem, nextitem: Any = None) -> BaseException | None:
+    """pytest's teardown phase of ``item``: its error returned, its fixtures torn down whatever happened."""
+    setup = item.setup if item.setup is not None else Setup(item, item.session.registry, item.session.scopes)
+    _current_test(item, "teardown")
+    teardown_error = await _teardown_phase(item, setup, nextitem)
+    item.setup = None
+    item.instance = None
+    if item.log_attached:
+        capture.detach(item.log_attached)
+    if item.caplog is not None:
+        item.caplog.finish()
+        item.caplog = None
+    return teardown_error
 
 
 def _skip_marks(rt_item: PyItem) -> None:
@@ -278,7 +330,7 @@ async def _set_up(item: PyItem, setup: Setup) -> None:
     item.setup_node()
 
 
-async def _teardown_phase(item: PyItem, setup: Setup) -> BaseException | None:
+async def _teardown_phase(item: PyItem, setup: Setup, nextitem: Any = None) -> BaseException | None:
     """The teardown phase: the suite's ``pytest_runtest_teardown`` hooks around pytest's own (the fixtures'
     teardown, then the node's), whose error is the phase's. The fixtures are torn down even when a hook
     raised before them (pytest's next set-up would tear them down)."""
@@ -297,7 +349,7 @@ async def _teardown_phase(item: PyItem, setup: Setup) -> BaseException | None:
     try:
         await pyhooks.call(
             hooks,
-            {"item": item.node, "nextitem": None},
+            {"item": item.node, "nextitem": nextitem},
             default,
             firstresult=False,
             name="pytest_runtest_teardown",

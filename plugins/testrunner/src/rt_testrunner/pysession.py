@@ -182,6 +182,8 @@ class PytestSession(ModuleCollection):
         self.loaded_plugins: set[str] = set()
         self.shouldstop: bool | str = False
         self.shouldfail: bool | str = False
+        #: the plain ``pytest_runtest_protocol`` hooks (by id) already told not to run an async test
+        self.told_protocol: set[int] = set()
         #: pytest's ``session.exitstatus``, set when the session finishes (plugins' sessionfinish hooks read it)
         self.exitstatus = 0
         self.items: list[Any] = []
@@ -391,19 +393,6 @@ class PytestSession(ModuleCollection):
             hook = getattr(plugin, name, None)
             if callable(hook) and not _rt_calls_instead(name, hook):
                 self.named_hooks.setdefault(name, []).append((baseid, hook))
-                if name == "pytest_runtest_protocol" and not pyplugins.is_wrapper(hook):
-                    self._tell_protocol_not_called(plugin, hook)
-
-    def _tell_protocol_not_called(self, plugin: Any, hook: Callable[..., Any]) -> None:
-        """One line for a plain ``pytest_runtest_protocol`` (one that runs each test itself through pytest's
-        ``runtestprotocol``): rt runs its tests itself and calls only the wrappers of that hook, so what such
-        an implementation does differently (runs a test again, skips it) does not happen, and the user is
-        told so rather than left with other counts than pytest's."""
-        where = pyplugins.owner(hook) or getattr(plugin, "__file__", None) or type(plugin).__name__
-        self.warn(
-            f"rt test: {where}: its pytest_runtest_protocol runs each test itself, which rt does not call"
-            " (rt runs the tests, with that hook's wrappers only)"
-        )
 
     def _plugin_words(self) -> list[str]:
         """The words of ``addopts``, ``PYTEST_ADDOPTS`` and the command line's ``-p`` options."""

@@ -1,0 +1,268 @@
+"""``rt test`` on the pytest hooks around each test's protocol and the reporter's state that plugins and
+conftest.py files use (issue 15, session 13): each test writes a small project, runs pytest 9.2 and ``rt test``
+on it and compares what both give (outcome counts, the files hooks write)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rt.testing import counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
+
+#: a conftest.py that takes over each test's protocol, as retry code in real suites' conftest.py files does:
+#: pytest's ``runtestprotocol`` run up to 3 times without logging, the last run's reports logged
+_RETRYING_CONFTEST = """
+from _pytest.runner import runtestprotocol
+
+
+def pytest_runtest_protocol(item, nextitem):
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for attempt in range(3):
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        if not any(report.failed for report in reports):
+            break
+    for report in reports:
+        item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+
+
+def pytest_runtest_logreport(report):
+    with open("logged.txt", "a") as out:
+        out.write(f"{report.nodeid} {report.when} {report.outcome}\\n")
+"""
+
+#: the same through pytest's runner plugin, as flaky's: its protocol run again with its ``call_and_report``
+#: patched to keep each run's reports and log none
+_RUNNER_PLUGIN_CONFTEST = """
+RUNNER = []
+
+
+def pytest_configure(config):
+    RUNNER.append(config.pluginmanager.getplugin("runner"))
+
+
+def pytest_runtest_protocol(item, nextitem):
+    runner = RUNNER[0]
+    original = runner.call_and_report
+    kept = []
+
+    def call_and_report(item, when, log=True, **kwds):
+        report = original(item, when, log=False, **kwds)
+        kept.append(report)
+        return report
+
+    runner.call_and_report = call_and_report
+    try:
+        for attempt in range(3):
+            kept.clear()
+            runner.pytest_runtest_protocol(item, nextitem)
+            if not any(report.failed for report in kept):
+                break
+    finally:
+        runner.call_and_report = original
+    for report in kept:
+        item.ihook.pytest_runtest_logreport(report=report)
+    return True
+
+
+def pytest_runtest_logreport(report):
+    with open("logged.txt", "a") as out:
+        out.write(f"{report.nodeid} {report.when} {report.outcome}\\n")
+"""
+
+_RETRIED_TESTS = """
+import pytest
+
+RUNS = {"flaky": 0, "set_up": 0}
+
+
+@pytest.fixture
+def counted():
+    RUNS["set_up"] += 1
+    yield RUNS["set_up"]
+
+
+def test_flaky_passes_at_its_second_run(counted):
+    RUNS["flaky"] += 1
+    assert RUNS["flaky"] >= 2
+
+
+def test_fixtures_are_set_up_again_for_each_run(counted):
+    assert counted == RUNS["set_up"]
+
+
+def test_fails_each_time():
+    assert 0
+
+
+@pytest.mark.skip(reason="not here")
+def test_skipped():
+    pass
+
+
+@pytest.mark.xfail(reason="known")
+def test_xfails():
+    assert 0
+
+
+@pytest.mark.xfail(strict=True)
+def test_strict_xpass():
+    pass
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("set-up")
+
+
+def test_setup_error(broken):
+    pass
+
+
+@pytest.fixture
+def broken_teardown():
+    yield
+    raise RuntimeError("teardown")
+
+
+def test_teardown_error(broken_teardown):
+    pass
+
+
+def test_imperative_skip():
+    pytest.skip("skipped inside")
+"""
+
+
+@pytest.mark.parametrize(
+    "conftest", [_RETRYING_CONFTEST, _RUNNER_PLUGIN_CONFTEST], ids=["runtestprotocol", "runner"]
+)
+def test_a_plain_protocol_hook_runs_the_test_through_rts_phases(tmp_path: Path, conftest: str) -> None:
+    """A conftest.py's plain ``pytest_runtest_protocol`` that runs each test itself through pytest's
+    ``runtestprotocol`` (retry code): rt called only the hook's wrappers and ran each test once, so the flaky
+    test failed (pytest: it passes at its second run). Now the hook runs, ``item.ihook``'s set-up, call and
+    teardown hooks run rt's phases of the test, and the test's outcome is what the hook logged. pytest 9.2:
+    2 failed, 3 passed, 2 skipped, 1 xfailed, 2 errors (the teardown error's test passed too); the same
+    reports reach the conftest.py's ``pytest_runtest_logreport``. The same through pytest's runner plugin
+    (``pluginmanager.getplugin("runner")``, None in rt before), as flaky 3.8.1 reruns its tests."""
+    files = {"conftest.py": conftest, "test_retried.py": _RETRIED_TESTS}
+    root = write_files(tmp_path, files)
+    pytest_run = run_pytest(cwd=root)
+    expected = counts_from_pytest(pytest_run.stdout)
+    assert expected == {"fail": 2, "pass": 3, "skip": 2, "xfail": 1, "error": 2}, pytest_run.output
+    logged = sorted((root / "logged.txt").read_text().splitlines())
+    (root / "logged.txt").unlink()
+    assert "test_retried.py::test_flaky_passes_at_its_second_run call passed" in logged, pytest_run.output
+    rt_run = run_cli("test", cwd=root)
+    found = summary_counts(rt_run.stderr)
+    assert found == expected, rt_run.output
+    assert sorted((root / "logged.txt").read_text().splitlines()) == logged, rt_run.output
+    assert "pytest_runtest_protocol" not in rt_run.output, rt_run.output
+
+
+def test_a_plain_protocol_hook_that_answers_none_leaves_the_test_to_rt(tmp_path: Path) -> None:
+    """A plain hook that answers None for a test (flaky's, for a test without its mark) leaves the test to the
+    next implementation, rt's own; the ``pytest_runtest_protocol`` wrappers wrap both."""
+    files = {
+        "conftest.py": """
+        from _pytest.runner import runtestprotocol
+
+
+        def pytest_runtest_protocol(item, nextitem):
+            if item.get_closest_marker("twice") is None:
+                return None
+            runtestprotocol(item, nextitem=nextitem, log=False)
+            runtestprotocol(item, nextitem=nextitem)
+            return True
+
+
+        pytest_plugins = ["wrapping"]
+        """,
+        "wrapping.py": """
+        import pytest
+
+
+        @pytest.hookimpl(wrapper=True)
+        def pytest_runtest_protocol(item, nextitem):
+            with open("wrapped.txt", "a") as out:
+                out.write(item.name + "\\n")
+            return (yield)
+        """,
+        "pytest.ini": """
+        [pytest]
+        markers = twice
+        """,
+        "test_marked.py": """
+        import pytest
+
+        RUNS = []
+
+
+        @pytest.mark.twice
+        def test_runs_twice():
+            RUNS.append(1)
+            assert len(RUNS) == 1
+
+
+        def test_runs_once():
+            RUNS.append(2)
+        """,
+    }
+    root = write_files(tmp_path, files)
+    pytest_run = run_pytest(cwd=root)
+    expected = counts_from_pytest(pytest_run.stdout)
+    assert expected == {"fail": 1, "pass": 1}, pytest_run.output
+    wrapped = (root / "wrapped.txt").read_text()
+    (root / "wrapped.txt").unlink()
+    rt_run = run_cli("test", cwd=root)
+    assert summary_counts(rt_run.stderr) == expected, rt_run.output
+    assert (root / "wrapped.txt").read_text() == wrapped, rt_run.output
+
+
+def test_an_async_test_under_a_plain_protocol_hook_runs_once_with_one_line(tmp_path: Path) -> None:
+    """A plain hook is synchronous: rt cannot drive an async test's phases from inside it (they run in rt's
+    event loop), so that test runs as without the hook and one line names the conftest.py; the sync tests
+    still go through the hook (the repeated one fails at its second run, as under pytest)."""
+    files = {
+        "conftest.py": """
+        from _pytest.runner import runtestprotocol
+
+
+        def pytest_runtest_protocol(item, nextitem):
+            runtestprotocol(item, nextitem=nextitem, log=False)
+            runtestprotocol(item, nextitem=nextitem)
+            return True
+        """,
+        "test_async.py": """
+        import pytest
+
+        RUNS = []
+
+
+        def test_sync_runs_twice():
+            RUNS.append(1)
+            assert len(RUNS) == 1
+
+
+        @pytest.mark.anyio
+        async def test_async(anyio_backend):
+            pass
+
+
+        @pytest.fixture
+        def anyio_backend():
+            return "asyncio"
+        """,
+    }
+    found, output = _rt_test(tmp_path, files)
+    assert found == {"pass": 1, "fail": 1}, output
+    assert "conftest: its pytest_runtest_protocol runs each test itself, which rt does for tests" in output
+    assert "test_async.py::test_async is async" in output, output
+
+
+def _rt_test(root: Path, files: dict[str, str], *args: str) -> tuple[dict[str, int], str]:
+    """Write ``files`` under ``root``, run ``rt test`` there: the summary's counts and the whole output."""
+    result = run_cli("test", *args, cwd=write_files(root, files))
+    return summary_counts(result.stderr), result.output
