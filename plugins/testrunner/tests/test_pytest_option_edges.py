@@ -96,7 +96,7 @@ def test_pyargs_collects_a_packages_tests_by_its_dotted_name(tmp_path: Path) -> 
     as a module or package name and collects the file or folder it imports from, with node ids relative to
     it; a name that does not import is its usage error. rt refused ``--pyargs`` (status 4). pytest 9.2:
     2 passed, 1 failed; ``mypkg.tests.test_core::test_one`` 1 passed; ``nopkg.x`` "module or package not
-    found: nopkg.x (missing __init__.py?)"."""
+    found: nopkg.x (missing __init__.py?)", exit status 4 (rt's was 1)."""
     write_files(
         tmp_path,
         {
@@ -134,9 +134,10 @@ def test_pyargs_collects_a_packages_tests_by_its_dotted_name(tmp_path: Path) -> 
     assert node_ids == ["test_core.py::test_one", "test_core.py::test_two", "test_more.py::test_three"]
     missing = run_cli("test", "--pyargs", "nopkg.x", cwd=run, env=env)
     assert "module or package not found: nopkg.x (missing __init__.py?)" in missing.stderr, missing.output
-    assert (
-        "module or package not found: nopkg.x" in run_pytest("--pyargs", "nopkg.x", cwd=run, env=env).output
-    )
+    pytest_missing = run_pytest("--pyargs", "nopkg.x", cwd=run, env=env)
+    assert "module or package not found: nopkg.x" in pytest_missing.output, pytest_missing.output
+    # pytest's usage error, status 4 (rt exited 1, its own usage errors' status)
+    assert missing.code == pytest_missing.code == 4, (missing.output, pytest_missing.output)
 
 
 _ROOT_CONFTEST = {
@@ -202,6 +203,32 @@ def test_pytest_toml_is_pytest_9s_configuration_file_and_comes_first(tmp_path: P
             """,
         },
     )
+    expected, pytest_output, counts, output = both(tmp_path)
+    assert expected == {"pass": 1}, pytest_output
+    assert counts == expected, output
+
+
+@pytest.mark.parametrize("beside", ["", "pytest.ini"])
+def test_a_pytest_section_in_setup_cfg_is_refused_as_pytest_refuses_it(tmp_path: Path, beside: str) -> None:
+    """A setup.cfg with a ``[pytest]`` section (not ``[tool:pytest]``): pytest stops before collecting, "[pytest]
+    section in setup.cfg files is no longer supported, change to [tool:pytest] instead.", exit status 1, also
+    when a pytest.ini of the same folder holds the configuration (pytest reads the folder's other files to list
+    those it ignores). rt ran the tests without that configuration (here: 1 passed where the section's
+    ``python_files`` names no file). pytest 9.2: that line, status 1; with ``[tool:pytest]`` too, 1 passed."""
+    files = {
+        "setup.cfg": "[metadata]\nname = x\n\n[pytest]\npython_files = check_*.py\n",
+        "test_one.py": "def test_one():\n    pass\n",
+    }
+    if beside:
+        files[beside] = "[pytest]\n"
+    write_files(tmp_path, files)
+    message = "[pytest] section in setup.cfg files is no longer supported, change to [tool:pytest] instead."
+    pytest_run = run_pytest(cwd=tmp_path, timeout=180)
+    assert pytest_run.code == 1 and message in pytest_run.output, pytest_run.output
+    rt_run = run_cli("test", cwd=tmp_path, timeout=180)
+    assert rt_run.code == 1, rt_run.output
+    assert rt_run.stderr.strip() == f"error: {message}", rt_run.output
+    (tmp_path / "setup.cfg").write_text("[tool:pytest]\n\n[pytest]\npython_files = check_*.py\n")
     expected, pytest_output, counts, output = both(tmp_path)
     assert expected == {"pass": 1}, pytest_output
     assert counts == expected, output

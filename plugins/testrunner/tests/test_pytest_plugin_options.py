@@ -231,9 +231,17 @@ def test_pytest_addopts_selects_as_addopts_does(tmp_path: Path) -> None:
     assert "(pass) test_a" in result.stderr and " 2 filtered out" in result.stderr, result.output
 
 
-#: a module of pytest-timeout's name, so that rt takes the plugin for installed (the time-out itself is rt's);
-#: pytest-timeout 2.4.0 gave the counts each case below expects, by hand (it is not in the test environment)
-_PYTEST_TIMEOUT_STANDIN = '"""Stands for pytest-timeout: rt reads its options only when it is installed."""\n'
+#: a plugin module of pytest-timeout's name, loaded by the project's conftest.py, that registers the plugin's
+#: option and ini value, so that rt takes the plugin for installed (the time-out itself is rt's); pytest-timeout
+#: 2.4.0 gave the counts each case below expects, by hand (it is not in the test environment)
+_PYTEST_TIMEOUT_STANDIN = """
+# stands for pytest-timeout: rt reads its options only when it is installed
+
+
+def pytest_addoption(parser):
+    parser.getgroup("timeout").addoption("--timeout", type=float, help="seconds")
+    parser.addini("timeout", "seconds")
+"""
 
 
 def test_pytest_timeouts_options_in_seconds(tmp_path: Path) -> None:
@@ -247,6 +255,7 @@ def test_pytest_timeouts_options_in_seconds(tmp_path: Path) -> None:
         tmp_path,
         {
             "pytest_timeout.py": _PYTEST_TIMEOUT_STANDIN,
+            "conftest.py": 'pytest_plugins = ["pytest_timeout"]\n',
             "test_slow.py": """
             import time
 

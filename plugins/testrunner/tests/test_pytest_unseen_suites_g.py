@@ -169,16 +169,18 @@ def test_options_rt_reads_itself_keep_the_plugins_defaults(tmp_path: Path) -> No
     assert got == {"pass": 1}, output
 
 
-def test_an_option_nothing_registers_is_still_named(tmp_path: Path) -> None:
-    """The other side: an option in ``addopts`` that no plugin or conftest.py registers (pytest refuses to
-    start: "unrecognized arguments") is named on one line once the files are collected, with a registered one
-    next to it left out of the line, and the run goes on."""
+def test_an_option_nothing_registers_is_pytests_usage_error(tmp_path: Path) -> None:
+    """The other side: an option in ``addopts`` that no plugin or conftest.py registers makes pytest refuse to
+    start ("unrecognized arguments", status 4), a registered one next to it left out of the message; rt named it
+    on one line and ran the tests (pytest-benchmark 5.3.1's addopts' ``--nbmake`` without nbmake installed:
+    pytest refused, rt ran). Now rt refuses too, with pytest's words and status, no test run. pytest 9.2:
+    ``error: unrecognized arguments: --no-such-option --other=3``, exit status 4."""
     write_files(
         tmp_path,
         {
             "pyproject.toml": """
             [tool.pytest.ini_options]
-            addopts = "--timing-skip --no-such-option 5 -n 2"
+            addopts = "--timing-skip --no-such-option 5 --other=3"
             """,
             "conftest.py": 'pytest_plugins = ["timingplugin"]\n',
             "timingplugin.py": _PLUGIN,
@@ -188,13 +190,41 @@ def test_an_option_nothing_registers_is_still_named(tmp_path: Path) -> None:
             """,
         },
     )
-    got, output, stderr = rt_test(tmp_path)
-    assert got == {"skip": 1}, output
-    notices = [line for line in stderr.splitlines() if "ignoring addopts" in line]
-    assert notices == [
-        "rt test: ignoring addopts of pyproject.toml: -n 2 (pytest-xdist: use rt test --parallel=N)",
-        "rt test: ignoring addopts of pyproject.toml: --no-such-option 5 (not an option rt knows)",
-    ], stderr
+    pytest_run = run_pytest(cwd=tmp_path, timeout=180)
+    assert pytest_run.code == 4, pytest_run.output
+    assert "error: unrecognized arguments: --no-such-option --other=3" in pytest_run.output, pytest_run.output
+    result = run_cli("test", cwd=tmp_path, timeout=180)
+    assert result.code == 4, result.output
+    assert "usage error: unrecognized arguments: --no-such-option --other=3" in result.stderr, result.output
+    assert summary_counts(result.stderr) == {}, result.output
+    assert "ignoring addopts" not in result.stderr, result.output
+
+
+def test_a_plugins_option_without_the_plugin_installed_is_pytests_usage_error(tmp_path: Path) -> None:
+    """An option of a plugin rt reads itself, in ``addopts`` or ``PYTEST_ADDOPTS``, without that plugin
+    installed: pytest refuses to start (pytest-timeout's ``--timeout=30``, pytest-asyncio's ``--asyncio-mode``,
+    neither installed in the test environment); rt read ``--timeout`` as pytest-timeout's, ignored it without
+    the plugin and ran the tests, as it did with ``--asyncio-mode``. pytest 9.2: ``error: unrecognized
+    arguments: --timeout=30 --asyncio-mode``, exit status 4; ``--timeout`` for ``--timeout 5`` in
+    ``PYTEST_ADDOPTS``."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\naddopts = -q --timeout=30 --asyncio-mode strict\n",
+            "test_one.py": "def test_one():\n    pass\n",
+        },
+    )
+    cases = (({}, "--timeout=30 --asyncio-mode"), ({"PYTEST_ADDOPTS": "--timeout 5"}, "--timeout"))
+    for environ, named in cases:
+        if environ:
+            (tmp_path / "pytest.ini").write_text("[pytest]\n")
+        pytest_run = run_pytest(cwd=tmp_path, env=environ, timeout=180)
+        assert pytest_run.code == 4, pytest_run.output
+        assert f"error: unrecognized arguments: {named}\n" in pytest_run.output, pytest_run.output
+        result = run_cli("test", cwd=tmp_path, env=environ, timeout=180)
+        assert result.code == 4, result.output
+        assert f"usage error: unrecognized arguments: {named} !!!" in result.stderr, result.output
+        assert summary_counts(result.stderr) == {}, result.output
 
 
 def test_streams_have_no_file_descriptor_while_capsys_reads_them(tmp_path: Path) -> None:

@@ -113,6 +113,28 @@ IMPORT_MODE_OPTION = "--import-mode"
 CONFCUTDIR_OPTION = "--confcutdir"
 #: the reason given for an option neither rt nor a plugin or conftest.py of the run registers
 UNKNOWN = "not an option rt knows"
+#: options rt reads itself that a plugin registers, not pytest: in ``addopts`` pytest refuses each of them
+#: ("unrecognized arguments", status 4) when that plugin is not installed (pytest-timeout, pytest-xdist,
+#: pytest-rerunfailures, pytest-cov, pytest-asyncio, anyio), and so does rt
+PLUGIN_OPTIONS = frozenset(
+    {
+        "--timeout",
+        "-n",
+        "--numprocesses",
+        "--dist",
+        "--maxprocesses",
+        "--reruns",
+        "--reruns-delay",
+        "--cov",
+        "--cov-fail-under",
+        "--cov-report",
+        "--cov-config",
+        "--no-cov",
+        "--no-cov-on-fail",
+        "--asyncio-mode",
+        "--anyio-mode",
+    }
+)
 #: ``--capture``'s methods besides ``no`` (pytest's)
 CAPTURE_METHODS = ("fd", "sys", "tee-sys")
 #: ``--doctest-report``'s choices (pytest's; any case)
@@ -185,6 +207,10 @@ class AddOpts:
     overrides: tuple[tuple[str, str], ...] = ()
     #: (option as written, reason) of each option rt does not honour
     unsupported: tuple[tuple[str, str], ...] = ()
+    #: (option word as written, without a separate value: ``--timeout=30``, ``--nbmake``; option name) of
+    #: each option pytest does not register itself, in order: each is pytest's "unrecognized arguments"
+    #: unless a plugin or conftest.py registers it (:data:`PLUGIN_OPTIONS` and those rt does not know)
+    foreign: tuple[tuple[str, str], ...] = ()
     #: ``--ignore`` paths, ``--ignore-glob`` patterns and ``--deselect`` node id prefixes (pytest's)
     ignore: tuple[str, ...] = ()
     ignore_globs: tuple[str, ...] = ()
@@ -217,24 +243,22 @@ class AddOpts:
     #: assertion's explanation gives (reprs in full at 2, as pytest's)
     verbose: int = 0
 
-    def notice(self, config: PytestConfig, registered: set[str] | None = None) -> str | None:
-        """The one line telling the user which options of their configuration rt does not honour. Without
-        ``registered``, before the run: the options rt itself refuses (``-n``, ``--cov`` ...). With the option
-        names the plugins and conftest.py files registered, once the run's files are collected: the options
-        none of them knows (an option a plugin registers takes its value from ``addopts``, as in pytest)."""
-        if registered is None:
-            entries = [(option, reason) for option, reason in self.unsupported if reason != UNKNOWN]
-        else:
-            entries = [
-                (option, reason)
-                for option, reason in self.unsupported
-                if reason == UNKNOWN and option.split()[0].partition("=")[0] not in registered
-            ]
+    def notice(self, config: PytestConfig) -> str | None:
+        """The one line telling the user which options of their configuration rt does not honour, before the
+        run: those rt itself does not have (``-n``, ``--cov`` ...). An option nothing registers is not in it:
+        pytest refuses to start with it (:meth:`unrecognized`)."""
+        entries = [(option, reason) for option, reason in self.unsupported if reason != UNKNOWN]
         if not entries:
             return None
         where = config.inifile.name if config.inifile is not None else "the pytest configuration"
         listed = "; ".join(f"{option} ({reason})" for option, reason in entries)
         return f"rt test: ignoring addopts of {where}: {listed}"
+
+    def unrecognized(self, registered: set[str]) -> list[str]:
+        """Once the run's files are collected (every plugin and conftest.py has registered its options): the
+        option words of ``addopts`` and ``PYTEST_ADDOPTS`` that nothing registered, as pytest names them in
+        its usage error (``--timeout=30`` without pytest-timeout, ``--nbmake`` without nbmake)."""
+        return [word for word, name in self.foreign if name not in registered]
 
 
 def _words(config: PytestConfig) -> list[str]:
@@ -281,6 +305,7 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
     warnings: list[str] = []
     overrides: list[tuple[str, str]] = []
     unsupported: list[tuple[str, str]] = []
+    foreign: list[tuple[str, str]] = []
     collection: dict[str, list[str]] = {"--ignore": [], "--ignore-glob": [], "--deselect": []}
     index = 0
     while index < len(words):
@@ -312,6 +337,8 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             if index < len(words):
                 value, has_value = words[index], True
                 index += 1
+        if name in PLUGIN_OPTIONS and not command_line:
+            foreign.append((word, name))  # ``--timeout`` of ``--timeout 30``, as pytest names it
         if name in ("-v", "--verbose", "-q", "--quiet"):
             fields["verbose"] = fields.get("verbose", 0) + (1 if name in ("-v", "--verbose") else -1)
         elif name == "--verbosity" and value.lstrip("-").isdigit():
@@ -410,11 +437,13 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             unsupported.append((shown, UNSUPPORTED[name]))
         else:
             unsupported.append((word if not has_value or "=" in word else f"{name} {value}", UNKNOWN))
+            foreign.append((word, name))
     return AddOpts(
         doctest_globs=tuple(doctest_globs),
         warnings=tuple(warnings),
         overrides=tuple(overrides),
         unsupported=tuple(unsupported),
+        foreign=tuple(foreign),
         ignore=tuple(collection["--ignore"]),
         ignore_globs=tuple(collection["--ignore-glob"]),
         deselect=tuple(collection["--deselect"]),

@@ -31,6 +31,16 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 1
 class UsageError(Exception):
     """A bad flag value: printed as ``error: <message>``, exit code 1 (as the reference runtime)."""
 
+    #: the run's exit status
+    status = EXIT_USAGE
+
+
+class PytestUsageError(UsageError):
+    """What pytest refuses to start with, as a usage error (``--pyargs`` of a name that does not import):
+    exit status 4, pytest's, so that a script comparing both runners' statuses sees the same."""
+
+    status = 4  # pytest's ExitCode.USAGE_ERROR (exit_status.USAGE_ERROR, a module start-up does not import)
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
@@ -418,7 +428,7 @@ def parse_invocation(
         try:
             filters = pyargs.resolve(filters, root, run_sys_path(project, root))
         except pyargs.PackageNotFoundError as exc:
-            raise UsageError(str(exc)) from None
+            raise PytestUsageError(str(exc)) from None
     initial = _initial_paths(filters, project, root)
     chosen_apart = given.config_file is not None or given.rootdir is not None or given.pyargs or extra.pyargs
     project = attrs.evolve(
@@ -970,7 +980,10 @@ def _run(args: argparse.Namespace, kernel: Any, root: Path, zygote: Any, command
             invocation.run.pyconfig,
             root,
         )
-    except (UsageError, DiscoveryError) as exc:
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.status
+    except DiscoveryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     unknown = _unrecognized(invocation.run.pyconfig, files)

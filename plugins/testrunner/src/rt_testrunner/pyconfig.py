@@ -171,6 +171,27 @@ def _ini_section(path: Path, section: str) -> dict[str, Any] | None:
     return dict(parser.items(section))
 
 
+#: pytest's refusal of a setup.cfg with a ``[pytest]`` section and no ``[tool:pytest]`` (its words)
+SETUP_CFG_PYTEST_SECTION = (
+    "[pytest] section in setup.cfg files is no longer supported, change to [tool:pytest] instead."
+)
+
+
+def _refuse_pytest_section(setup_cfg: Path) -> None:
+    """pytest's refusal of a setup.cfg with a ``[pytest]`` section and no ``[tool:pytest]``: it reads that
+    section no more, and fails rather than run without the configuration written there (pytest 9.2 exits
+    with status 1). The section headers alone are read, so that a file configparser cannot parse is refused
+    only where it is the configuration, as before."""
+    try:
+        headers = {
+            line.strip() for line in setup_cfg.read_text(encoding="utf-8").splitlines() if line[:1] == "["
+        }
+    except (OSError, UnicodeDecodeError):
+        return
+    if "[pytest]" in headers and "[tool:pytest]" not in headers:
+        raise ConfigError(SETUP_CFG_PYTEST_SECTION)
+
+
 def _toml_section(path: Path) -> dict[str, Any] | None:
     import tomllib  # only when a pyproject.toml is there (`rt test` start-up is a measured target)
 
@@ -212,6 +233,11 @@ def _pytest_table(path: Path) -> dict[str, Any] | None:
 
 
 def _read(directory: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The configuration file of ``directory`` and its values, in pytest's order of names. pytest reads the
+    folder's setup.cfg even when another file there holds the configuration (to list the files it ignores),
+    so that setup.cfg's ``[pytest]`` section is refused in either case."""
+    if (directory / "setup.cfg").is_file():
+        _refuse_pytest_section(directory / "setup.cfg")
     for name in ("pytest.toml", ".pytest.toml"):
         candidate = directory / name
         if candidate.is_file():
@@ -267,5 +293,7 @@ def load_file(path: Path) -> PytestConfig:
         if section is None and path.name != "pyproject.toml":
             section = _pytest_table(path)  # pytest 9.2 reads any other TOML file's [pytest] too
     else:
+        if path.name == "setup.cfg":
+            _refuse_pytest_section(path)
         section = _ini_section(path, "tool:pytest" if path.name == "setup.cfg" else "pytest")
     return PytestConfig(path.parent, path, section or {})

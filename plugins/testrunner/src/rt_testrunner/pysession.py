@@ -415,17 +415,12 @@ class PytestSession(ModuleCollection):
         return unknown
 
     def tell_unknown_options(self) -> str | None:
-        """Once the run's files are collected (every plugin and conftest.py has registered its options): the
-        options of ``addopts`` that nothing registered, in one line, as rt tells the options it refuses; and
-        pytest's usage error for ``rt test``'s own command line, returned (:meth:`command_line_error`)."""
+        """Once the run's files are collected (every plugin and conftest.py has registered its options):
+        pytest's usage error, returned, for the options of ``addopts``, ``PYTEST_ADDOPTS`` and ``rt test``'s
+        own command line (:meth:`command_line_error`), then for the configuration file's keys."""
         if self._told_unknown_options:
             return None
         self._told_unknown_options = True
-        from rt_testrunner import addopts
-
-        notice = addopts.read(self.pyconfig).notice(self.pyconfig, self.config.registered_options)
-        if notice is not None:
-            self.warn(notice)
         return self.command_line_error() or self._unknown_ini_keys()
 
     def _unknown_ini_keys(self) -> str | None:
@@ -447,15 +442,20 @@ class PytestSession(ModuleCollection):
         return None
 
     def command_line_error(self) -> str | None:
-        """What pytest refuses to start with, in its words, for the options of ``rt test``'s command line that
-        rt does not know itself: a value the option refuses (``argument --level: invalid choice: 4 ...``),
-        an option nothing registered (``unrecognized arguments: --x``), a word after a flag (pytest takes it
-        for a test path: ``file or directory not found: 3``)."""
+        """What pytest refuses to start with, in its words, for the options of ``addopts``, ``PYTEST_ADDOPTS``
+        and ``rt test``'s command line that rt does not know itself: a value the option refuses (``argument
+        --level: invalid choice: 4 ...``), an option nothing registered before pytest parsed them, in their
+        order (``unrecognized arguments: --nbmake --x``: a plugin's option without that plugin installed too,
+        ``--timeout`` without pytest-timeout), a word after a flag (pytest takes it for a test path: ``file or
+        directory not found: 3``)."""
+        from rt_testrunner import addopts
+
         config = self.config
         if config.usage_errors:
             return config.usage_errors[0]
         words = list(self.pyconfig.command_line_options)
-        unknown = [
+        unknown = addopts.read(self.pyconfig).unrecognized(config.registered_options - config.late_options)
+        unknown += [
             word
             for word in words
             if word.startswith("-")
