@@ -428,6 +428,94 @@ def test_a_package_fixture_is_one_for_the_package_that_defines_it(tmp_path: Path
     assert summary_counts(rt_run.stderr) == {"pass": 5}
 
 
+#: two packages whose package fixtures take one resource in turn (as a server on a fixed port would), with a
+#: session fixture around them and a package teardown that fails
+TAKES_TURNS = {
+    "conftest.py": """
+        import os
+        import pytest
+
+        HELD = []
+
+        def log(text):
+            with open(os.environ["ORDER_LOG"], "a") as f:
+                f.write(text + "\\n")
+
+        @pytest.fixture(scope="session", autouse=True)
+        def whole_run():
+            log("session up")
+            yield
+            log("session down")
+
+        def take(name):
+            assert not HELD, f"{name}: held by {HELD}"
+            HELD.append(name)
+            log(f"{name} up")
+            yield
+            HELD.remove(name)
+            log(f"{name} down")
+        """,
+    "a/__init__.py": "",
+    "a/conftest.py": """
+        import pytest
+        from conftest import take
+
+        @pytest.fixture(scope="package", autouse=True)
+        def port():
+            yield from take("a")
+        """,
+    "a/test_a1.py": "def test_a1():\n    pass\n",
+    "a/sub/__init__.py": "",
+    "a/sub/test_a2.py": "def test_a2():\n    pass\n",
+    "b/__init__.py": "",
+    "b/conftest.py": """
+        import pytest
+        from conftest import take, log
+
+        @pytest.fixture(scope="package", autouse=True)
+        def port():
+            yield from take("b")
+            raise RuntimeError("b's teardown failed")
+        """,
+    "b/test_b.py": "def test_b1():\n    pass\n\ndef test_b2():\n    pass\n",
+    "c/__init__.py": "",
+    "c/test_c.py": "def test_c(whole_run):\n    pass\n",
+}
+
+
+def test_a_package_fixture_ends_when_the_run_leaves_its_package(tmp_path: Path) -> None:
+    """pytest tears a package's fixtures down at the teardown of the package's last test: the next package's
+    fixture can take what the first one held, and a failing package teardown is an error of that last test
+    (rt tore them down at the end of the run: ``b`` found the resource still held by ``a``)."""
+    write_files(tmp_path, TAKES_TURNS)
+    logs = {}
+    for runner in ("pytest", "rt"):
+        log = tmp_path / f"{runner}.log"
+        env = {"ORDER_LOG": str(log)}
+        if runner == "pytest":
+            result = run_pytest(cwd=tmp_path, env=env)
+            assert counts_from_pytest(result.stdout) == {"pass": 5, "error": 1}, result.stdout
+            assert "ERROR at teardown of test_b2" in result.stdout
+        else:
+            rt_run = run_cli("test", cwd=tmp_path, env=env)
+            assert summary_counts(rt_run.stderr) == {"pass": 5, "error": 1}, rt_run.stderr
+            assert "b's teardown failed" in rt_run.stderr
+            assert "(error) test_b2 [teardown]" in rt_run.stderr
+        logs[runner] = log.read_text().splitlines()
+    assert (
+        logs["rt"]
+        == logs["pytest"]
+        == [
+            "session up",
+            "a up",
+            "a down",
+            "b up",
+            "b down",
+            "session down",
+        ]
+    )
+
+
 def test_a_helper_modules_assert_with_a_message_keeps_pytests_text(tmp_path: Path) -> None:
     """pytest rewrites test files and conftest.py files only: an ``assert x, "message"`` of another module of
     the suite (a helper, or the library next to its tests) raises ``AssertionError("message")``, which tests

@@ -10,7 +10,9 @@ the trees and ties the four together. ``rt test --parallel`` runs this same runn
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,16 @@ from rt_testrunner.pyruntest import NO_TIMEOUT_MS, finish_session_scopes, sessio
 from rt_testrunner.pysession import PytestSession
 from rt_testrunner.report import Recorder
 from rt_testrunner.schedule import Schedule, split_group
+
+
+def _following(turns: Sequence[TestFile | FilePart]) -> list[Path | None]:
+    """Each turn's next file (``None`` after the last one)."""
+    paths = [(turn.file if isinstance(turn, FilePart) else turn).path for turn in turns]
+    return [*paths[1:], None]
+
+
+def _inside(path: Path, package: str) -> bool:
+    return os.path.abspath(path).startswith(os.path.join(os.path.abspath(package), ""))
 
 
 @attrs.frozen
@@ -240,15 +252,21 @@ class Runner:
             else:
                 # Ctrl-C or pytest.exit() while collecting stops the run before any test, as in pytest: only
                 # the file that raised it runs its turn, which reports it and ends the run
-                for item in order if stopped_by is None else [stopped_by]:
+                turns = order if stopped_by is None else [stopped_by]
+                # the next file, where the whole order is known (one process): a package's fixtures end when
+                # the run leaves the package; a --parallel worker's files come one at a time, and its
+                # packages end with its session
+                following = _following(turns) if isinstance(turns, Sequence) else None
+                for index, item in enumerate(turns):
                     if self.bailed:
                         break
+                    leaving = None if following is None else following[index]
                     if isinstance(item, FilePart):
-                        await self._run_file(item.file, (item.start, item.stop))
+                        await self._run_file(item.file, (item.start, item.stop), leaving)
                     elif order is files and self._collected_nothing(item):
                         continue  # a file handed to conftest.py collectors that took none of it
                     else:
-                        await self._run_file(item)
+                        await self._run_file(item, leaving=leaving)
         else:
             self.recorder.hook_failure(
                 self.preload_root, "before_all", hook_error, "<preload>", self.options.timeout_ms
@@ -469,8 +487,12 @@ class Runner:
             and any(python_file_matches(str(test_file.path), p) for p in pyconfig.python_files)
         )
 
-    async def _run_file(self, test_file: TestFile, span: tuple[int, int] | None = None) -> None:
-        """Run a file's tests (``span``: only its top-level children from ``start`` up to ``stop``)."""
+    async def _run_file(
+        self, test_file: TestFile, span: tuple[int, int] | None = None, leaving: Path | None = None
+    ) -> None:
+        """Run a file's tests (``span``: only its top-level children from ``start`` up to ``stop``); then end
+        the package scopes that do not hold ``leaving``, the next file to run (``None``: the last one, or a
+        worker's next one, not known yet)."""
         started = clock.perf_counter()
         collected = self._collected.get(test_file.path)
         if isinstance(collected, Suite) and collected.flags is collect.IGNORED:
@@ -534,6 +556,8 @@ class Runner:
                     tell_deselected(pytest_items)
                 self._report_node_errors(root, test_file)
             await self._run_suite(root, [self.preload_root], test_file, run, only_mode, span)
+        if leaving is not None and not self.bailed:
+            await self._leave_packages(test_file, leaving)
         self._release_held()
         self.recorder.emit(FileFinished(test_file.relative, clock.perf_counter() - started, error))
 
@@ -588,6 +612,26 @@ class Runner:
         await self._run_group(group, chain, test_file, run)
         if executes:
             await self._after_all(suite, test_file)
+
+    async def _leave_packages(self, test_file: TestFile, following: Path) -> None:
+        """pytest tears a package's fixtures down in the teardown of the package's last test, when the run
+        leaves the package: a package whose fixtures hold a resource (a server on a fixed port, a database,
+        a patched global) gives it back before the next package's fixtures take theirs. Their output and
+        errors go with this file's last test, as a module's do. After the last file they end with the
+        session, before the session's fixtures."""
+        ending = [
+            key
+            for key in self.session.scopes.by_scope
+            if key[0] == "package" and key[1] is not None and not _inside(following, key[1])
+        ]
+        if not ending:
+            return
+        packages = Suite(None)
+        for key in reversed(ending):  # the innermost, set up last, first
+            packages.hooks["after_all"].append(
+                ScopeTeardown(functools.partial(self.session.scopes.finish, key))
+            )
+        await self._after_all(packages, test_file)
 
     async def _after_all(self, suite: Suite, test_file: TestFile) -> None:
         written: list[str] = []
