@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rt_testrunner import builtin_fixtures, importing, pyplugins, pywarnings
+from rt_testrunner import builtin_fixtures, importing, pyplugins, pywarnings, startup_modules
 from rt_testrunner.async_plugins import AsyncModes
 from rt_testrunner.execute import BackendKey, backend_key
 from rt_testrunner.fixtures import FixtureDef, Registry, ScopeState, argnames
@@ -508,6 +508,7 @@ class PytestSession(ModuleCollection):
         if self.plugins_loaded:
             return
         self.plugins_loaded = True
+        startup_modules.import_left_by_pytest(self.blocked)
         found, problems = pyplugins.load_installed(self.blocked)
         for line in problems:
             self.warn(f"rt test: {line}")
