@@ -412,7 +412,7 @@ PYTEST_ARGS: dict[str, tuple[str, ...]] = {
     # its fuzzing targets import atheris (not installed), collected by --doctest-modules
     "jsonpickle": ("--continue-on-collection-errors",),
     # the newest pytest-asyncio warns in pytest_configure without this ini value, and the suite's
-    # filterwarnings = error turns that into pytest's INTERNALERROR
+    # filterwarnings = error turns that into pytest's INTERNALERROR, and rt's (both are given it: RT_ARGS)
     "blinker": ("-o", "asyncio_default_fixture_loop_scope=function"),
     "janus": ("-o", "asyncio_default_fixture_loop_scope=function"),
     # at the root pytest-relaxed's hook takes tasks.py and sites/*.py too, which need invoke's dev tools: both
@@ -420,7 +420,7 @@ PYTEST_ARGS: dict[str, tuple[str, ...]] = {
     "invoke": ("tests",),
 }
 #: the options of PYTEST_ARGS that rt test takes too, given to both
-RT_ARGS = ("--continue-on-collection-errors", "tests")
+RT_ARGS = ("--continue-on-collection-errors", "tests", "-o", "asyncio_default_fixture_loop_scope=function")
 ALL_SUITES = {**SUITES, **COMPAT_SUITES}
 #: this checkout, whose rt-kernel and rt-testrunner a suite's own environment installs
 REPO = Path(__file__).resolve().parents[1]

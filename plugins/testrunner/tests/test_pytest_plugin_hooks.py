@@ -829,3 +829,46 @@ def test_an_installed_plugins_pyfunc_call_calls_and_wraps_the_test(tmp_path: Pat
     assert "tracked test_called_by_the_plugin" in pytest_calls, pytest_output
     assert rt_calls == pytest_calls, (pytest_calls, rt_calls, rt_output)
     same_as_pytest(project, site)
+
+
+#: a plugin in the manner of pytest-asyncio 1.5.0: its ``pytest_configure`` warns about its configuration
+WARNING_PLUGIN = """
+import warnings
+
+import pytest
+
+
+def pytest_configure(config):
+    warnings.warn(pytest.PytestDeprecationWarning("The option 'loop_scope' is unset.\\nSet it explicitly."))
+"""
+
+
+def test_a_plugins_start_up_warning_the_filters_make_an_error_stops_the_run(tmp_path: Path) -> None:
+    """pytest-asyncio 1.5.0 warns in ``pytest_configure`` when ``asyncio_default_fixture_loop_scope`` is unset;
+    pytest configures its plugins under the suite's ``filterwarnings``, so with ``error`` among them (blinker,
+    flask-caching, aiohttp-jinja2, janus) pytest stops before collecting: INTERNALERROR, status 3. rt left the
+    plugin out and ran the suite, its async tests failing as if no plugin were installed. Now the run stops
+    before any test, status 3, with one line naming the plugin, the hook and the warning. Without the
+    ``error`` filter the warning is shown and the test runs under both. pytest 9.2: status 3, no test run."""
+    site = plugin_site(tmp_path / "site", "warning_plugin", WARNING_PLUGIN)
+    test = {"test_one.py": "def test_one():\n    pass\n"}
+    strict = write_files(
+        tmp_path / "strict",
+        {**test, "pyproject.toml": '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'},
+    )
+    env = {"PYTHONPATH": str(site)}
+    pytest_run = run_pytest(cwd=strict, env=env)
+    assert pytest_run.code == 3 and "INTERNALERROR" in pytest_run.output, pytest_run.output
+    rt_run = run_cli("test", cwd=strict, env=env)
+    assert rt_run.code == 3, rt_run.output
+    assert summary_counts(rt_run.stderr) == {}, rt_run.output
+    stops = [line for line in rt_run.stderr.splitlines() if "internal error" in line]
+    assert stops == [
+        "!!! internal error: pytest plugin 'warning-plugin': pytest_configure raised PytestDeprecationWarning: "
+        "The option 'loop_scope' is unset. (a warning the filterwarnings make an error: pytest stops with "
+        "an INTERNALERROR) !!!"
+    ], rt_run.output
+    assert "Traceback" not in rt_run.output
+    lenient = write_files(tmp_path / "lenient", {**test, "pyproject.toml": "[tool.pytest.ini_options]\n"})
+    _, rt_run = same_as_pytest(lenient, site)
+    assert "The option 'loop_scope' is unset." in rt_run.stderr, rt_run.output

@@ -14,7 +14,9 @@ a doctest file). A project of the spec's patterns (``x_test.py``, ``x.test.py``)
 pytest's 3 (internal error) and 4 (usage error) stay rt's: ``rt test``'s command line is rt's own (a bad flag
 value exits 1, as the reference runtime; an unknown flag is the ``rt`` command line's error, 2), and a
 conftest.py's session-wide hook that raises is reported as a collection error of the run (2), with its
-traceback, where pytest prints ``INTERNALERROR`` and exits 3.
+traceback, where pytest prints ``INTERNALERROR`` and exits 3. pytest's 3 is rt's for an installed plugin's
+start-up hook raising a warning the suite's filters make an error (the suite's configuration, not rt's
+emulation: :meth:`rt_testrunner.pysession.PytestSession._call_plugins`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ OK = 0
 TESTS_FAILED = 1
 #: pytest's ``ExitCode.INTERRUPTED``
 INTERRUPTED = 2
+#: pytest's ``ExitCode.INTERNAL_ERROR``: a plugin's start-up hook raised a warning the filters make an error
+INTERNAL_ERROR = 3
 #: pytest's ``ExitCode.USAGE_ERROR``: an option no plugin registered, a value an option refuses
 USAGE_ERROR = 4
 #: pytest's ``ExitCode.NO_TESTS_COLLECTED``

@@ -101,6 +101,10 @@ class PytestSession(ModuleCollection):
         self.plugins: list[Any] = []
         self.plugins_loaded = False
         self._plugins_configured = False
+        #: why pytest would stop at start-up with an INTERNALERROR (status 3) where rt goes on otherwise: an
+        #: installed plugin's start-up hook raised a warning the suite's filters turn into an error; the run
+        #: then collects no further file and runs no test (:meth:`_call_plugins`)
+        self.internal_error: str | None = None
         self.config.hook = HookRelay(
             lambda: [*self.plugins, *(m for m in self.conftests.values() if m is not None)],
             self.config.pluginmanager.firstresult,
@@ -547,13 +551,22 @@ class PytestSession(ModuleCollection):
 
     def _call_plugins(self, name: str, **available: Any) -> None:
         """Hook ``name`` of every plugin, one at a time in pluggy's order: a plugin whose hook raises is told
-        in one line and left out of the rest of the run, and the others go on."""
+        in one line and left out of the rest of the run, and the others go on. A warning the suite's filters
+        turn into an error (pytest-asyncio 1.5.0's unset ``asyncio_default_fixture_loop_scope`` under
+        ``filterwarnings = error``) is the suite's own configuration, not an incompatible plugin: pytest
+        configures its plugins under those filters and stops before collecting (INTERNALERROR, status 3),
+        and so does rt's run (:attr:`internal_error`)."""
         hooks = [getattr(p, name) for p in self.plugins if callable(getattr(p, name, None))]
         for hook in pyplugins.ordered(hooks):
             try:
                 pyplugins.call(name, [hook], available)
             except pyplugins.PluginHookError as exc:
-                self.warn(f"rt test: {exc} (the plugin is left out of this run)")
+                if isinstance(exc.__cause__, Warning):
+                    self.internal_error = self.internal_error or (
+                        f"{exc} (a warning the filterwarnings make an error: pytest stops with an INTERNALERROR)"
+                    )
+                else:
+                    self.warn(f"rt test: {exc} (the plugin is left out of this run)")
                 self._drop_plugin(pyplugins.owner(hook))
 
     def _drop_plugin(self, plugin: str | None) -> None:

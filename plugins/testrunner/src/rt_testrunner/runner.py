@@ -108,8 +108,9 @@ class Runner:
         #: whose import stopped the run then, if one did
         self._precollected = False
         self._stopped_by: TestFile | None = None
-        #: pytest's usage error for rt test's command line, found once the run is collected (see _refuse)
-        self._refused: str | None = None
+        #: pytest's usage error for rt test's command line, found once the run is collected, or its internal
+        #: error at start-up: the exit status and the line the run stops with before any test (see _refuse)
+        self._refused: tuple[int, str] | None = None
         #: a pytest-style file failed to collect, so no test ran (pytest's exit status 2 for the hooks)
         self.collection_stopped = False
         #: files a conftest.py left out of the collection (``collect_ignore``): run as empty, not shown
@@ -246,7 +247,7 @@ class Runner:
             else:
                 stopped_by = self._collect_pytest_files(files)
             if self._refused is not None:
-                self._refuse(order, self._refused)
+                self._refuse(order, *self._refused)
             elif stopped_by is None and self._collection_failed(files):
                 await self._report_collection(order, one_process=order is files)
             else:
@@ -277,15 +278,13 @@ class Runner:
         if after_error is not None:
             self._after_all_failed(self.preload_root, after_error, "<preload>")
 
-    def _refuse(self, order: Iterable[TestFile | FilePart], refused: str) -> None:
-        """pytest's usage error (an option no plugin registered, a value an option refuses): no test runs, and
-        the run ends with pytest's status 4. The first file's turn carries it, so a ``--parallel`` worker
-        (whose files come one at a time) tells the main process too."""
-        from rt_testrunner.exit_status import USAGE_ERROR
-
+    def _refuse(self, order: Iterable[TestFile | FilePart], status: int, refused: str) -> None:
+        """pytest's usage error (an option no plugin registered, a value an option refuses) or its internal
+        error at start-up: no test runs, and the run ends with pytest's status (4, 3). The first file's turn
+        carries it, so a ``--parallel`` worker (whose files come one at a time) tells the main process too."""
         for item in order:
             relative = (item.file if isinstance(item, FilePart) else item).relative
-            self.recorder.interrupt(USAGE_ERROR, f"usage error: {refused}")
+            self.recorder.interrupt(status, refused)
             self.recorder.emit(FileStarted(relative))
             self.recorder.emit(FileFinished(relative, 0.0))
             return
@@ -315,7 +314,17 @@ class Runner:
             finally:
                 self._finish_collection(files)
                 capture.settle_tempdir()
-                self._refused = self.session.tell_unknown_options()
+                self._refused = self._stop_at_start_up()
+
+    def _stop_at_start_up(self) -> tuple[int, str] | None:
+        """pytest's internal error at start-up (:attr:`PytestSession.internal_error`), else its usage error
+        for the command line and the options nothing registered: the status and line the run stops with."""
+        from rt_testrunner.exit_status import INTERNAL_ERROR, USAGE_ERROR
+
+        refused = self.session.tell_unknown_options()
+        if self.session.internal_error is not None:
+            return INTERNAL_ERROR, f"internal error: {self.session.internal_error}"
+        return None if refused is None else (USAGE_ERROR, f"usage error: {refused}")
 
     def _finish_collection(self, files: Sequence[TestFile]) -> None:
         """The session-wide collection hooks; what they raise is a collection error of the first file."""
@@ -327,6 +336,8 @@ class Runner:
 
     def _collect_each(self, files: Sequence[TestFile]) -> TestFile | None:
         for test_file in files:
+            if self.session.internal_error is not None:
+                break  # pytest stopped at start-up, before collecting
             if importing.importable(test_file.path) or test_file.custom:
                 self.collecting(test_file)
                 try:
