@@ -276,17 +276,21 @@ def is_explicit_path(argument: str, root: Path | None = None) -> bool:
 
 
 def discover(root: Path, filters: Sequence[str], patterns: Patterns = DEFAULT_PATTERNS) -> list[TestFile]:
-    """Every selected test file, sorted by relative path. ``filters`` are the positional arguments."""
+    """Every selected test file, sorted by relative path within each path named on the command line (in the
+    order given) or each testpath (in the configuration's order). ``filters`` are the positional arguments."""
     explicit = [f for f in filters if is_explicit_path(f, root)]
     fragments = [f for f in filters if not is_explicit_path(f, root)]
     found: dict[Path, TestFile] = {}
-    testpath: dict[Path, int] = {}
-    for argument in explicit:
+    # pytest collects (and imports) what its arguments name in their order, so ``pytest tests src`` imports
+    # the tests before the package's own modules put ``src`` on sys.path (license-expression 30.4.4's tox run)
+    position: dict[Path, int] = {}
+    for index, argument in enumerate(explicit):
         path_part, _, node = argument.partition("::")
         target = (root / path_part).resolve() if not path_part.startswith("/") else Path(path_part).resolve()
         if target.is_dir():
             for path in _walk(target, patterns, root):
                 found[path] = _found(path, root, patterns)
+                position.setdefault(path, index)
         elif target.is_file():
             previous = found.get(target)
             selectors = previous.selectors if previous is not None else ()
@@ -301,21 +305,22 @@ def discover(root: Path, filters: Sequence[str], patterns: Patterns = DEFAULT_PA
             found[target] = TestFile(
                 target, _relative(target, root), selectors, doctest_text=text, custom=custom
             )
+            position.setdefault(target, index)
         else:
             raise DiscoveryError(f"Test file not found: {argument!r}")
     if fragments or not explicit:
         bases = (
             [p for p in patterns.testpaths if p.exists()] if not filters and patterns.testpaths else [root]
         )
-        for position, base in enumerate(bases):
+        for index, base in enumerate(bases):
             for path in _walk(base, patterns, root) if base.is_dir() else [base]:
                 relative = _relative(path, root)
                 if not fragments or any(fragment in relative for fragment in fragments):
                     found.setdefault(path, _found(path, root, patterns))
-                    testpath.setdefault(path, position)
+                    position.setdefault(path, index)
     # pytest collects its testpaths in the order the configuration lists them (semver's ``tests docs``: the
     # doctests of docs/ see the doctest_namespace its tests' autouse fixture filled), each one sorted
-    return sorted(found.values(), key=lambda f: (testpath.get(f.path, 0), f.relative))
+    return sorted(found.values(), key=lambda f: (position.get(f.path, 0), f.relative))
 
 
 def parse_shard(text: str) -> tuple[int, int]:
