@@ -1287,3 +1287,96 @@ def test_the_reader_takes_every_message_the_pipe_holds_at_once() -> None:
     finally:
         reader.close()
         writer.close()
+
+
+#: a conftest.py whose session end reads the run's reports (``terminalreporter.stats``), as pytest-md-report's
+#: table and summary plugins do, and a test file of each outcome, copied four times
+SESSION_END = {
+    "conftest.py": """
+    CATEGORIES = ("passed", "failed", "skipped", "xfailed", "error")
+
+
+    def pytest_terminal_summary(terminalreporter, exitstatus, config):
+        stats = terminalreporter.stats
+        with open("summary.txt", "w") as out:
+            for category in CATEGORIES:
+                out.write(f"{category}: {sorted(report.nodeid for report in stats.get(category, []))}\\n")
+            out.write(f"exitstatus {exitstatus}\\n")
+        terminalreporter.write_line(f"summary of {sum(len(stats.get(c, [])) for c in CATEGORIES)} reports")
+
+
+    def pytest_unconfigure(config):
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        with open("unconfigure.txt", "w") as out:
+            out.write(f"{sorted((key, len(value)) for key, value in reporter.stats.items())}\\n")
+    """,
+    **{
+        f"test_outcomes_{name}.py": """
+        import os
+        import time
+
+        import pytest
+
+
+        def test_passes():
+            # under --parallel, each test waits (5 s at most) until both workers have run one: the first
+            # worker would otherwise run every file before the second one starts
+            with open(os.environ["RUN_LOG"], "a") as log:
+                log.write(f"{os.getpid()}\\n")
+            for _ in range(50 if os.environ.get("BOTH_WORKERS") else 0):
+                with open(os.environ["RUN_LOG"]) as log:
+                    if len(set(log.read().split())) == 2:
+                        break
+                time.sleep(0.1)
+
+
+        def test_fails():
+            assert 0
+
+
+        @pytest.mark.skip(reason="not here")
+        def test_skipped():
+            pass
+
+
+        @pytest.mark.xfail(reason="known")
+        def test_xfails():
+            assert 0
+
+
+        @pytest.fixture
+        def broken():
+            raise RuntimeError("set-up")
+
+
+        def test_setup_error(broken):
+            pass
+        """
+        for name in "abcd"
+    },
+}
+
+
+@pytest.mark.parametrize("start", list(STARTS))
+def test_the_session_end_sees_the_whole_run_once(tmp_path: Path, start: str) -> None:
+    """pytest-xdist calls ``pytest_terminal_summary`` once, in its controller, which has every report; rt
+    called it in each worker, with an empty ``terminalreporter.stats``: the summary was printed twice, and
+    what a plugin wrote at the end depended on the worker that ended last. Now the last worker to be done
+    waits for the others to end their sessions, then ends its own with the whole run's results: the
+    summary is printed once, with the one-process run's reports, and the files written at the end are the
+    one-process run's."""
+    one, many = two_copies(tmp_path, SESSION_END)
+    single = rt_test(one, env=environ(RUN_LOG=str(tmp_path / "one.log"), **STARTS[start]))
+    log = tmp_path / "many.log"
+    parallel = rt_test(
+        many,
+        "--parallel=2",
+        "--parallel-delay=0",
+        env=environ(RUN_LOG=str(log), BOTH_WORKERS="1", **STARTS[start]),
+    )
+    assert single.stdout.count("summary of 20 reports") == 1, single.stdout + single.stderr
+    assert parallel.stdout.count("summary of") == 1, parallel.stdout + parallel.stderr
+    assert "summary of 20 reports" in parallel.stdout, parallel.stdout + parallel.stderr
+    for name in ("summary.txt", "unconfigure.txt"):
+        assert (many / name).read_text() == (one / name).read_text(), name
+    assert len(set(log.read_text().split())) == 2  # both workers ran tests

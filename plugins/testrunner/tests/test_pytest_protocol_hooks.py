@@ -266,3 +266,89 @@ def _rt_test(root: Path, files: dict[str, str], *args: str) -> tuple[dict[str, i
     """Write ``files`` under ``root``, run ``rt test`` there: the summary's counts and the whole output."""
     result = run_cli("test", *args, cwd=write_files(root, files))
     return summary_counts(result.stderr), result.output
+
+
+#: a conftest.py that reads ``terminalreporter.stats`` at the end, as pytest-md-report and summary plugins do
+_STATS_CONFTEST = """
+CATEGORIES = ("passed", "failed", "skipped", "xfailed", "xpassed", "error")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    stats = terminalreporter.stats
+    with open("summary.txt", "w") as out:
+        for category in CATEGORIES:
+            out.write(f"{category}: {sorted(report.nodeid for report in stats.get(category, []))}\\n")
+        out.write(f"exitstatus {exitstatus}\\n")
+    terminalreporter.write_line(f"summary of {sum(len(stats.get(c, [])) for c in CATEGORIES)} reports")
+
+
+def pytest_unconfigure(config):
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    failed = [(report.nodeid, report.when) for report in reporter.stats.get("failed", [])]
+    errors = [(report.nodeid, report.when) for report in reporter.stats.get("error", [])]
+    with open("unconfigure.txt", "w") as out:
+        out.write(f"{failed} {errors}\\n")
+"""
+
+_OUTCOMES = """
+import pytest
+
+
+def test_passes():
+    pass
+
+
+def test_fails():
+    assert 0
+
+
+@pytest.mark.skip(reason="not here")
+def test_skipped():
+    pass
+
+
+@pytest.mark.xfail(reason="known")
+def test_xfails():
+    assert 0
+
+
+@pytest.mark.xfail(reason="known")
+def test_xpasses():
+    pass
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("set-up")
+
+
+def test_setup_error(broken):
+    pass
+
+
+@pytest.fixture
+def broken_teardown():
+    yield
+    raise RuntimeError("teardown")
+
+
+def test_teardown_error(broken_teardown):
+    pass
+"""
+
+
+def test_terminal_reporter_stats_hold_the_runs_reports_by_outcome(tmp_path: Path) -> None:
+    """``terminalreporter.stats`` was empty in rt, so a plugin's summary built from it (pytest-md-report's
+    table of outcomes per test) showed nothing. It now holds a report for each result under pytest's
+    category, for the conftest.py's ``pytest_terminal_summary`` and ``pytest_unconfigure`` alike; the
+    files they write are pytest's."""
+    root = write_files(tmp_path, {"conftest.py": _STATS_CONFTEST, "test_outcomes.py": _OUTCOMES})
+    pytest_run = run_pytest(cwd=root)
+    assert "summary of 8 reports" in pytest_run.stdout, pytest_run.output
+    written = {name: (root / name).read_text() for name in ("summary.txt", "unconfigure.txt")}
+    assert "('test_outcomes.py::test_teardown_error', 'teardown')" in written["unconfigure.txt"]
+    for name in written:
+        (root / name).unlink()
+    rt_run = run_cli("test", cwd=root)
+    assert "summary of 8 reports" in rt_run.stdout, rt_run.output
+    assert {name: (root / name).read_text() for name in written} == written, rt_run.output

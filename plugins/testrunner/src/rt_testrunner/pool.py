@@ -128,6 +128,11 @@ class Pool:
         self.reported: set[str] = set()  # files already replayed (a preload error comes from every worker)
         self.outside: set[tuple[str, tuple[str, ...]]] = set()  # results outside files, reported once
         self.stopping = False
+        #: a worker's session has hooks that read the run's results at its end (``pytest_terminal_summary``,
+        #: ``pytest_unconfigure``): the last worker to end it gets them all (:meth:`_no_more_for`)
+        self.results_wanted = False
+        #: the worker with no more files that ends the session last, held until every other has ended its
+        self.held: _Worker | None = None
         self.filtered_out = 0
         self.collected = False  # the zygote collected the run: the workers it forks start from there
         #: a pytest-style file failed to collect (the workers say so with each file): no test ran, and the
@@ -356,10 +361,43 @@ class Pool:
             if worker.gone:
                 continue
             if worker.current is None:
-                worker.send((wire.STOP,))
+                worker.send(self._stop_message(worker))
             else:
                 worker.ended_by_us = True
                 _end(worker.process)
+        self.held = None
+
+    def _no_more_for(self, worker: _Worker) -> None:
+        """``worker`` has no more files. When the session's end reads the run's results (pytest-xdist calls
+        ``pytest_terminal_summary`` once, in its controller, with every report), the last worker to be done
+        is held until the others have ended their sessions, then ends its own with the whole run's results:
+        the summary is printed once, and what a plugin writes at the end is written last from all of them."""
+        if not self.results_wanted:
+            worker.send((wire.STOP,))
+            return
+        if self.held is not None and self.held is not worker:
+            self.held.send((wire.STOP,))  # not the last after all
+        self.held = worker
+        self._release_held()
+
+    def _release_held(self) -> None:
+        """End the held worker's session once no other worker runs a file or ends its session."""
+        held = self.held
+        if held is None:
+            return
+        if held.gone:
+            self.held = None
+            return
+        if self.pending or any(w is not held and not w.gone and not w.done for w in self.workers):
+            return
+        held.send(self._stop_message(held))
+        self.held = None
+
+    def _stop_message(self, worker: _Worker) -> tuple[Any, ...]:
+        """``(STOP,)``, with the run's results for the worker that ends the session last."""
+        if worker is self.held:
+            return (wire.STOP, tuple(self.recorder.results))
+        return (wire.STOP,)
 
     def _end_all(self) -> None:
         for worker in self.workers:
@@ -374,6 +412,7 @@ class Pool:
         kind = message[0]
         if kind == wire.READY:
             worker.ready = True
+            self.results_wanted = self.results_wanted or (len(message) > 1 and bool(message[1]))
         elif kind == wire.COLLECTING:
             worker.collecting = message[1]
         elif kind in (wire.EVENT, wire.ECHO):
@@ -388,8 +427,10 @@ class Pool:
                 worker.current = None
                 self._stop_dispatch()
             self._replay_outside(worker)
+            self._release_held()
         elif kind == _GONE:
             self._gone(worker, message[1])
+            self._release_held()
 
     def _stop_dispatch(self) -> None:
         if not self.stopping:
@@ -429,7 +470,7 @@ class Pool:
         elif worker.current is None:
             following = self._next_for(worker)
             if following is None:
-                worker.send((wire.STOP,))
+                self._no_more_for(worker)
             else:
                 worker.send(following.message())
 

@@ -14,10 +14,10 @@ import contextvars
 import inspect
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from rt_testrunner import capture, clock, pyplugins, pywarnings
+from rt_testrunner import capture, clock, pyplugins, pywarnings, terminal_stats
 from rt_testrunner.fixtures import NOTSET, FixtureDef, Setup
 from rt_testrunner.pynodes import Node
 from rt_testrunner.pyplugins import is_wrapper
@@ -31,6 +31,7 @@ from rt_testrunner.pywarnings import (
 from rt_testrunner.state import CURRENT
 
 if TYPE_CHECKING:
+    from rt.events import TestFinished
     from rt_testrunner.pynodes import PyItem
     from rt_testrunner.pysession import PytestSession
 
@@ -637,13 +638,20 @@ def finish_session_scopes(session: PytestSession) -> Any:
     return None
 
 
-def session_finished(session: PytestSession, exitstatus: int) -> None:
+def session_finished(
+    session: PytestSession,
+    exitstatus: int,
+    results: Callable[[], Sequence[TestFinished]] = tuple,
+    summary: bool = True,
+) -> None:
     """Call the conftests' ``pytest_sessionfinish(session, exitstatus)`` (``exitstatus`` 1 when a test failed,
     as pytest's), then their and the plugins' ``pytest_terminal_summary(terminalreporter, exitstatus, config)``
     (what they print after the run: pytest-benchmark's table, pytest-html's and pytest-json-report's file
     names) and ``pytest_unconfigure(config)`` (where plugins close or write their files: pytest-json-report,
     pytest-md-report), then ``config.add_cleanup`` functions, in pytest's order; a summary or unconfigure
-    hook that raises is one line and does not keep the others from running."""
+    hook that raises is one line and does not keep the others from running. ``terminalreporter.stats``
+    holds ``results`` by outcome when a summary or unconfigure hook reads it; the summary hooks are called
+    only where ``summary`` (one ``--parallel`` worker, as pytest-xdist calls them in its controller only)."""
     uninstall_unraisable_hooks()
     session.exitstatus = exitstatus
     if session.finish_hooks:
@@ -651,9 +659,11 @@ def session_finished(session: PytestSession, exitstatus: int) -> None:
             "pytest_sessionfinish", session.finish_hooks, {"session": session, "exitstatus": exitstatus}
         )
     config = session.config
-    if session.named_hooks.get("pytest_terminal_summary"):
+    summary = summary and bool(session.named_hooks.get("pytest_terminal_summary"))
+    if summary or session.named_hooks.get("pytest_unconfigure"):
         reporter = config.pluginmanager.getplugin("terminalreporter")
-        if reporter is not None:
+        terminal_stats.attach(reporter, results)
+        if summary and reporter is not None:
             available = {"terminalreporter": reporter, "exitstatus": exitstatus, "config": config}
             _call_each(session, "pytest_terminal_summary", available)
             sys.stdout.flush()

@@ -115,6 +115,11 @@ class Runner:
         self.collection_stopped = False
         #: files a conftest.py left out of the collection (``collect_ignore``): run as empty, not shown
         self.not_collected: set[str] = set()
+        #: the session's end calls the ``pytest_terminal_summary`` hooks: in one process, and in the one
+        #: ``--parallel`` worker the main process hands the whole run's results (:attr:`whole_run`)
+        self.summary = True
+        #: those results (a ``--parallel`` worker's, given at its end); None: this process's own
+        self.whole_run: list[TestFinished] | None = None
 
     @property
     def counts(self) -> dict[TestStatus, int]:
@@ -165,7 +170,7 @@ class Runner:
                 else:
                     self.preload_root.hooks["after_all"] += [
                         ScopeTeardown(lambda: finish_session_scopes(self.session)),
-                        PytestHook(lambda: session_finished(self.session, self._session_status())),
+                        PytestHook(self._finish_session),
                     ]
                     await self._run_files(files, files if order is None else order)
         finally:
@@ -396,12 +401,23 @@ class Runner:
             return True
         return False
 
+    def _finish_session(self) -> None:
+        """pytest's end of the session (``pytest_sessionfinish``, ``pytest_terminal_summary`` where
+        :attr:`summary`, ``pytest_unconfigure``), with the run's results as ``terminalreporter.stats``."""
+        results = self.whole_run if self.whole_run is not None else self.recorder.results
+        session_finished(self.session, self._session_status(), lambda: results, self.summary)
+
     def _session_status(self) -> int:
         """The ``exitstatus`` the conftests' ``pytest_sessionfinish`` hooks get: pytest's status of the run so
-        far (exit_status.py; only a pytest suite has such hooks)."""
+        far (exit_status.py; only a pytest suite has such hooks), the whole run's in the ``--parallel`` worker
+        that ends it."""
         from rt_testrunner.exit_status import exit_status
 
         counts = self.counts
+        if self.whole_run is not None:
+            counts = {status: 0 for status in TestStatus}
+            for event in self.whole_run:
+                counts[event.status] += 1
         return exit_status(
             failed=bool(counts[TestStatus.FAIL] or counts[TestStatus.ERROR]),
             tests=sum(counts.values()) - counts[TestStatus.ERROR],

@@ -40,6 +40,8 @@ class Tally:
         self.warning_list: list[tuple[str, str]] = []
         #: ``record_testsuite_property`` pairs, in the order recorded
         self.testsuite_properties: list[tuple[str, str]] = []
+        #: every result recorded, in order: ``terminalreporter.stats`` is made of them (terminal_stats.py)
+        self.results: list[TestFinished] = []
 
     def interrupt(self, exit_code: int | None = None, reason: str | None = None) -> None:
         """A test raised KeyboardInterrupt: it failed, and no further test starts (the summary and the
@@ -88,6 +90,7 @@ class Tally:
     def record(self, event: TestFinished) -> None:
         self.counts[event.status] += 1
         self.expect_calls += event.expect_calls
+        self.results.append(event)
         self.emit(event)
         if (
             event.status in (TestStatus.FAIL, TestStatus.ERROR)

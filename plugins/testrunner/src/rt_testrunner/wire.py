@@ -244,7 +244,7 @@ class FileDone:
 
 # message kinds, worker to main
 COLLECTING = "collecting"  # (COLLECTING, file as shown): it imports that test file (before its first file)
-READY = "ready"  # (READY,): it has collected the run's files and takes its first file
+READY = "ready"  # (READY, wants results): it has collected the run's files and takes its first file
 EVENT = "event"  # (EVENT, TestEvent): FileStarted, TestStarted, TestFinished (and events outside a file)
 FILE = "file"  # (FILE, FileFinished, FileDone)
 ECHO = "echo"  # (ECHO, stdout text, stderr text): an rt-style test's captured output, printed in turn
@@ -254,4 +254,4 @@ DONE = "done"  # (DONE,): the worker finished its session (teardown done, covera
 COLLECTED = "collected"
 # main to worker
 RUN = "run"  # (RUN, index into WorkerSetup.files), or (RUN, index, start, stop): some of its tests (FilePart)
-STOP = "stop"  # (STOP,): no more files
+STOP = "stop"  # (STOP,): no more files; (STOP, results): and it ends the session with the run's results

@@ -122,13 +122,20 @@ class WorkerRunner(Runner):
 
 def _requested(channel: wire.Channel, files: Sequence[Any], runner: Runner) -> Iterator[Any]:
     """The files (or parts of files) the main process hands out, until it says stop (or is gone)."""
-    channel.send((wire.READY,))  # collecting is over: a crash from here on is a file's, not the session's
+    # collecting is over: a crash from here on is a file's, not the session's. The session's end reads the
+    # run's results when a plugin or conftest.py has a terminal summary or unconfigure hook
+    named = getattr(runner.session, "named_hooks", {})
+    wants = bool(named.get("pytest_terminal_summary") or named.get("pytest_unconfigure"))
+    channel.send((wire.READY, wants))
     while not runner.bailed:
         try:
             message = channel.recv()
         except EOFError:
             return
         if message[0] != wire.RUN:
+            if len(message) > 1:  # the last worker: it ends the session with the whole run's results
+                runner.whole_run = list(message[1])
+                runner.summary = True
             return
         if len(message) == 4:  # some of the file's tests
             yield FilePart(files[message[1]], message[2], message[3])
@@ -171,6 +178,7 @@ def prepare(setup: wire.WorkerSetup, kernel: Kernel, channel: wire.Channel) -> P
             coverage = CoverageSession(options.root, setup.coverage, data_file=setup.coverage_file)
         forwarder = _Forwarder(channel, session)
         runner = WorkerRunner(options, [session, forwarder], backend=setup.backend)
+        runner.summary = False  # the last worker's only (:func:`_requested`)
         runner.channel = channel
         forwarder.runner = runner
     return Prepared(kernel, setup, session, coverage, forwarder, runner)
