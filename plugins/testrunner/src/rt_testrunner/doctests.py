@@ -107,7 +107,7 @@ def _add(
     function = _doctest_function(test, holder, session, flags)
     item = PyItem(session, file, module, None, function, name, name, [], CallSpec(), fixturenames, closure)
     holder.append(item)
-    item.node = Node(item)
+    item.node = Node(item, kind="doctest")
     location = Location(file, (test.lineno or 0) + 1, 1)
     root.children.append(TestCase(name, make_runner(item), root, location=location, item=item))
 

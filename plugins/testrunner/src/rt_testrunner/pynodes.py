@@ -43,6 +43,30 @@ _KINDS = {
 }
 
 
+#: the pytest class each kind of node rt makes stands for, with the module that defines it
+_PYTEST_CLASSES = {
+    "function": ("_pytest.python", "Function"),
+    "unittest": ("_pytest.unittest", "TestCaseFunction"),
+    "doctest": ("_pytest.doctest", "DoctestItem"),
+    "module": ("_pytest.python", "Module"),
+    "class": ("_pytest.python", "Class"),
+}
+
+
+def pytest_class(kind: str, default: type) -> type:
+    """The pytest class a node of ``kind`` passes for in ``isinstance``, as a suite's hooks check it
+    (``isinstance(item, pytest.Function)``, ``isinstance(item.parent, pytest.Class)``); ``default``, the
+    node's own type, while the suite has not imported pytest (rt never imports it for them)."""
+    if "pytest" not in sys.modules:
+        return default
+    module_name, name = _PYTEST_CLASSES[kind]
+    try:
+        found = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError):
+        return default
+    return found if isinstance(found, type) else default
+
+
 def legacy_path(path: Path) -> Any:
     """``node.fspath``/``request.fspath`` as pytest gives them: a ``py.path.local`` (pytest's LEGACY_PATH,
     with ``dirname``, ``join``, ``strpath``), which plugins still use (pytest-datadir); a pathlib path when
@@ -126,6 +150,13 @@ class ParentNode(_OfItem):
 
     def __repr__(self) -> str:
         return f"<{self.kind.capitalize()} {self.name}>"
+
+    def _pytest_class(self) -> type:
+        return pytest_class(self.kind, type(self))
+
+    #: ``isinstance(node, pytest.Module)`` / ``pytest.Class`` holds, as ``unittest.mock`` makes a spec'd
+    #: mock pass for its class: ``isinstance`` reads ``__class__`` when the type itself does not match
+    __class__ = property(_pytest_class)
 
 
 def class_path(cls: type) -> str:
@@ -257,8 +288,10 @@ class NodeKeywords(MutableMapping[str, Any]):
 class Node(_OfItem):
     """``request.node``: the test as pytest's item API shows it."""
 
-    def __init__(self, item: PyItem) -> None:
+    def __init__(self, item: PyItem, kind: str = "") -> None:
         self._item = item
+        #: the kind of pytest item the test is (``function``, ``unittest``, ``doctest``: _PYTEST_CLASSES)
+        self._class_kind = kind or ("unittest" if item.is_unittest else "function")
         self.name = item.name
         self.originalname = item.originalname
         self.nodeid = item.nodeid
@@ -441,6 +474,15 @@ class Node(_OfItem):
 
     def __repr__(self) -> str:
         return f"<Function {self.name}>"
+
+    def _pytest_class(self) -> type:
+        return pytest_class(self._class_kind, type(self))
+
+    #: ``isinstance(item, pytest.Function)`` (``pytest.Item``; a unittest test's ``TestCaseFunction``, a
+    #: doctest's ``DoctestItem``) holds, as ``unittest.mock`` makes a spec'd mock pass for its class:
+    #: ``isinstance`` reads ``__class__`` when the type itself does not match (build 1.6.1's conftest.py
+    #: wraps the call of ``pytest.Function`` items only, and raised for every other one)
+    __class__ = property(_pytest_class)
 
 
 @attrs.define(eq=False)

@@ -468,9 +468,7 @@ def _report_readers(item: PyItem) -> tuple[list[Callable[..., Any]], list[Callab
 async def _call_item(item: PyItem, setup: Setup) -> None:
     """The test itself, its fixtures set up: a unittest method through ``TestCase.run``, else the function."""
     if item.is_unittest:
-        from rt_testrunner.pyunittest import run_unittest
-
-        run_unittest(item)
+        await _call_unittest(item)
         return
     function = item.function
     if "hypothesis" in sys.modules:
@@ -516,6 +514,19 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
         failed = subtests.failed_count()
         if failed:
             raise subtests.SubtestsFailed(failed)
+
+
+async def _call_unittest(item: PyItem) -> None:
+    """A unittest method through ``TestCase.run``, inside the ``pytest_runtest_call`` hooks as pytest runs
+    its ``TestCaseFunction`` (no ``pytest_pyfunc_call``: pytest calls it for test functions only); a
+    conftest.py's hook that skips, xfails or wraps the call of such a test was never called."""
+    from rt_testrunner.pyunittest import run_unittest
+
+    async def call_case() -> bool:
+        run_unittest(item)
+        return True
+
+    await _run_call(item, call_case, [], item.session.hooks_for("pytest_runtest_call", item.file))
 
 
 async def _run_call(

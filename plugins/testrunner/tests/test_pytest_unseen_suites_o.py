@@ -1,0 +1,66 @@
+"""``rt test`` on mechanisms found while running unseen projects' suites from their PyPI sdists (issue 15,
+session 13, sweep O: web, command-line and infrastructure projects and their conftest.py machinery): each
+test names the suite that showed it, runs pytest itself on the same small project and compares the outcome
+counts, so a difference in either runner shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rt.testing import same_counts_as_pytest, write_files
+
+
+def test_items_pass_for_pytests_node_classes_in_isinstance(tmp_path: Path) -> None:
+    """build 1.6.1: its conftest.py's ``pytest_runtest_call`` wraps the call of ``contextvars``-marked tests
+    when ``isinstance(item, pytest.Function)``, else raises "cannot rewrap non-function item"; rt's items
+    were not pytest's ``Function``, and 132 of its tests failed where pytest's passed. A test function is a
+    ``Function`` (its parent a ``Class`` or a ``Module``), a unittest method a ``TestCaseFunction``, a
+    doctest a ``DoctestItem``; pytest calls ``pytest_runtest_call`` for a unittest method too, which rt did
+    not. pytest 9.2: 2 passed, 1 skipped, 1 xfailed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\naddopts = --doctest-modules\n",
+            "conftest.py": """
+                import pytest
+                from _pytest.doctest import DoctestItem
+                from _pytest.unittest import TestCaseFunction
+
+                def pytest_runtest_call(item):
+                    if isinstance(item, DoctestItem):
+                        pytest.skip("a doctest")
+                    elif isinstance(item, TestCaseFunction):
+                        assert isinstance(item.parent, pytest.Class)
+                        pytest.xfail("a unittest test")
+                    elif isinstance(item, pytest.Function):
+                        assert isinstance(item.parent, pytest.Class if item.cls else pytest.Module)
+                        assert isinstance(item.parent.parent if item.cls else item.parent, pytest.Module)
+                        assert not isinstance(item, pytest.Collector)
+                    else:
+                        raise RuntimeError(f"not a function: {item!r}")
+            """,
+            "test_kinds.py": """
+                import unittest
+
+                def double(x):
+                    '''
+                    >>> double(2)
+                    4
+                    '''
+                    return 2 * x
+
+                def test_function(request):
+                    assert request.node.__class__.__name__ == "Function"
+
+                class TestClass:
+                    def test_method(self):
+                        pass
+
+                class Case(unittest.TestCase):
+                    def test_case(self):
+                        pass
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert "2 passed, 1 skipped, 1 xfailed" in pytest_run.output, pytest_run.output
