@@ -580,6 +580,57 @@ def test_a_failing_last_tests_report_shows_what_its_scopes_teardown_wrote(tmp_pa
         assert _section(last, "Captured stderr teardown") == ["module_teardown_err"], report
 
 
+def test_a_failing_last_tests_report_shows_the_package_and_session_teardown(tmp_path: Path) -> None:
+    """pytest tears the package's and the session's fixtures down in the teardown phase of the run's last
+    test too: when it fails, what their teardown wrote is in its report after the module's, package before
+    session. rt tore them down after the last file had ended, and the report had the module's lines alone.
+    pytest 9.2: 1 passed, 1 failed; ``Captured stdout teardown``: module, package, session lines."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+
+            @pytest.fixture(scope="session")
+            def server():
+                yield
+                print("session" + "_teardown_print")
+            """,
+            "pkg/__init__.py": "",
+            "pkg/conftest.py": """
+            import sys
+            import pytest
+
+            @pytest.fixture(scope="package")
+            def catalog():
+                yield
+                print("package" + "_teardown_print")
+                print("package" + "_teardown_err", file=sys.stderr)
+            """,
+            "pkg/test_last.py": """
+            import pytest
+
+            @pytest.fixture(scope="module")
+            def database():
+                yield
+                print("module" + "_teardown_print")
+
+            def test_first(server, catalog):
+                pass
+
+            def test_last(database, catalog, server):
+                assert False
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    for report, output in ((pytest_run.stdout, pytest_run.output), (rt_run.stderr, rt_run.output)):
+        expected = ["module_teardown_print", "package_teardown_print", "session_teardown_print"]
+        assert _section(report, "Captured stdout teardown") == expected, output
+        assert _section(report, "Captured stderr teardown") == ["package_teardown_err"], output
+        assert output.count("session_teardown_print") == 1, output
+
+
 def test_a_stream_a_test_leaves_in_sys_stdout_does_not_outlive_it(tmp_path: Path) -> None:
     """pytest's global capture sets ``sys.stdout``/``sys.stderr`` again at each phase's start and end, so a
     stream a test leaves there is gone for the next test: structlog 24.4.0's test sets ``sys.stdout`` with

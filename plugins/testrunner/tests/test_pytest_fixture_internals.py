@@ -365,3 +365,87 @@ def test_the_same_wrapped_fixture_warning_of_one_definition_counts_once(tmp_path
     pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     assert "3 passed, 2 warnings" in pytest_run.stdout, pytest_run.output
     assert " 2 warnings" in rt_run.stderr, rt_run.output
+
+
+def test_request_node_of_wider_fixtures_and_the_parent_request_chain(tmp_path: Path) -> None:
+    """``request.node`` of a session-scoped fixture is pytest's ``Session`` node (node id ``""``, no parent),
+    of a package-scoped one its package's ``Package`` node (a package-scoped fixture outside any package: the
+    session's), and what a fixture keeps in that node's ``stash`` is there for the next test; rt gave the
+    test's node. A fixture's ``request._parent_request`` is the request of the fixture that asked for it, up to
+    the test's, which has none (pytest-factoryboy's cycle check walks it with ``hasattr``); rt had no such
+    attribute. pytest 9.2: 3 passed."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+
+
+            def chain(request):
+                names = []
+                while hasattr(request, "_parent_request"):
+                    names.append(request.fixturename)
+                    request = request._parent_request
+                return names
+
+
+            @pytest.fixture
+            def inner(request):
+                return chain(request)
+
+
+            @pytest.fixture
+            def outer(inner, request):
+                return inner, chain(request), chain(request.getfixturevalue("request"))
+
+
+            @pytest.fixture
+            def asked(request):
+                return chain(request)
+
+
+            @pytest.fixture
+            def asking(request):
+                return request.getfixturevalue("asked")
+
+
+            @pytest.fixture(scope="session")
+            def server(request):
+                node = request.node
+                node.stash["started"] = node.stash.get("started", 0) + 1
+                return type(node).__name__, node.nodeid, node.name, node.parent is None, node.stash
+
+
+            @pytest.fixture(scope="package")
+            def outside(request):
+                return type(request.node).__name__, request.node.nodeid
+            """,
+            "pkg/__init__.py": "",
+            "pkg/conftest.py": """
+            import pytest
+
+
+            @pytest.fixture(scope="package")
+            def catalog(request):
+                return type(request.node).__name__, request.node.nodeid, request.node.name
+            """,
+            "pkg/test_nodes.py": """
+            def test_parent_requests(outer, asking, request):
+                assert not hasattr(request, "_parent_request")
+                assert outer == (["inner", "outer"], ["outer"], ["outer"])
+                assert asking == ["asked", "asking"]
+
+
+            def test_session_and_package_nodes(server, catalog, outside):
+                assert server[:4] == ("Session", "", "", True)
+                assert catalog == ("Package", "pkg", "pkg")
+                assert outside == ("Session", "")
+
+
+            def test_the_session_nodes_stash_is_kept(server, request):
+                assert server[4]["started"] == 1
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path)
+    assert "3 passed" in pytest_run.stdout, pytest_run.output

@@ -551,11 +551,19 @@ class FixtureRequest:
     """pytest's ``request``: what a fixture or test knows about the test being set up."""
 
     def __init__(
-        self, item: Any, setup: Setup, fixture: FixtureDef | None = None, param: Any = NOTSET
+        self,
+        item: Any,
+        setup: Setup,
+        fixture: FixtureDef | None = None,
+        param: Any = NOTSET,
+        chain: tuple[FixtureDef, ...] | None = None,
     ) -> None:
         self._item = item
         self._setup = setup
         self._fixture = fixture
+        #: the fixtures being set up when this request was made, the test's first, this one's last: whose
+        #: requests ``_parent_request`` walks up
+        self._chain = chain if chain is not None else setup.chain_to(fixture)
         if param is not NOTSET:
             self.param = param
             self.param_index = item.param_indices.get(fixture.name if fixture else "", 0)
@@ -571,9 +579,17 @@ class FixtureRequest:
     @property
     def node(self) -> Any:
         """The node of the request's scope, as pytest's: for a class- or module-scoped fixture the test's
-        class (or module) node, else the test's own node."""
+        class (or module) node, for a package-scoped one its package's, for a session-scoped one the
+        session's, else the test's own node."""
         node = self._item.node
         scope = self.scope
+        if scope in ("package", "session") and self._fixture is not None:
+            from rt_testrunner import scope_nodes
+
+            if scope == "session":
+                return scope_nodes.session_node(self._item.session)
+            package = _defining_package(self._fixture.baseid, self._item)
+            return scope_nodes.package_node(self._item.session, package)
         if scope not in ("class", "module") or node is None:
             return node
         from rt_testrunner.pynodes import scope_node
@@ -638,6 +654,21 @@ class FixtureRequest:
         """pytest's definitions of the fixtures this test has set up, by name (what plugins put there stays
         for the test)."""
         return self._setup.fixture_defs
+
+    @property
+    def _parent_request(self) -> Any:
+        """pytest's ``SubRequest._parent_request``: the request of the fixture that asked for this one, the
+        test's own request at the top, which has none (pytest's ``TopRequest``), so that ``hasattr`` ends a
+        walk up the chain (pytest-factoryboy's cycle check reads each one's ``fixturename``)."""
+        if self._fixture is None:
+            raise AttributeError("_parent_request")
+        chain = self._chain[:-1]
+        if not chain:
+            return self._setup.request
+        parent = chain[-1]
+        return FixtureRequest(
+            self._item, self._setup, parent, self._item.params.get(parent.name, NOTSET), chain
+        )
 
     @property
     def _fixturedef(self) -> Any:
@@ -762,6 +793,8 @@ class Setup:
         self.scopes = scopes
         self.values: dict[str, Any] = {}
         self.finalizers: list[Callable[[], Any]] = []
+        #: the fixtures being set up, each asked for by the one before it (the first by the test)
+        self._setting_up: list[FixtureDef] = []
         self.request = FixtureRequest(item, self)
         self._active: dict[tuple[int, Any], _Cached] = {}
         self._function_values: dict[int, Any] = {}
@@ -769,6 +802,15 @@ class Setup:
         self.loop_leases: list[LoopKey] = []
         #: ``request._fixture_defs``, what plugins store there (pytest-factoryboy)
         self.fixture_defs: dict[str, Any] = {}
+
+    def chain_to(self, fixture: FixtureDef | None) -> tuple[FixtureDef, ...]:
+        """The fixtures being set up down to ``fixture``, when it is the one being set up now (a request made
+        while it is: its ``request`` argument, ``getfixturevalue("request")``), else ``fixture`` alone."""
+        if fixture is None:
+            return ()
+        if self._setting_up and self._setting_up[-1] is fixture:
+            return tuple(self._setting_up)
+        return (fixture,)
 
     def cached(self, name: str, fixture: FixtureDef | None) -> tuple[Any, Any, Any] | None:
         """pytest's ``FixtureDef.cached_result`` of ``fixture`` for this test: ``(value, key, None)``, ``(None,
@@ -852,6 +894,13 @@ class Setup:
         return value
 
     async def value_of(self, fixture: FixtureDef) -> Any:
+        self._setting_up.append(fixture)
+        try:
+            return await self._value_of(fixture)
+        finally:
+            self._setting_up.pop()
+
+    async def _value_of(self, fixture: FixtureDef) -> Any:
         param = self.item.params.get(fixture.name, NOTSET)
         if fixture.scope == "function":
             if id(fixture) not in self._function_values:

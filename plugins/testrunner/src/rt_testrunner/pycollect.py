@@ -54,6 +54,8 @@ class _SessionView:
         self._session = session
         self._initialpaths: frozenset[Path] = frozenset()
         self._initialpaths_with_parents: frozenset[Path] = frozenset()
+        #: the session's and packages' nodes by node id, made when a fixture asks (scope_nodes.py)
+        self.scope_nodes: dict[str, Any] = {}
         from rt_testrunner.pyfixturemanager import FixtureManager  # only for a suite's own collectors
 
         self._fixturemanager = FixtureManager(session)

@@ -635,9 +635,13 @@ def finish_session_scopes(session: PytestSession) -> Any:
     if session.live_log is not None:
         session.live_log.detach()
     results = []
-    for key in list(session.scopes.by_scope):
-        if key[0] in ("package", "session"):
-            results.append(session.scopes.finish(key))
+    keys = list(session.scopes.by_scope)
+    # pytest's order: the packages' fixtures (the last package entered first), then the session's
+    ending = [key for key in reversed(keys) if key[0] == "package"] + [
+        key for key in keys if key[0] == "session"
+    ]
+    for key in ending:
+        results.append(session.scopes.finish(key))
     pending = [r for r in results if inspect.isawaitable(r)]
     if pending:
 

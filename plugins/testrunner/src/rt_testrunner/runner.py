@@ -100,6 +100,10 @@ class Runner:
         #: the result of a pytest-style test that failed, held until the scopes it was the last test of are
         #: torn down: what their teardown writes is shown with its failure, as pytest shows it
         self._held: TestFinished | None = None
+        #: the package and session fixtures' teardown: run with the last file of a one-process run, as pytest
+        #: runs it in the teardown of the run's last test (what it writes joins that test's report when it
+        #: failed); else, and a second time for nothing, among the run's ``after_all`` hooks
+        self._session_teardown = ScopeTeardown(lambda: finish_session_scopes(self.session))
         self.limiter: Any = None
         self.filtered_out = 0  # tests that -t / -k / -m left out (the summary's ` N filtered out`)
         #: pytest-style files collected before the run (their suite, or what loading them raised)
@@ -169,7 +173,7 @@ class Runner:
                     emit(FileFinished(preload_error[0], 0.0, preload_error[1]))
                 else:
                     self.preload_root.hooks["after_all"] += [
-                        ScopeTeardown(lambda: finish_session_scopes(self.session)),
+                        self._session_teardown,
                         PytestHook(self._finish_session),
                     ]
                     await self._run_files(files, files if order is None else order)
@@ -267,12 +271,13 @@ class Runner:
                     if self.bailed:
                         break
                     leaving = None if following is None else following[index]
+                    ends_run = following is not None and leaving is None
                     if isinstance(item, FilePart):
                         await self._run_file(item.file, (item.start, item.stop), leaving)
                     elif order is files and self._collected_nothing(item):
                         continue  # a file handed to conftest.py collectors that took none of it
                     else:
-                        await self._run_file(item, leaving=leaving)
+                        await self._run_file(item, leaving=leaving, ends_run=ends_run)
         else:
             self.recorder.hook_failure(
                 self.preload_root, "before_all", hook_error, "<preload>", self.options.timeout_ms
@@ -515,11 +520,16 @@ class Runner:
         )
 
     async def _run_file(
-        self, test_file: TestFile, span: tuple[int, int] | None = None, leaving: Path | None = None
+        self,
+        test_file: TestFile,
+        span: tuple[int, int] | None = None,
+        leaving: Path | None = None,
+        ends_run: bool = False,
     ) -> None:
         """Run a file's tests (``span``: only its top-level children from ``start`` up to ``stop``); then end
         the package scopes that do not hold ``leaving``, the next file to run (``None``: the last one, or a
-        worker's next one, not known yet)."""
+        worker's next one, not known yet); the file that ``ends_run`` (the last of a one-process run) tears
+        the package and session fixtures down after its own scopes."""
         started = clock.perf_counter()
         collected = self._collected.get(test_file.path)
         if isinstance(collected, Suite) and collected.flags is collect.IGNORED:
@@ -585,8 +595,18 @@ class Runner:
             await self._run_suite(root, [self.preload_root], test_file, run, only_mode, span)
         if leaving is not None and not self.bailed:
             await self._leave_packages(test_file, leaving)
+        elif ends_run and self.session.scopes.by_scope:
+            await self._end_session_scopes(test_file)
         self._release_held()
         self.recorder.emit(FileFinished(test_file.relative, clock.perf_counter() - started, error))
+
+    async def _end_session_scopes(self, test_file: TestFile) -> None:
+        """Tear the package and session fixtures down at the end of the run's last file, as its scopes are:
+        what their teardown writes joins the report of the run's last test when that test failed, as pytest
+        shows it; a teardown that fails is an error at that test's teardown."""
+        ending = Suite(None)
+        ending.hooks["after_all"].append(self._session_teardown)
+        await self._after_all(ending, test_file)
 
     # -- suites ------------------------------------------------------------------------------------------------
 

@@ -1,0 +1,113 @@
+"""pytest's ``Session`` and ``Package`` nodes, as ``request.node`` of a session- or package-scoped fixture shows
+them.
+
+pytest gives such a fixture the node of its scope, not the test that first asked for it: a fixture that keeps
+something on ``request.node`` (its ``stash``, a marker it reads, the ``nodeid`` it names a resource after)
+then shares it with every test of the scope, and one that reads the session's ``items`` or ``config`` finds
+them there. rt's tests have module and class nodes above them (pynodes.py); these two stand for the nodes
+above those, made once per session and package so that what a fixture keeps on one stays there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+class ScopeNode:
+    """The session (``nodeid`` ``""``) or a package (``nodeid`` its folder, parent the session) as pytest's
+    node: name, path, config, session, ``stash``, markers (none unless a fixture adds one); the session's
+    node answers anything else from the session itself (``items``, ``testscollected``, ``shouldstop``)."""
+
+    def __init__(self, kind: str, name: str, nodeid: str, path: Path, parent: Any, session: Any) -> None:
+        self.kind = kind
+        self.name = name
+        self.nodeid = nodeid
+        self.path = path
+        self.parent = parent
+        self.session = session
+        self.config = session.config
+        self.stash: dict[Any, Any] = {}
+        self.own_markers: list[Any] = []
+        self.keywords: dict[str, Any] = {name: True} if name else {}
+        self.extra_keyword_matches: set[str] = set()
+
+    @property
+    def fspath(self) -> Any:
+        from rt_testrunner.pynodes import legacy_path
+
+        return legacy_path(self.path)
+
+    @property
+    def ihook(self) -> Any:
+        return self.config.hook
+
+    def iter_markers(self, name: str | None = None) -> Iterator[Any]:
+        return (mark for mark in self.own_markers if name is None or mark.name == name)
+
+    def get_closest_marker(self, name: str, default: Any = None) -> Any:
+        return next(self.iter_markers(name), default)
+
+    def add_marker(self, marker: Any, append: bool = True) -> None:
+        from rt_testrunner.pymarks import Mark, unpack_mark
+
+        mark = Mark(marker) if isinstance(marker, str) else unpack_mark(marker)
+        self.own_markers.insert(len(self.own_markers) if append else 0, mark)
+
+    def iter_parents(self) -> Iterator[Any]:
+        node: Any = self
+        while node is not None:
+            yield node
+            node = node.parent
+
+    def listchain(self) -> list[Any]:
+        return list(reversed(list(self.iter_parents())))
+
+    def getparent(self, cls: Any) -> Any:
+        wanted = getattr(cls, "__name__", "").lower()
+        return next((node for node in self.iter_parents() if node.kind == wanted), None)
+
+    def __getattr__(self, name: str) -> Any:
+        if self.kind == "session" and not name.startswith("__"):
+            return getattr(self.session, name)
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return f"<{self.kind.capitalize()} {self.name}>"
+
+
+class Session(ScopeNode):
+    """The session's node, of pytest's class name (a fixture that names ``type(request.node)`` sees it)."""
+
+
+class Package(ScopeNode):
+    """A package's node, of pytest's class name."""
+
+
+def session_node(session: Any) -> ScopeNode:
+    """The session's node (one per session): ``request.node`` of a session-scoped fixture."""
+    from rt_testrunner.pycollect import session_view
+
+    view = session_view(session)
+    nodes: dict[str, ScopeNode] = view.scope_nodes
+    node = nodes.get("")
+    if node is None:
+        node = nodes[""] = Session("session", "", "", Path(session.root), None, view)
+    return node
+
+
+def package_node(session: Any, folder: str | None) -> ScopeNode:
+    """The node of the package in ``folder`` (relative to the rootdir, or absolute): ``request.node`` of a
+    fixture scoped to it; the session's node for a package-scoped fixture outside any package, which lives
+    for the session, as under pytest."""
+    top = session_node(session)
+    if folder is None:
+        return top
+    path = Path(session.root, folder)
+    nodeid = session.relative(str(path))
+    nodes: dict[str, ScopeNode] = top.session.scope_nodes
+    node = nodes.get(nodeid)
+    if node is None:
+        node = nodes[nodeid] = Package("package", path.name, nodeid, path, top, top.session)
+    return node
