@@ -5,6 +5,7 @@ counts, so a difference in either runner shows."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from rt.testing import same_counts_as_pytest, write_files
@@ -44,3 +45,97 @@ def test_paths_on_the_command_line_are_collected_in_their_order(tmp_path: Path) 
     # files named one by one keep their order too
     pytest_run, rt_run = same_counts_as_pytest(tmp_path, "tests/test_answer.py", "src/pkg/__init__.py")
     assert "No module named 'pkg'" in rt_run.output, rt_run.output
+
+
+#: pygments 2.21.0's golden-file collectors: an item per data file, its expected output next to it
+GOLDEN_FILE_COLLECTOR = """
+    import pytest
+
+    class GoldenItem(pytest.Item):
+        def runtest(self):
+            expected = self.path.with_name(self.path.name + ".output")
+            assert not expected.exists() or expected.read_text() == self.path.read_text().upper()
+
+    class GoldenFile(pytest.File):
+        def collect(self):
+            yield GoldenItem.from_parent(self, name="")
+"""
+
+
+def golden_collector(hook: str) -> str:
+    """A conftest.py: :data:`GOLDEN_FILE_COLLECTOR` and ``hook``, its ``pytest_collect_file``."""
+    return textwrap.dedent(GOLDEN_FILE_COLLECTOR) + textwrap.dedent(hook)
+
+
+def test_a_collect_file_hook_that_names_the_suffixes_it_leaves_out(tmp_path: Path) -> None:
+    """pygments 2.21.0: tests/examplefiles/conftest.py collects every file but ``.output`` ones and itself
+    (``if file_path.suffix != '.output' and file_path.name != 'conftest.py'``). rt hands a conftest.py's
+    ``pytest_collect_file`` only the files of the suffixes its source names, here ``.output`` and ``.py``:
+    the lexers' example files (``.abnf``, ``.adb`` ...) were never collected, 4661 passed where pytest
+    counts 5330. A hook that returns early for the suffixes it does not take takes every other file too;
+    one that returns early for all but one suffix still takes that one. pytest 9.2: 4 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "examplefiles/conftest.py": golden_collector(
+                """
+                def pytest_collect_file(parent, file_path):
+                    if file_path.suffix != ".output" and file_path.name != "conftest.py":
+                        return GoldenFile.from_parent(parent, path=file_path)
+            """
+            ),
+            "examplefiles/abnf/example.abnf": "rule = a\n",
+            "examplefiles/abnf/example.abnf.output": "RULE = A\n",
+            "examplefiles/ada/test.adb": "begin\n",
+            "early/conftest.py": golden_collector(
+                """
+                def pytest_collect_file(parent, file_path):
+                    if file_path.suffix in (".output", ".py"):
+                        return None
+                    return GoldenFile.from_parent(parent, path=file_path)
+            """
+            ),
+            "early/data.sv": "module m;\n",
+            "early/data.sv.output": "MODULE M;\n",
+            "only_yaml/conftest.py": golden_collector(
+                """
+                def pytest_collect_file(parent, file_path):
+                    if file_path.suffix != ".yaml":
+                        return
+                    return GoldenFile.from_parent(parent, path=file_path)
+            """
+            ),
+            "only_yaml/case.yaml": "a: 1\n",
+            "only_yaml/other.json": "{}\n",
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert "4 passed" in pytest_run.stdout, pytest_run.output
+
+
+def test_a_text_file_of_the_doctest_glob_claimed_by_a_conftest(tmp_path: Path) -> None:
+    """pygments 2.21.0: tests/snippets/systemverilog/test_operators.txt matches pytest's default doctest
+    glob (``test*.txt``) and holds ``<<< >>>`` (SystemVerilog's shift operators), which is no doctest
+    example: pytest's doctest plugin collects nothing from it, and the snippets' conftest.py collects its
+    golden test. rt took any ``>>>`` for an example and the file for a doctest file alone, so the
+    conftest.py's hook never saw it: 1 test missing. A text file with a real example is collected by both, the
+    conftest.py's items first. pytest 9.2: 2 passed, 1 failed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "snippets/conftest.py": golden_collector(
+                """
+                def pytest_collect_file(parent, file_path):
+                    if file_path.suffix == ".txt":
+                        return GoldenFile.from_parent(parent, path=file_path)
+            """
+            ),
+            "snippets/test_operators.txt": "<< >> <<< >>>\n",
+            "snippets/test_operators.txt.output": "<< >> <<< >>>\n",
+            "snippets/test_doc.txt": "a doctest\n\n    >>> 1 + 1\n    3\n",
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert "1 failed, 2 passed" in pytest_run.stdout, pytest_run.output

@@ -72,6 +72,9 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
         from rt_testrunner import doctests
 
         doctests.add_text_doctests(test_file.path, root, session)
+        # the conftest.py files' and plugins' collectors of the file too, first, as pluggy calls their
+        # pytest_collect_file before pytest's doctest plugin's (pygments 2.21.0's snippets/**/test_*.txt)
+        _add_file_collectors(test_file, root, session)
         session._modify_items(root, file)  # noqa: SLF001 - the session's own hook call, for doctests too
         root.hooks["after_all"].append(ScopeTeardown(lambda: session.scopes.finish(("module", file))))
         return root

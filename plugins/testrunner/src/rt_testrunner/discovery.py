@@ -13,6 +13,8 @@ from pathlib import Path
 
 import attrs
 
+from rt_testrunner.suffix_exclusions import leaves_out_suffixes
+
 SUFFIXES = (".test.py", "_test.py", ".spec.py", "_spec.py")
 PATTERNS = ("*.test.py", "*_test.py", "*.spec.py", "*_spec.py")
 SKIPPED_DIRECTORIES = frozenset(
@@ -133,9 +135,15 @@ class Patterns:
 DEFAULT_PATTERNS = Patterns()
 
 
+#: a doctest example's first line, as :mod:`doctest`'s parser finds it: ``>>>`` after nothing but indentation
+_EXAMPLE = re.compile(rb"^[ \t]*>>>", re.MULTILINE)
+
+
 def has_examples(path: Path) -> bool:
+    """``path`` holds a doctest example (a ``>>>`` elsewhere in a line, SystemVerilog's ``<<< >>>`` operators
+    in pygments' snippets/systemverilog/test_operators.txt, is none)."""
     try:
-        return b">>>" in path.read_bytes()
+        return _EXAMPLE.search(path.read_bytes()) is not None
     except OSError:
         return False
 
@@ -154,10 +162,13 @@ EVERY_FILE = "*"
 def claims_in_source(text: str) -> frozenset[str]:
     """The file suffixes a ``pytest_collect_file`` hook in ``text`` (a conftest.py's or a plugin's source) may
     collect: those its string literals end with (``".yaml"``, ``"test_*.yml"``, babel's ``'.py'``), or
-    :data:`EVERY_FILE` when it names none (a hook that reads its suffixes from the configuration), as pytest
-    hands every file to the hook. Nothing when the source has no such hook."""
+    :data:`EVERY_FILE` when it names none (a hook that reads its suffixes from the configuration) or names the
+    ones it leaves out (:func:`~rt_testrunner.suffix_exclusions.leaves_out_suffixes`), as pytest hands every
+    file to the hook. Nothing when the source has no such hook."""
     if "pytest_collect_file" not in text:
         return frozenset()
+    if leaves_out_suffixes(text):
+        return frozenset({EVERY_FILE})
     found = set()
     for literal in _LITERAL.findall(text):
         match = _SUFFIX.search(literal)
