@@ -143,14 +143,19 @@ def _from_importlib(path: str, group: str, seen: set[str]) -> Iterator[FoundEntr
 
 
 def entry_points(
-    group: str, path: Iterable[str] | None = None, *, by_name: bool = True
+    group: str, path: Iterable[str] | None = None, *, by_name: bool = True, every_distribution: bool = False
 ) -> list[FoundEntryPoint]:
     """Entry points of ``group`` from the distributions on ``path`` (default ``sys.path``), sorted by name;
-    with ``by_name=False``, in the order of ``path`` (``importlib.metadata.entry_points``' order)."""
+    with ``by_name=False``, in the order of ``path`` (``importlib.metadata.entry_points``' order). With
+    ``every_distribution``, those of a distribution found again further on the path too, as
+    ``importlib.metadata.distributions()`` lists them (pytest marks every such distribution's modules for
+    assert rewriting: a plugin's sdist egg-info folder next to its installed metadata)."""
     seen: set[str] = set()
     found: list[FoundEntryPoint] = []
     for entry in sys.path if path is None else path:
         directory = entry or os.getcwd()
+        if every_distribution:
+            seen = set()
         if os.path.isdir(directory):
             found.extend(_from_directory(directory, group, seen))
         elif os.path.exists(directory):

@@ -5,11 +5,19 @@ compares the outcome counts and messages, so a difference in either runner shows
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from rt.testing import same_counts_as_pytest, write_files
+from rt.testing import (
+    counts_from_pytest,
+    run_cli,
+    run_pytest,
+    same_counts_as_pytest,
+    summary_counts,
+    write_files,
+)
 
 #: a fixture that fakes the file system as pyfakefs's ``fs`` does: ``os`` replaced in every loaded module (but
 #: pytest's capture and its path helpers, which pyfakefs's plugin leaves alone) by a stand-in whose functions
@@ -175,6 +183,26 @@ def test_pytesters_inner_runs_share_pytests_own_plugin_modules(tmp_path: Path) -
     same_counts_as_pytest(tmp_path, "-p", "pytester")
 
 
+#: a plugin's fixture, and a test whose pytester run inside counts the warnings of that run: pytest's "Module
+#: already imported so cannot be rewritten" for a module it marks that another loader imported
+_ANSWER_PLUGIN = """
+import pytest
+
+
+@pytest.fixture
+def answer():
+    return 42
+"""
+_INNER_RUN_TEST = """
+pytest_plugins = ["pytester"]
+
+
+def test_inner_run_warns_of_nothing(pytester, answer):
+    pytester.makepyfile(test_inside="def test_a(answer): assert answer == 42")
+    pytester.runpytest().assert_outcomes(passed=1, warnings=0)
+"""
+
+
 def test_a_plugins_sdist_egg_info_marks_its_tests_package_as_pytest_does(tmp_path: Path) -> None:
     """pytest-asyncio 1.5.0, its own suite run from its sdist: the sdist's ``pytest_asyncio.egg-info`` folder,
     on the path next to the installed plugin, lists every file of the sdist (SOURCES.txt), so pytest marks
@@ -185,26 +213,41 @@ def test_a_plugins_sdist_egg_info_marks_its_tests_package_as_pytest_does(tmp_pat
     write_files(
         tmp_path,
         {
-            "myplugin.py": """
-            import pytest
-
-
-            @pytest.fixture
-            def answer():
-                return 42
-            """,
+            "myplugin.py": _ANSWER_PLUGIN,
             "myplugin.egg-info/PKG-INFO": "Metadata-Version: 2.1\nName: myplugin\nVersion: 1.0\n",
             "myplugin.egg-info/entry_points.txt": "[pytest11]\nmyplugin = myplugin\n",
             "myplugin.egg-info/SOURCES.txt": "myplugin.py\ntests/__init__.py\ntests/test_inner.py\n",
             "tests/__init__.py": "",
-            "tests/test_inner.py": """
-            pytest_plugins = ["pytester"]
-
-
-            def test_inner_run_warns_of_nothing(pytester, answer):
-                pytester.makepyfile(test_inside="def test_a(answer): assert answer == 42")
-                pytester.runpytest().assert_outcomes(passed=1, warnings=0)
-            """,
+            "tests/test_inner.py": _INNER_RUN_TEST,
         },
     )
     same_counts_as_pytest(tmp_path)
+
+
+def test_every_distribution_of_a_plugin_on_the_path_is_marked_for_rewriting(tmp_path: Path) -> None:
+    """pytest-rerunfailures 16.7, its own suite run from its sdist, installed editable: its installed
+    metadata lists no module, and the sdist's ``src/pytest_rerunfailures.egg-info``, on the path after it
+    (the editable install's ``src`` entry), lists every file of the sdist below a first folder, so pytest,
+    which reads every distribution ``importlib.metadata.distributions()`` lists, strips that folder and marks
+    the suite's own test module ``test_pytest_rerunfailures``; rt read only the first distribution of the
+    plugin's name, and a pytester run inside a test warned "Module already imported so cannot be rewritten"
+    (pytest 238 passed, rt 237 and 1 failed; now the same). pytest 9.2: 1 passed."""
+    write_files(
+        tmp_path,
+        {
+            # the installed metadata of an editable install: an entry point, no module of its own listed
+            "site/myplugin-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: myplugin\nVersion: 1.0\n",
+            "site/myplugin-1.0.dist-info/entry_points.txt": "[pytest11]\nmyplugin = myplugin\n",
+            "site/myplugin-1.0.dist-info/RECORD": "myplugin-1.0.dist-info/METADATA,,\n__editable__.myplugin.pth,,\n",
+            "src/myplugin.py": _ANSWER_PLUGIN,
+            "src/myplugin.egg-info/PKG-INFO": "Metadata-Version: 2.1\nName: myplugin\nVersion: 1.0\n",
+            "src/myplugin.egg-info/entry_points.txt": "[pytest11]\nmyplugin = myplugin\n",
+            "src/myplugin.egg-info/SOURCES.txt": "README.rst\nsrc/myplugin.py\ntests/test_myplugin.py\n",
+            "tests/test_myplugin.py": _INNER_RUN_TEST,
+        },
+    )
+    env = {"PYTHONPATH": os.pathsep.join((str(tmp_path / "site"), str(tmp_path / "src")))}
+    pytest_run = run_pytest(cwd=tmp_path, env=env)
+    assert counts_from_pytest(pytest_run.stdout) == {"pass": 1}, pytest_run.output
+    rt_run = run_cli("test", cwd=tmp_path, env=env)
+    assert summary_counts(rt_run.stderr) == {"pass": 1}, rt_run.output

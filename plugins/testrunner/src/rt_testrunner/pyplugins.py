@@ -274,19 +274,23 @@ def is_installed_name(name: str) -> bool:
 
 
 #: the ``pytest11`` entry points by the ``sys.path`` they were read from (:func:`pytest11`)
-_ENTRY_POINTS: dict[tuple[str, ...], list[Any]] = {}
+_ENTRY_POINTS: dict[tuple[tuple[str, ...], bool], list[Any]] = {}
 
 
-def pytest11(path: Sequence[str] | None = None) -> list[Any]:
+def pytest11(path: Sequence[str] | None = None, every_distribution: bool = False) -> list[Any]:
     """The ``pytest11`` entry points of the distributions on ``path`` (default ``sys.path``), in path order,
     read once per path: discovery reads them for the plugins' ``pytest_collect_file`` hooks on the path the
-    run will have (plugin_sources.py), and loading the plugins finds them there."""
-    key = tuple(sys.path if path is None else path)
+    run will have (plugin_sources.py), and loading the plugins finds them there. ``every_distribution``: a
+    distribution's again where it is found again further on the path (a plugin's sdist ``*.egg-info``
+    folder after its installed metadata), as pytest reads ``importlib.metadata.distributions()``."""
+    key = (tuple(sys.path if path is None else path), every_distribution)
     found = _ENTRY_POINTS.get(key)
     if found is None:
         from rt._entrypoints import entry_points
 
-        found = _ENTRY_POINTS[key] = entry_points("pytest11", key, by_name=False)
+        found = _ENTRY_POINTS[key] = entry_points(
+            "pytest11", key[0], by_name=False, every_distribution=every_distribution
+        )
     return found
 
 
@@ -304,7 +308,7 @@ def load_installed(
     plugins: list[Plugin] = []
     problems: list[str] = []
     seen: set[str] = set()
-    for entry in pytest11():
+    for entry in pytest11(every_distribution=True):
         if entry.name in blocked:
             continue
         top = entry.value.split(".")[0].split(":")[0].strip()
