@@ -1307,8 +1307,11 @@ SESSION_END = {
 
     def pytest_unconfigure(config):
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        with open("unconfigure.txt", "w") as out:
-            out.write(f"{sorted((key, len(value)) for key, value in reporter.stats.items())}\\n")
+        seen = sorted((key, len(value)) for key, value in reporter.stats.items())
+        if seen:  # as pytest-md-report prints its table
+            reporter.write_line(f"unconfigure saw {seen}")
+        with open("unconfigure.txt", "a") as out:
+            out.write(f"{seen}\\n")
     """,
     **{
         f"test_outcomes_{name}.py": """
@@ -1363,8 +1366,9 @@ def test_the_session_end_sees_the_whole_run_once(tmp_path: Path, start: str) -> 
     called it in each worker, with an empty ``terminalreporter.stats``: the summary was printed twice, and
     what a plugin wrote at the end depended on the worker that ended last. Now the last worker to be done
     waits for the others to end their sessions, then ends its own with the whole run's results: the
-    summary is printed once, with the one-process run's reports, and the files written at the end are the
-    one-process run's."""
+    summary is printed once, with the one-process run's reports, a summary an unconfigure hook prints from
+    them too (the other workers have none, as pytest-xdist's workers' reports go to the controller), and
+    what is written last at the end is the one-process run's."""
     one, many = two_copies(tmp_path, SESSION_END)
     single = rt_test(one, env=environ(RUN_LOG=str(tmp_path / "one.log"), **STARTS[start]))
     log = tmp_path / "many.log"
@@ -1377,6 +1381,10 @@ def test_the_session_end_sees_the_whole_run_once(tmp_path: Path, start: str) -> 
     assert single.stdout.count("summary of 20 reports") == 1, single.stdout + single.stderr
     assert parallel.stdout.count("summary of") == 1, parallel.stdout + parallel.stderr
     assert "summary of 20 reports" in parallel.stdout, parallel.stdout + parallel.stderr
-    for name in ("summary.txt", "unconfigure.txt"):
-        assert (many / name).read_text() == (one / name).read_text(), name
+    assert parallel.stdout.count("unconfigure saw") == 1, parallel.stdout + parallel.stderr
+    assert (many / "summary.txt").read_text() == (one / "summary.txt").read_text()
+    # the other worker's unconfigure hook saw no report; the last one's, every report of the run
+    assert (many / "unconfigure.txt").read_text().splitlines()[-1:] == (
+        one / "unconfigure.txt"
+    ).read_text().splitlines()
     assert len(set(log.read_text().split())) == 2  # both workers ran tests

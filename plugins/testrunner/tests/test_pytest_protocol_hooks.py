@@ -221,10 +221,10 @@ def test_a_plain_protocol_hook_that_answers_none_leaves_the_test_to_rt(tmp_path:
     assert (root / "wrapped.txt").read_text() == wrapped, rt_run.output
 
 
-def test_an_async_test_under_a_plain_protocol_hook_runs_once_with_one_line(tmp_path: Path) -> None:
-    """A plain hook is synchronous: rt cannot drive an async test's phases from inside it (they run in rt's
-    event loop), so that test runs as without the hook and one line names the conftest.py; the sync tests
-    still go through the hook (the repeated one fails at its second run, as under pytest)."""
+def test_a_plain_protocol_hook_runs_async_tests_too(tmp_path: Path) -> None:
+    """A plain hook is synchronous: it drives an async test's phases too, whose async steps run each to its
+    end in a main-thread loop, as pytest's async plugins run them (anyio's here). Each test runs twice, the
+    second run logged: both fail at their second run, as under pytest (2 failed)."""
     files = {
         "conftest.py": """
         from _pytest.runner import runtestprotocol
@@ -243,12 +243,18 @@ def test_an_async_test_under_a_plain_protocol_hook_runs_once_with_one_line(tmp_p
 
         def test_sync_runs_twice():
             RUNS.append(1)
-            assert len(RUNS) == 1
+            assert RUNS.count(1) == 1
+
+
+        @pytest.fixture
+        async def resource():
+            yield 2
 
 
         @pytest.mark.anyio
-        async def test_async(anyio_backend):
-            pass
+        async def test_async_runs_twice(resource):
+            RUNS.append(resource)
+            assert RUNS.count(2) == 1
 
 
         @pytest.fixture
@@ -256,10 +262,13 @@ def test_an_async_test_under_a_plain_protocol_hook_runs_once_with_one_line(tmp_p
             return "asyncio"
         """,
     }
-    found, output = _rt_test(tmp_path, files)
-    assert found == {"pass": 1, "fail": 1}, output
-    assert "conftest: its pytest_runtest_protocol runs each test itself, which rt does for tests" in output
-    assert "test_async.py::test_async is async" in output, output
+    root = write_files(tmp_path, files)
+    pytest_run = run_pytest(cwd=root)
+    expected = counts_from_pytest(pytest_run.stdout)
+    assert expected == {"fail": 2}, pytest_run.output
+    found, output = _rt_test(root, {})
+    assert found == expected, output
+    assert "pytest_runtest_protocol" not in output, output
 
 
 def _rt_test(root: Path, files: dict[str, str], *args: str) -> tuple[dict[str, int], str]:
@@ -352,3 +361,105 @@ def test_terminal_reporter_stats_hold_the_runs_reports_by_outcome(tmp_path: Path
     rt_run = run_cli("test", cwd=root)
     assert "summary of 8 reports" in rt_run.stdout, rt_run.output
     assert {name: (root / name).read_text() for name in written} == written, rt_run.output
+
+
+def test_report_header_post_finalizer_and_nextitem_hooks(tmp_path: Path) -> None:
+    """Hooks rt did not call: ``pytest_report_header`` and ``pytest_report_collectionfinish`` (their lines
+    are printed before the first test, as pytest prints them in its header and after its ``collected``
+    line), ``pytest_fixture_post_finalizer`` (after each fixture's teardown, a directly parametrized name's
+    too), and ``nextitem`` of ``pytest_runtest_teardown``, which was always None (pytest: the next test, the
+    next file's first after a file's last, None for the last). The file the hooks write is pytest's."""
+    files = {
+        "conftest.py": """
+        import pytest
+
+
+        def pytest_report_header(config, start_path):
+            return ["project: demo", f"started in: {start_path.name}"]
+
+
+        def pytest_report_collectionfinish(config, start_path, items):
+            return f"selected {len(items)} tests"
+
+
+        def pytest_fixture_post_finalizer(fixturedef, request):
+            if fixturedef.argname in ("own", "shared", "x"):
+                with open("hooks.txt", "a") as out:
+                    out.write(f"post {fixturedef.argname} {fixturedef.scope}\\n")
+
+
+        def pytest_runtest_teardown(item, nextitem):
+            with open("hooks.txt", "a") as out:
+                out.write(f"teardown {item.name} next {nextitem.name if nextitem is not None else None}\\n")
+
+
+        @pytest.fixture(scope="module")
+        def shared():
+            yield 1
+
+
+        @pytest.fixture
+        def own(shared):
+            return shared + 1
+        """,
+        "test_one.py": """
+        import pytest
+
+
+        def test_a(own):
+            pass
+
+
+        class TestB:
+            def test_b(self, shared):
+                pass
+
+            @pytest.mark.parametrize("x", [1, 2])
+            def test_c(self, x, own):
+                pass
+        """,
+        "test_two.py": """
+        def test_d():
+            pass
+        """,
+    }
+    root = write_files(tmp_path, files)
+    pytest_run = run_pytest(cwd=root)
+    assert "project: demo" in pytest_run.stdout and "selected 5 tests" in pytest_run.stdout, pytest_run.output
+    written = (root / "hooks.txt").read_text()
+    assert "teardown test_c[2] next test_d\npost own function\npost x function\n" in written, written
+    (root / "hooks.txt").unlink()
+    rt_run = run_cli("test", cwd=root)
+    assert f"project: demo\nstarted in: {root.name}\nselected 5 tests\n" in rt_run.stdout, rt_run.output
+    assert (root / "hooks.txt").read_text() == written, rt_run.output
+
+
+def test_a_conftest_collect_directory_hook_is_named_as_not_called(tmp_path: Path) -> None:
+    """A conftest.py's ``pytest_collect_directory`` (pytest 8+: its own ``pytest.Dir`` decides what a folder
+    holds; here it collects nothing from ``sub``, pytest: 1 passed) is not called by rt, which collects
+    each folder itself (2 pass): one line names the conftest.py, rather than other counts without a word."""
+    files = {
+        "conftest.py": """
+        import pytest
+
+
+        class Empty(pytest.Dir):
+            def collect(self):
+                return []
+
+
+        def pytest_collect_directory(path, parent):
+            return Empty.from_parent(parent, path=path) if path.name == "sub" else None
+        """,
+        "sub/test_sub.py": """
+        def test_sub():
+            pass
+        """,
+        "test_top.py": """
+        def test_top():
+            pass
+        """,
+    }
+    found, output = _rt_test(tmp_path, files)
+    assert found == {"pass": 2}, output
+    assert "conftest.py: its pytest_collect_directory is not called" in output, output

@@ -904,6 +904,7 @@ class Setup:
         param = self.item.params.get(fixture.name, NOTSET)
         if fixture.scope == "function":
             if id(fixture) not in self._function_values:
+                self.post_finalizer(fixture, param, self.finalizers)
                 self._function_values[id(fixture)] = await self._create(fixture, param, self.finalizers)
             return self._function_values[id(fixture)]
         # as pytest: its own fixtures first, so that one whose parameter changed since tears this one down
@@ -927,6 +928,7 @@ class Setup:
         self.scopes.by_scope.setdefault(key[1], []).append(key)
         for dependency in dependencies:  # torn down (another parameter, its scope's end): this one goes first
             dependency.finalizers.append(_Dependent(self.scopes, key, entry))
+        self.post_finalizer(fixture, param, entry.finalizers)
         try:
             entry.value = await self._create(fixture, param, entry.finalizers, kwargs)
         except BaseException as exc:
@@ -935,6 +937,22 @@ class Setup:
         finally:
             self._active.pop(key, None)
         return entry.value
+
+    def post_finalizer(self, fixture: FixtureDef, param: Any, finalizers: list[Callable[[], Any]]) -> None:
+        """pytest calls ``pytest_fixture_post_finalizer(fixturedef, request)`` after each fixture's teardown:
+        added to ``finalizers`` before the fixture's own (they run last first), for the suites with such a
+        hook."""
+        named = self.item.session.named_hooks.get("pytest_fixture_post_finalizer")
+        if not named:
+            return
+        hooks = [hook for base, hook in named if self.item.file.startswith(base)]
+        if not hooks:
+            return
+        from rt_testrunner import pyplugins
+
+        request = FixtureRequest(self.item, self, fixture, param)
+        available = {"fixturedef": fixture, "request": request}
+        finalizers.append(lambda: pyplugins.call("pytest_fixture_post_finalizer", hooks, available))
 
     def _upstream_params(self, fixture: FixtureDef) -> tuple[tuple[str, int], ...]:
         """The parameters (by index) of the fixtures ``fixture`` depends on: a wider-scoped fixture is made

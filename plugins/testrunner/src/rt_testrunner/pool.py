@@ -396,7 +396,10 @@ class Pool:
     def _stop_message(self, worker: _Worker) -> tuple[Any, ...]:
         """``(STOP,)``, with the run's results for the worker that ends the session last."""
         if worker is self.held:
-            return (wire.STOP, tuple(self.recorder.results))
+            # in the files' order, as one process records them (the workers finish them in any order)
+            order = {test_file.relative: index for index, test_file in enumerate(self.files)}
+            results = sorted(self.recorder.results, key=lambda event: order.get(event.file, len(order)))
+            return (wire.STOP, tuple(results))
         return (wire.STOP,)
 
     def _end_all(self) -> None:

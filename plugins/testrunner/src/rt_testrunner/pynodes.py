@@ -516,6 +516,8 @@ class PyItem:
     log_attached: list[tuple[Any, Any]] = attrs.Factory(list)
     #: pytest-timeout's time-out of the call alone (``func_only``), in milliseconds; None: the whole test's
     call_timeout_ms: int | None = None
+    #: the test that runs after this one in its file (``nextitem`` of the protocol and teardown hooks)
+    next_item: PyItem | None = None
 
     #: the collectors between the module and the test that are neither the module nor a class: a plugin's
     #: ``pytest.Module`` made of a name of the module (pytest-describe's ``describe_a::describe_b``)

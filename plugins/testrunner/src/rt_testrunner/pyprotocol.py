@@ -9,8 +9,8 @@ whose ``pytest_runtest_makereport`` makes the phase's report with the suite's ho
 ``pytest_runtest_logreport`` tells the suite's hooks and keeps the report. Once the hook returns, the test's
 outcome is what the reports it logged say (the last one of each phase), as pytest's terminal counts it.
 
-The hook is synchronous: a phase that needs an event loop (an async test or fixture) cannot be driven from
-inside it, so such a test runs as without the hook (its wrappers only), and one line says so.
+The hook is synchronous, and so are the phases it drives: an async test's or fixture's steps run each to its
+end in a main-thread loop (main_loops.py), as pytest's async plugins run them.
 """
 
 from __future__ import annotations

@@ -119,7 +119,7 @@ async def _run_item(item: PyItem) -> None:
     with caught, _root_log_level(root_level):
         if item.session.warnings_plugin:
             apply_warning_filters(item)
-        protocol = _protocol_hooks(item)
+        protocol = item.session.hooks_for("pytest_runtest_protocol", item.file)
         if not protocol:
             await _protocol(item)
             return
@@ -142,7 +142,7 @@ async def _run_item(item: PyItem) -> None:
         from rt_testrunner import pyprotocol
 
         pyprotocol.item_hooks(item).begin()
-        available = {"item": item.node, "nextitem": None}
+        available = {"item": item.node, "nextitem": next_node(item)}
         await pyhooks.call(protocol, available, default, firstresult=True, name="pytest_runtest_protocol")
         if failure:
             raise failure[0]
@@ -150,26 +150,16 @@ async def _run_item(item: PyItem) -> None:
             pyprotocol.settle(item)
 
 
-def _protocol_hooks(item: PyItem) -> list[Callable[..., Any]]:
-    """The ``pytest_runtest_protocol`` hooks rt calls for ``item``: all of them for a test that needs no
-    event loop; for one that does, the wrappers only (a plain hook, which runs the phases synchronously,
-    cannot drive them), told once per hook."""
-    hooks = item.session.hooks_for("pytest_runtest_protocol", item.file)
-    plain = [hook for hook in hooks if not is_wrapper(hook)]
-    if not plain or not needs_loop(item):
-        return hooks
-    told = item.session.told_protocol
-    for hook in plain:
-        if id(hook) not in told:
-            told.add(id(hook))
-            where = pyplugins.owner(hook) or getattr(hook, "__module__", "?")
-            terminal = capture.terminal_stream("err")  # past the test's own capture
-            terminal.write(
-                f"rt test: {where}: its pytest_runtest_protocol runs each test itself, which rt does for tests"
-                f" that need no event loop only ({item.nodeid} is async: rt runs it, with that hook's wrappers)\n"
-            )
-            terminal.flush()
-    return [hook for hook in hooks if is_wrapper(hook)]
+def next_node(item: PyItem) -> Any:
+    """pytest's ``nextitem``: the node of the test that runs after ``item`` (after a file's last one, the next
+    file's first in one process, None under ``--parallel``), None after the run's last (the runner links
+    them, for the suites with protocol or teardown hooks: runner.py)."""
+    following = item.next_item
+    if following is None:
+        return None
+    if following.node is None:
+        following.node = Node(following)
+    return following.node
 
 
 def _warnings_teller(item: PyItem, hooks: list[Callable[..., Any]]) -> Callable[[list[Any]], None]:
@@ -238,7 +228,7 @@ async def _phases(item: PyItem) -> None:
                 _make_report(item, "call", call_error, started, report_hooks, xfail)
     finally:
         started = clock.time()
-        teardown_error = await teardown_step(item)
+        teardown_error = await teardown_step(item, next_node(item))
         if state is not None and teardown_error is not None:
             state.teardown_error = teardown_error
         if report_hooks:
@@ -326,6 +316,10 @@ async def _set_up(item: PyItem, setup: Setup) -> None:
     fixture_hooks = [h for base, h in item.session.fixture_setup_hooks if item.file.startswith(base)]
     if fixture_hooks:
         _direct_params_through(fixture_hooks, item, setup)
+    if item.session.named_hooks.get("pytest_fixture_post_finalizer"):
+        # pytest sets each directly parametrized name up as a fixture of its own, torn down last
+        for name, value in item.direct_params.items():
+            setup.post_finalizer(FixtureDef(name, _no_function, "function"), value, setup.finalizers)
     for name in item.fixturenames:
         await setup.get(name)
     item.setup_node()

@@ -48,6 +48,9 @@ NAMED_HOOKS = (
     "pytest_deselected",
     "pytest_terminal_summary",
     "pytest_warning_recorded",
+    "pytest_report_header",
+    "pytest_report_collectionfinish",
+    "pytest_fixture_post_finalizer",
 )
 
 #: the async plugins rt stands in for (async_plugins.py), by top-level module: their
@@ -186,8 +189,6 @@ class PytestSession(ModuleCollection):
         self.loaded_plugins: set[str] = set()
         self.shouldstop: bool | str = False
         self.shouldfail: bool | str = False
-        #: the plain ``pytest_runtest_protocol`` hooks (by id) already told not to run an async test
-        self.told_protocol: set[int] = set()
         #: pytest's ``session.exitstatus``, set when the session finishes (plugins' sessionfinish hooks read it)
         self.exitstatus = 0
         self.items: list[Any] = []
@@ -397,6 +398,14 @@ class PytestSession(ModuleCollection):
             hook = getattr(plugin, name, None)
             if callable(hook) and not _rt_calls_instead(name, hook):
                 self.named_hooks.setdefault(name, []).append((baseid, hook))
+        hook = getattr(plugin, "pytest_collect_directory", None)
+        if callable(hook) and pyplugins.owner(hook) is None:
+            # a conftest.py's: its own Directory collector would decide what the folder holds, rt's does
+            where = getattr(plugin, "__file__", None) or type(plugin).__name__
+            self.warn(
+                f"rt test: {where}: its pytest_collect_directory is not called"
+                " (rt collects each folder as pytest's Dir or Package does)"
+            )
 
     def _plugin_words(self) -> list[str]:
         """The words of ``addopts``, ``PYTEST_ADDOPTS`` and the command line's ``-p`` options."""

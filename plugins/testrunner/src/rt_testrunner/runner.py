@@ -119,6 +119,8 @@ class Runner:
         self.collection_stopped = False
         #: files a conftest.py left out of the collection (``collect_ignore``): run as empty, not shown
         self.not_collected: set[str] = set()
+        #: each file's next one in a one-process run (its first test is the ``nextitem`` of the file's last)
+        self._following: dict[Path, TestFile] = {}
         #: the session's end calls the ``pytest_terminal_summary`` hooks: in one process, and in the one
         #: ``--parallel`` worker the main process hands the whole run's results (:attr:`whole_run`)
         self.summary = True
@@ -260,6 +262,8 @@ class Runner:
             elif stopped_by is None and self._collection_failed(files):
                 await self._report_collection(order, one_process=order is files)
             else:
+                if order is files:  # one process: each file's last test has the next file's first as nextitem
+                    self._following = dict(zip((f.path for f in files), files[1:], strict=False))
                 # Ctrl-C or pytest.exit() while collecting stops the run before any test, as in pytest: only
                 # the file that raised it runs its turn, which reports it and ends the run
                 turns = order if stopped_by is None else [stopped_by]
@@ -343,6 +347,9 @@ class Runner:
         except Exception as exc:  # noqa: BLE001 - a conftest.py's hook failing: the run stops, as pytest's
             if files:
                 self._collected[files[0].path] = exc
+        from rt_testrunner.pyheader import print_report_lines
+
+        print_report_lines(self.session)
 
     def _collect_each(self, files: Sequence[TestFile]) -> TestFile | None:
         for test_file in files:
@@ -409,7 +416,10 @@ class Runner:
     def _finish_session(self) -> None:
         """pytest's end of the session (``pytest_sessionfinish``, ``pytest_terminal_summary`` where
         :attr:`summary`, ``pytest_unconfigure``), with the run's results as ``terminalreporter.stats``."""
-        results = self.whole_run if self.whole_run is not None else self.recorder.results
+        # a --parallel worker that does not end the run has none, as a pytest-xdist worker's reports go to the
+        # controller: a plugin's summary from them in pytest_unconfigure (pytest-md-report's) is printed once
+        own = self.recorder.results if self.summary else []
+        results = self.whole_run if self.whole_run is not None else own
         session_finished(self.session, self._session_status(), lambda: results, self.summary)
 
     def _session_status(self) -> int:
@@ -592,6 +602,8 @@ class Runner:
 
                     tell_deselected(pytest_items)
                 self._report_node_errors(root, test_file)
+            if self.session.teardown_hooks or self.session.named_hooks.get("pytest_runtest_protocol"):
+                self._link_next_items(root, test_file, only_mode, span)
             await self._run_suite(root, [self.preload_root], test_file, run, only_mode, span)
         if leaving is not None and not self.bailed:
             await self._leave_packages(test_file, leaving)
@@ -607,6 +619,39 @@ class Runner:
         ending = Suite(None)
         ending.hooks["after_all"].append(self._session_teardown)
         await self._after_all(ending, test_file)
+
+    def _link_next_items(
+        self, root: Suite, test_file: TestFile, only_mode: bool, span: tuple[int, int] | None
+    ) -> None:
+        """Each pytest test of the file learns the test that runs after it (pytest's ``nextitem``, which
+        protocol and teardown hooks get; retry code passes it on), in the order :meth:`_run_suite` runs them."""
+        ordered = self._pytest_cases(root, test_file, only_mode, span)
+        # the last one's is the next file's first test in one process (under --parallel: unknown, None)
+        after = self._following.get(test_file.path)
+        collected = self._collected.get(after.path) if after is not None else None
+        if after is not None and isinstance(collected, Suite):
+            only = self.options.only or any(t.has("only") for t in collected.tests())
+            ordered += self._pytest_cases(collected, after, only, None)[:1]
+        for index, case in enumerate(ordered):
+            if case.item is not None:
+                case.item.next_item = ordered[index + 1].item if index + 1 < len(ordered) else None
+
+    def _pytest_cases(
+        self, root: Suite, test_file: TestFile, only_mode: bool, span: tuple[int, int] | None
+    ) -> list[TestCase]:
+        """The file's selected pytest tests, in the order :meth:`_run_suite` runs them."""
+        ordered: list[TestCase] = []
+
+        def walk(suite: Suite, top: bool) -> None:
+            children = self.schedule.ordered(suite, test_file.relative)
+            for child in children[span[0] : span[1]] if top and span is not None else children:
+                if isinstance(child, Suite):
+                    walk(child, False)
+                elif child.item is not None and self.schedule.selected(child, only_mode):
+                    ordered.append(child)
+
+        walk(root, True)
+        return ordered
 
     # -- suites ------------------------------------------------------------------------------------------------
 
