@@ -139,3 +139,49 @@ def test_a_text_file_of_the_doctest_glob_claimed_by_a_conftest(tmp_path: Path) -
     )
     pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     assert "1 failed, 2 passed" in pytest_run.stdout, pytest_run.output
+
+
+def test_a_unittest_tests_second_error_is_its_teardown_error(tmp_path: Path) -> None:
+    """zope.deprecation 6.0: tests that fail, after which their ``tearDown`` raises ``KeyError`` (it deletes
+    what the failed test never set). pytest's unittest plugin keeps each outcome unittest reports, in order,
+    and gives the call phase the first and the teardown phase the second: 1 failed and 1 error ("ERROR at
+    teardown of"); a third is dropped. rt kept only the first: 14 failed where pytest counts 14 failed and 3
+    errors. pytest 9.2: 4 failed, 1 passed, 1 skipped, 3 errors (an expected failure whose tearDown fails is a
+    failure, as unittest reports it)."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_teardowns.py": """
+                import unittest
+
+                class TestTearDownFails(unittest.TestCase):
+                    def tearDown(self):
+                        raise KeyError("abc")
+
+                    def test_fails(self):
+                        self.fail("first")
+
+                    def test_passes(self):
+                        pass
+
+                    def test_fails_with_a_failing_cleanup(self):
+                        self.addCleanup(lambda: 1 / 0)
+                        assert False
+
+                    @unittest.expectedFailure
+                    def test_expected_failure(self):
+                        assert False
+
+                    def test_skipped(self):
+                        self.skipTest("not here")
+
+                class TestFine(unittest.TestCase):
+                    def test_plain(self):
+                        pass
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert "4 failed, 1 passed, 1 skipped, 3 errors" in pytest_run.stdout, pytest_run.output
+    assert "KeyError" in rt_run.output, rt_run.output

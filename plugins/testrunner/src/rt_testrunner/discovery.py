@@ -13,8 +13,6 @@ from pathlib import Path
 
 import attrs
 
-from rt_testrunner.suffix_exclusions import leaves_out_suffixes
-
 SUFFIXES = (".test.py", "_test.py", ".spec.py", "_spec.py")
 PATTERNS = ("*.test.py", "*_test.py", "*.spec.py", "*_spec.py")
 SKIPPED_DIRECTORIES = frozenset(
@@ -167,6 +165,8 @@ def claims_in_source(text: str) -> frozenset[str]:
     file to the hook. Nothing when the source has no such hook."""
     if "pytest_collect_file" not in text:
         return frozenset()
+    from rt_testrunner.suffix_exclusions import leaves_out_suffixes  # only for a source with such a hook
+
     if leaves_out_suffixes(text):
         return frozenset({EVERY_FILE})
     found = set()

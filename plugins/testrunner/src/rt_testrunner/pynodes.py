@@ -518,6 +518,9 @@ class PyItem:
     call_timeout_ms: int | None = None
     #: the test that runs after this one in its file (``nextitem`` of the protocol and teardown hooks)
     next_item: PyItem | None = None
+    #: a unittest test's second error (its ``tearDown`` or a cleanup failing after the test failed): pytest
+    #: reports it as the test's teardown error (pyunittest.py)
+    unittest_teardown_error: BaseException | None = None
 
     #: the collectors between the module and the test that are neither the module nor a class: a plugin's
     #: ``pytest.Module`` made of a name of the module (pytest-describe's ``describe_a::describe_b``)
@@ -589,7 +592,11 @@ class PyItem:
         sets up its collectors and itself there, as pytest's ``SetupState`` does: pycollect.py)."""
 
     def teardown_node(self) -> None:
-        """The end of the teardown phase, after the function's fixtures: nothing for a test function."""
+        """The end of the teardown phase, after the function's fixtures: nothing for a test function; a
+        unittest test's second error, as pytest's unittest plugin reports it in this phase."""
+        error, self.unittest_teardown_error = self.unittest_teardown_error, None
+        if error is not None:
+            raise error
 
 
 def inner_id(scope: str, cls: Any, name: str) -> str:

@@ -52,22 +52,20 @@ def _unittest_result() -> type[Any]:
     from rt_testrunner import subtests
 
     class _UnittestResult(unittest.TestResult):
-        """Keeps the exceptions themselves (unittest's own result keeps formatted text only)."""
+        """Keeps what unittest reports of the test, in its order, as exceptions (unittest's own result keeps
+        formatted text only): its errors and failures, a skip, an expected failure, an unexpected success."""
 
         def __init__(self) -> None:
             super().__init__()
-            self.error: BaseException | None = None
-            self.skip_reason: str | None = None
-            self.expected: str | None = None
-            self.unexpected = False
+            self.outcomes: list[BaseException] = []
 
         def _keep(self, err: Any) -> None:
-            if self.error is None and err is not None:
+            if err is not None:
                 exc = err[1] if isinstance(err, tuple) else err
                 if isinstance(exc, BaseException):
                     if isinstance(err, tuple) and err[2] is not None:
                         exc = exc.with_traceback(err[2])
-                    self.error = exc
+                    self.outcomes.append(exc)
 
         def addError(self, test: Any, err: Any) -> None:
             self._keep(err)
@@ -91,13 +89,13 @@ def _unittest_result() -> type[Any]:
             if isinstance(test, unittest.case._SubTest):  # type: ignore[attr-defined]
                 subtests.record(_subtest_description(test), SkipTest(reason))
                 return
-            self.skip_reason = reason
+            self.outcomes.append(SkipTest(reason))
 
         def addExpectedFailure(self, test: Any, err: Any) -> None:
-            self.expected = str(err[1]) if isinstance(err, tuple) else ""
+            self.outcomes.append(ExpectedFailure(str(err[1]) if isinstance(err, tuple) else ""))
 
         def addUnexpectedSuccess(self, test: Any) -> None:
-            self.unexpected = True
+            self.outcomes.append(AssertionError("Unexpected success"))
 
     return _UnittestResult
 
@@ -117,11 +115,10 @@ def run_unittest(item: PyItem) -> None:
     case = item.instance if item.instance is not None else item.cls(item.originalname)
     result = _unittest_result()()
     case.run(result)
-    if result.error is not None:
-        raise result.error
-    if result.skip_reason is not None:
-        raise SkipTest(result.skip_reason)
-    if result.expected is not None:
-        raise ExpectedFailure(result.expected)
-    if result.unexpected:
-        raise AssertionError("Unexpected success")
+    # pytest's unittest plugin keeps each outcome unittest reports and gives the call phase the first, the
+    # teardown phase the second (zope.deprecation 6.0: a failed test whose tearDown then raises KeyError is
+    # 1 failed and 1 error); a third is dropped
+    outcomes = result.outcomes
+    item.unittest_teardown_error = outcomes[1] if len(outcomes) > 1 else None
+    if outcomes:
+        raise outcomes[0]
