@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rt.testing import same_counts_as_pytest, write_files
+from rt.testing import run_cli, run_pytest, same_counts_as_pytest, summary_counts, write_files
 
 
 def test_items_pass_for_pytests_node_classes_in_isinstance(tmp_path: Path) -> None:
@@ -64,3 +64,34 @@ def test_items_pass_for_pytests_node_classes_in_isinstance(tmp_path: Path) -> No
     )
     pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     assert "2 passed, 1 skipped, 1 xfailed" in pytest_run.output, pytest_run.output
+
+
+def test_an_initial_conftest_that_fails_to_import_stops_the_run_at_start_up(tmp_path: Path) -> None:
+    """copier 9.19.1 without coverage installed: its tests/conftest.py imports ``coverage.tracer``, and
+    pytest, which loads the conftest.py files of the paths it starts from (and of a folder's ``test*``
+    subfolders) before collecting, stops with "ImportError while loading conftest", status 4, no test run
+    and no counts; rt counted one collection error (status 2). A conftest.py pytest meets only while
+    collecting (``other/``, not a ``test*`` folder) stays one collection error of its folder."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "tests/conftest.py": "import a_module_not_installed\n",
+            "tests/test_a.py": "def test_a():\n    pass\n",
+            "other/conftest.py": "raise ValueError('broken')\n",
+            "other/test_b.py": "def test_b():\n    pass\n",
+            "test_c.py": "def test_c():\n    pass\n",
+        },
+    )
+    for args in ((), ("tests",), ("tests/test_a.py",), ("other",)):
+        pytest_run = run_pytest(*args, cwd=tmp_path)
+        rt_run = run_cli("test", *args, cwd=tmp_path)
+        assert pytest_run.code == rt_run.code == 4, (args, pytest_run.output, rt_run.output)
+        for run in (pytest_run, rt_run):
+            assert "ImportError while loading conftest" in run.output, (args, run.output)
+        assert "passed" not in pytest_run.output, (args, pytest_run.output)
+        assert not any(summary_counts(rt_run.stderr).values()), (args, rt_run.output)  # no test ran
+    (tmp_path / "tests" / "conftest.py").unlink()
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)  # other/conftest.py: met while collecting
+    assert "ValueError: broken" in rt_run.output, rt_run.output
+    assert "1 error" in pytest_run.stdout, pytest_run.output

@@ -108,6 +108,11 @@ class PytestSession(ModuleCollection):
         #: installed plugin's start-up hook raised a warning the suite's filters turn into an error; the run
         #: then collects no further file and runs no test (:meth:`_call_plugins`)
         self.internal_error: str | None = None
+        #: pytest's usage error (status 4) at start-up: one of its initial conftest.py files (PytestConfig.
+        #: initial_conftest_dirs) failed to import, "ImportError while loading conftest"; the run then
+        #: collects no further file and runs no test, where a conftest.py met while collecting is one
+        #: collection error of its folder
+        self.conftest_import_error: str | None = None
         self.config.hook = HookRelay(
             lambda: [*self.plugins, *(m for m in self.conftests.values() if m is not None)],
             self.config.pluginmanager.firstresult,
@@ -268,7 +273,12 @@ class PytestSession(ModuleCollection):
                     # only with a conftest.py: one module less at start-up
                     from rt_testrunner import pyhookspecs
 
-                    module = importing.import_path(path)
+                    try:
+                        module = importing.import_path(path)
+                    except Exception as exc:
+                        if self._is_initial_conftest_path(path):
+                            self.conftest_import_error = conftest_import_error(path, exc)
+                        raise
                     pyhookspecs.check(module, path)
                     self.conftests[key] = module
                     self._register_plugin_module(module, f"{folder}{os.sep}")
@@ -315,7 +325,9 @@ class PytestSession(ModuleCollection):
         """``module`` is one of pytest's initial conftest.py files, which it loads and configures before
         collecting (PytestConfig.initial_conftest_dirs; the invocation folder's, its parents' and its
         ``test*`` subfolders' when the run does not say)."""
-        path = Path(module.__file__ or "")
+        return self._is_initial_conftest_path(Path(module.__file__ or ""))
+
+    def _is_initial_conftest_path(self, path: Path) -> bool:
         if path.name != "conftest.py":
             return False
         folder, folders = path.parent, self.pyconfig.initial_conftest_dirs
@@ -692,6 +704,17 @@ def _rt_calls_instead(name: str, hook: Callable[..., Any]) -> bool:
     if name in _STAND_IN_HOOKS.get(module, ()):
         return True
     return name in _ASYNC_PLUGIN_HOOKS and module in _ASYNC_PLUGIN_MODULES
+
+
+def conftest_import_error(path: Path, exc: Exception) -> str:
+    """pytest's start-up error for an initial conftest.py that failed to import, in one line: its words
+    ("ImportError while loading conftest", whatever the error), the error, and the conftest.py's line that
+    raised it."""
+    import traceback
+
+    lines = [frame.lineno for frame in traceback.extract_tb(exc.__traceback__) if frame.filename == str(path)]
+    where = f" ({path.name}:{lines[-1]})" if lines else ""
+    return f"ImportError while loading conftest '{path}'. {type(exc).__name__}: {exc}{where}"
 
 
 def _relative_to_initial(path: Path, initial: tuple[Path, ...]) -> str:

@@ -335,6 +335,8 @@ class Runner:
         for the command line and the options nothing registered: the status and line the run stops with."""
         from rt_testrunner.exit_status import INTERNAL_ERROR, USAGE_ERROR
 
+        if self.session.conftest_import_error is not None:
+            return USAGE_ERROR, self.session.conftest_import_error
         refused = self.session.tell_unknown_options()
         if self.session.internal_error is not None:
             return INTERNAL_ERROR, f"internal error: {self.session.internal_error}"
@@ -353,7 +355,7 @@ class Runner:
 
     def _collect_each(self, files: Sequence[TestFile]) -> TestFile | None:
         for test_file in files:
-            if self.session.internal_error is not None:
+            if self.session.internal_error is not None or self.session.conftest_import_error is not None:
                 break  # pytest stopped at start-up, before collecting
             if importing.importable(test_file.path) or test_file.custom:
                 self.collecting(test_file)
