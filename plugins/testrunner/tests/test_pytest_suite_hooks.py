@@ -613,3 +613,63 @@ def test_warning_recorded_hooks_get_each_tests_warnings(tmp_path: Path) -> None:
     assert "quiet" not in expected and "DeprecationWarning: old" in expected, pytest_run.output
     rt_run = run_cli("test", cwd=tmp_path)
     assert (tmp_path / "heard.txt").read_text() == expected, rt_run.output
+
+
+def test_trylast_runtest_hooks_run_after_pytests_own_set_up_call_and_teardown(tmp_path: Path) -> None:
+    """pytest's own ``pytest_runtest_setup``, ``_call`` and ``_teardown`` (its runner plugin's, which set the
+    fixtures up, call the test, tear the fixtures down) are plain hooks registered before any suite's, so
+    pluggy calls a suite's plain hooks before them and its ``trylast`` ones after them: a ``trylast`` set-up
+    hook sees the fixtures set up, a ``trylast`` teardown hook runs once they are torn down. rt called its own
+    work after every hook of the suite, ``trylast`` ones included. pytest 9.2: 2 passed."""
+    files = {
+        "order.py": "SEEN = []\n",
+        "conftest.py": """
+        import pytest
+
+        from order import SEEN
+
+
+        @pytest.fixture
+        def resource():
+            SEEN.append("fixture set up")
+            yield
+            SEEN.append("fixture torn down")
+
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_runtest_setup(item):
+            SEEN.append("trylast setup")
+
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_runtest_call(item):
+            SEEN.append("trylast call")
+
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_runtest_teardown(item):
+            SEEN.append("trylast teardown")
+        """,
+        "test_order.py": """
+        from order import SEEN
+
+
+        def test_first(resource):
+            SEEN.append("test")
+
+
+        def test_second():
+            assert SEEN[:6] == [
+                "fixture set up",
+                "trylast setup",
+                "test",
+                "trylast call",
+                "fixture torn down",
+                "trylast teardown",
+            ]
+        """,
+    }
+    found, output = rt_test(tmp_path, files)
+    expected = counts_from_pytest(run_pytest(cwd=tmp_path, timeout=180).stdout)
+    assert expected == {"pass": 2}
+    assert found == expected, output

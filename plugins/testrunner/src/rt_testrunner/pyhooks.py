@@ -40,11 +40,15 @@ async def call(
     default: Callable[[], Awaitable[Any]],
     firstresult: bool,
     name: str = "",
+    plain_default: bool = False,
 ) -> Any:
     """Run ``hooks`` (given in registration order) with the ``available`` arguments each declares, and
     ``default`` (rt's own implementation, pytest's built-in one) last: skipped when a ``firstresult`` hook
-    answered. What a hook or the call raises reaches the wrappers, then the caller; a plugin's hook that
-    raises is named in the error (hook ``name``), as :func:`rt_testrunner.pyplugins.call` names it."""
+    answered. ``plain_default``: pytest's own implementation is a plain one (``pytest_runtest_setup``,
+    ``_call``, ``_teardown`` of its runner plugin, registered before any suite's), so pluggy calls it after
+    the suite's plain hooks and before their ``trylast`` ones, which see the fixtures set up (or torn down).
+    What a hook or the call raises reaches the wrappers, then the caller; a plugin's hook that raises is named
+    in the error (hook ``name``), as :func:`rt_testrunner.pyplugins.call` names it."""
     import pluggy
 
     from rt_testrunner.pyplugins import named_error
@@ -52,8 +56,23 @@ async def call(
     wrappers: list[tuple[Hook, Generator[Any, Any, Any], bool]] = []
     result: Any = None
     error: BaseException | None = None
-    answered = False
-    for hook, wrapper, new_style in call_plan(hooks):
+    plan = call_plan(hooks)
+    cut = len(plan)
+    if plain_default:
+        cut = next(
+            (i for i, (h, wrapper, _) in enumerate(plan) if not wrapper and _options(h).get("trylast")), cut
+        )
+    # pytest's own implementation (None) where pluggy calls it among the plain hooks
+    steps: list[tuple[Hook, bool, bool] | None] = [*plan[:cut], None, *plan[cut:]]
+    for step in steps:
+        if step is None:
+            try:
+                result = await default()
+            except BaseException as exc:  # noqa: BLE001 - handed to the wrappers, raised again after them
+                error = exc
+                break
+            continue
+        hook, wrapper, new_style = step
         try:
             if wrapper:
                 generator = hook(**_arguments(hook, available))
@@ -65,13 +84,8 @@ async def call(
             error = named_error(hook, name, exc)
             break
         if answer is not None and firstresult:
-            result, answered = answer, True
+            result = answer  # a firstresult hook answered: pytest's own implementation is not called
             break
-    if error is None and not answered:
-        try:
-            result = await default()
-        except BaseException as exc:  # noqa: BLE001 - handed to the wrappers, raised again after them
-            error = exc
     for hook, generator, new_style in reversed(wrappers):
         try:
             if new_style:

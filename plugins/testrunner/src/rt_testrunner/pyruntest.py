@@ -259,6 +259,7 @@ async def setup_step(item: PyItem) -> None:
             lambda: _set_up(item, setup),
             firstresult=False,
             name="pytest_runtest_setup",
+            plain_default=True,
         )
     else:
         _skip_marks(item)
@@ -348,6 +349,7 @@ async def _teardown_phase(item: PyItem, setup: Setup, nextitem: Any = None) -> B
             default,
             firstresult=False,
             name="pytest_runtest_teardown",
+            plain_default=True,
         )
     except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
         error = exc
@@ -542,7 +544,9 @@ async def _run_call(
                 pyfunc_hooks, {"pyfuncitem": item.node}, call_function, firstresult=True
             )
 
-        await pyhooks.call(runtest_hooks, {"item": item.node}, pyfunc_call, firstresult=False)
+        await pyhooks.call(
+            runtest_hooks, {"item": item.node}, pyfunc_call, firstresult=False, plain_default=True
+        )
 
 
 async def _timed_call(timeout_ms: int, call: Awaitable[None]) -> None:
