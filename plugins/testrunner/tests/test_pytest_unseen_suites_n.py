@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from rt.testing import same_counts_as_pytest, write_files
+from rt.testing import run_cli, run_pytest, same_counts_as_pytest, summary_counts, write_files
 
 #: a ``src`` layout whose package is not installed: only importing one of its own modules (a doctest module
 #: under ``--doctest-modules``) puts ``src`` on sys.path, as pytest's default import mode inserts a
@@ -185,3 +185,33 @@ def test_a_unittest_tests_second_error_is_its_teardown_error(tmp_path: Path) -> 
     pytest_run, rt_run = same_counts_as_pytest(tmp_path)
     assert "4 failed, 1 passed, 1 skipped, 3 errors" in pytest_run.stdout, pytest_run.output
     assert "KeyError" in rt_run.output, rt_run.output
+
+
+def test_an_initial_conftest_that_fails_to_import_stops_the_run(tmp_path: Path) -> None:
+    """cssutils 2.15.0 without its dependency encutils: its conftest.py at the root imports the package,
+    which fails. pytest loads its initial conftest.py files (the rootdir's, those of the paths given and
+    their ``test*`` subfolders) before collecting, and one that fails to import is its usage error, "ImportError
+    while loading conftest", status 4, no test collected; rt counted 1 collection error, status 2. A
+    conftest.py met later while collecting (a subfolder's, run from the rootdir) is still a collection
+    error of its folder under both: pytest 9.2: 1 passed, 1 error."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "conftest.py": "import not_installed_dependency\n",
+            "test_one.py": "def test_one():\n    pass\n",
+            "later/pytest.ini": "[pytest]\n",
+            "later/test_fine.py": "def test_fine():\n    pass\n",
+            "later/pkg/conftest.py": "import not_installed_dependency\n",
+            "later/pkg/test_below.py": "def test_below():\n    pass\n",
+        },
+    )
+    pytest_run = run_pytest(cwd=tmp_path)
+    rt_run = run_cli("test", cwd=tmp_path)
+    assert pytest_run.code == 4, pytest_run.output
+    assert "ImportError while loading conftest" in pytest_run.output, pytest_run.output
+    assert rt_run.code == 4, rt_run.output
+    assert "ImportError while loading conftest" in rt_run.output, rt_run.output
+    assert "No module named 'not_installed_dependency'" in rt_run.output, rt_run.output
+    assert summary_counts(rt_run.stderr) == {}, rt_run.output
+    same_counts_as_pytest(tmp_path / "later")
