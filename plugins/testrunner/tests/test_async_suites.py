@@ -722,3 +722,64 @@ def test_pytest_asyncio_runs_each_step_as_a_task_of_its_own(tmp_path: Path) -> N
     result = run_cli("test", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "plugins")}, timeout=180)
     # pytest 9.2 with pytest-asyncio 1.5.0: 2 passed
     assert summary_counts(result.stderr) == {"pass": 2}, result.output
+
+
+def test_anyio_sets_up_the_async_fixtures_of_a_sync_test_that_asks_for_its_backend(tmp_path: Path) -> None:
+    """anyio's ``pytest_fixture_setup`` runs an async fixture on the test's ``anyio_backend`` whenever that
+    name is among the test's fixtures, a sync test's too, and also when a plugin's ``pytest_fixture_setup``
+    asks for the fixture with ``request.getfixturevalue`` (pytest-lazy-fixtures' ``lf()`` in a fixture's
+    ``params``); rt failed such a fixture with pytest's "requested an async fixture ... with no plugin or
+    hook that handled it". pytest 9.2: 4 passed."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+            import sniffio
+
+
+            class Lazy:
+                def __init__(self, name):
+                    self.name = name
+
+
+            @pytest.fixture(params=["asyncio", "trio"])
+            def anyio_backend(request):
+                return request.param
+
+
+            @pytest.fixture
+            async def library(anyio_backend):
+                yield sniffio.current_async_library()
+
+
+            @pytest.hookimpl(tryfirst=True)
+            def pytest_fixture_setup(fixturedef, request):
+                param = getattr(request, "param", None)
+                if isinstance(param, Lazy):
+                    request.param = request.getfixturevalue(param.name)
+            """,
+            "test_sync.py": """
+            import pytest
+
+            from conftest import Lazy
+
+
+            @pytest.fixture(params=[Lazy("library")], ids=["lazy"])
+            def resolved(request):
+                return request.param
+
+
+            def test_sync_test_with_an_async_fixture(library, anyio_backend):
+                assert library == anyio_backend
+
+
+            def test_async_fixture_asked_for_in_a_hook(resolved, anyio_backend):
+                assert resolved == anyio_backend
+            """,
+        },
+    )
+    expected = pytest_counts(tmp_path)
+    assert expected == {"pass": 4}
+    result = run_rt_test(tmp_path)
+    assert summary_counts(result.stderr) == expected, result.output

@@ -84,15 +84,20 @@ class AsyncModes:
             return backend_key("trio")
         return None if native else UNCLAIMED
 
-    def fixture_claim(self, test_claim: Any, func: Any, native: bool) -> Any:
+    def fixture_claim(self, test_claim: Any, func: Any, native: bool, anyio_asked: bool = False) -> Any:
         """Who sets up an async fixture of a test claimed by ``test_claim``: :data:`ANYIO`, a backend, None
-        (rt's backend, in an rt test file) or :data:`UNCLAIMED`."""
+        (rt's backend, in an rt test file) or :data:`UNCLAIMED`. ``anyio_asked``: the test's fixtures include
+        ``anyio_backend``, so anyio's ``pytest_fixture_setup`` runs the fixture, whatever the test is (a sync
+        test, or pytest-lazy-fixtures' hook asking for it with ``getfixturevalue``), after pytest-asyncio,
+        which made it a sync function at collection."""
         if test_claim == ANYIO or test_claim == backend_key("trio"):
             return test_claim
         if "asyncio" in self.plugins and (
             self.asyncio_auto or getattr(func, "_force_asyncio_fixture", False)
         ):
             return backend_key("asyncio")
+        if anyio_asked:
+            return ANYIO
         return None if native else UNCLAIMED
 
     def trio_fixture_refusal(self, func: Any, scope: str, trio_test: bool) -> RuntimeError | None:

@@ -998,7 +998,12 @@ class Setup:
 
         claim = self.item.claim
         if fixture is not None:
-            claim = self.item.session.async_modes.fixture_claim(claim, fixture.func, self.item.native_async)
+            # anyio's hook sets up every async fixture of a test whose fixtures (asked for with getfixturevalue
+            # too) include ``anyio_backend``, a sync test's as well
+            anyio_asked = "anyio_backend" in self.item.fixturenames or "anyio_backend" in self.values
+            claim = self.item.session.async_modes.fixture_claim(
+                claim, fixture.func, self.item.native_async, anyio_asked
+            )
             if claim == async_plugins.UNCLAIMED:
                 async_plugins.fail(
                     async_plugins.unclaimed_fixture_message(self.item.name, fixture.name, fixture.autouse)
