@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rt_testrunner import builtin_fixtures, importing, pyplugins, pywarnings, startup_modules
+from rt_testrunner import builtin_fixtures, importing, pyplugins, pywarnings
 from rt_testrunner.async_plugins import AsyncModes
 from rt_testrunner.execute import BackendKey, backend_key
 from rt_testrunner.fixtures import FixtureDef, Registry, ScopeState, argnames
@@ -533,6 +533,8 @@ class PytestSession(ModuleCollection):
         if self.plugins_loaded:
             return
         self.plugins_loaded = True
+        from rt_testrunner import startup_modules  # a pytest suite's only: one module less in a plain run
+
         startup_modules.import_left_by_pytest(self.blocked)
         found, problems = pyplugins.load_installed(self.blocked)
         for line in problems:

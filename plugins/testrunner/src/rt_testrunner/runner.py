@@ -333,14 +333,18 @@ class Runner:
     def _stop_at_start_up(self) -> tuple[int, str] | None:
         """pytest's internal error at start-up (:attr:`PytestSession.internal_error`), else its usage error
         for the command line and the options nothing registered: the status and line the run stops with."""
-        from rt_testrunner.exit_status import INTERNAL_ERROR, USAGE_ERROR
-
         if self.session.conftest_import_error is not None:
+            from rt_testrunner.exit_status import USAGE_ERROR
+
             return USAGE_ERROR, self.session.conftest_import_error
         refused = self.session.tell_unknown_options()
+        if self.session.internal_error is None and refused is None:
+            return None
+        from rt_testrunner.exit_status import INTERNAL_ERROR, USAGE_ERROR  # only then: one module less
+
         if self.session.internal_error is not None:
             return INTERNAL_ERROR, f"internal error: {self.session.internal_error}"
-        return None if refused is None else (USAGE_ERROR, f"usage error: {refused}")
+        return USAGE_ERROR, f"usage error: {refused}"
 
     def _finish_collection(self, files: Sequence[TestFile]) -> None:
         """The session-wide collection hooks; what they raise is a collection error of the first file."""
