@@ -411,3 +411,54 @@ def test_an_installed_plugins_pyfunc_call_does_not_get_an_async_test_another_plu
         },
     )
     same_counts_as_pytest(tmp_path)
+
+
+def test_a_lazy_fixture_brings_the_params_of_the_fixtures_it_needs(tmp_path: Path) -> None:
+    """apscheduler 4.0.0a6: its ``raw_event_broker`` fixture has ``params=[pytest.param(lf("local_broker"),
+    id="local"), pytest.param(lf("redis_broker"), id="redis", marks=[pytest.mark.external_service]), ...]``,
+    and ``redis_broker`` requests the parametrized ``serializer``. pytest-lazy-fixtures' generate-tests
+    wrapper reworks pytest's call specs (``metafunc._calls``) once made: a lazy value's fixtures are
+    parametrized there too, through the fixture manager's ``pytest_generate_tests`` (``test[redis-cbor]``,
+    ``test[redis-json]`` ...). rt kept its call specs to itself: one ``test[redis]``, whose ``serializer``
+    had no param (an error), and under ``-m "not external_service"`` pytest deselected 480 where rt
+    filtered out 424. pytest 9.2: 3 passed; 1 passed, 2 deselected."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nmarkers =\n    external_service: needs a server\n",
+            "conftest.py": """
+                import pytest
+                from pytest_lazy_fixtures import lf
+
+                @pytest.fixture(params=[pytest.param("pickle", id="pickle"), pytest.param("json", id="json")])
+                def serializer(request):
+                    return request.param
+
+                @pytest.fixture
+                def local_broker():
+                    return "local"
+
+                @pytest.fixture
+                def redis_broker(serializer):
+                    return f"redis-{serializer}"
+
+                @pytest.fixture(
+                    params=[
+                        pytest.param(lf("local_broker"), id="local"),
+                        pytest.param(lf("redis_broker"), id="redis", marks=[pytest.mark.external_service]),
+                    ]
+                )
+                def broker(request):
+                    return request.param
+            """,
+            "test_brokers.py": """
+                def test_broker(broker, request):
+                    assert broker == request.node.callspec.id  # local, redis-pickle, redis-json
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert "test_broker[redis-json]" in rt_run.output, rt_run.output
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path, "-m", "not external_service")
+    assert "2 deselected" in pytest_run.stdout, pytest_run.output
+    assert " 2 filtered out" in rt_run.stderr, rt_run.output

@@ -583,6 +583,56 @@ class ModuleCollection:
                 )
             )
 
+    def _parametrized(
+        self,
+        function: Any,
+        key: str,
+        nodeid: str,
+        initial: list[str],
+        calls: list[tuple[Any, Any, Any, Any]],
+        is_unittest: bool,
+    ) -> tuple[list[FixtureDef], list[str], list[CallSpec]]:
+        """A test function's fixture closure, its fixture names and its call specs: the params of its
+        fixtures first (the widest scope first, as pytest's ids: ``test[m1-f1-1]``), then ``calls`` (the
+        generate hooks' and the marks' ``parametrize``), each checked as pytest checks it."""
+        parametrized = {n for names, *_ in calls for n in argnames_of(names)}
+        closure = self.registry.closure(initial, key, direct_names(calls))
+        callspecs = [CallSpec()]
+        for fixture in sorted(closure, key=lambda f: SCOPES.index(f.scope)):
+            if fixture.params is not None and fixture.name not in parametrized:
+                callspecs = self._expand_indirect(
+                    callspecs, fixture.name, list(fixture.params), fixture.ids, True, nodeid
+                )
+        fixturenames = self.registry.names_closure(initial, key, direct_names(calls))
+        checked = None if is_unittest else fixturenames  # pytest does not parametrize a TestCase's methods
+        parametrized_names: set[str] = set()
+        for names, values, ids, indirect in calls:
+            if not is_unittest:
+                from rt_testrunner.pyparam_checks import check_unique  # only for parametrized tests
+
+                check_unique(argnames_of(names), parametrized_names, nodeid)
+            callspecs = expand(
+                callspecs,
+                names,
+                values,
+                ids,
+                indirect,
+                self._make_id,
+                self.id_rules,
+                nodeid,
+                function,
+                checked,
+            )
+        return closure, fixturenames, callspecs
+
+    def _expand_indirect(
+        self, callspecs: list[CallSpec], names: Any, values: Any, ids: Any, indirect: Any, nodeid: str
+    ) -> list[CallSpec]:
+        """``callspecs`` times a fixture's params (or what a plugin's wrapper parametrizes once rt's call
+        specs are made: pytest's fixture manager does so for the fixtures a lazy value of
+        pytest-lazy-fixtures needs)."""
+        return expand(callspecs, names, values, ids, indirect, self._make_id, self.id_rules, nodeid)
+
     def _collect_function(
         self,
         where: InModule,
@@ -622,6 +672,7 @@ class ModuleCollection:
                 values = args[1] if len(args) > 1 else kwargs.pop("argvalues")
                 calls.append((names, values, kwargs.get("ids"), kwargs.get("indirect", False)))
         generate = [hook for base, hook in [*self.generate_hooks, *hooks] if key.startswith(base)]
+        nodeid = self.relative(file) + key[len(file) :]  # pytest's words name the test so, in its messages
         if generate:
             # pytest's metafunc.fixturenames is the test's whole fixture closure, with the names its fixtures
             # request that no fixture defines (parso's `works_in_py` fixture asks for `each_version`, which
@@ -665,48 +716,30 @@ class ModuleCollection:
                 attempts += 1
                 return {"metafunc": metafunc}
 
-            self._collection_hook("pytest_generate_tests", generate, arguments)
-            # pytest applies the hooks' parametrization before the marks' (the ids show it first)
-            calls = [*metafunc.calls, *calls]
-            # a name a hook added to metafunc.fixturenames is set up for the test, as under pytest (pytest-
-            # describe adds the fixtures a describe block takes as arguments)
-            initial += [name for name in metafunc.fixturenames if name not in names]
-        parametrized = {n for names, *_ in calls for n in argnames_of(names)}
-        closure = self.registry.closure(initial, key, direct_names(calls))
-        # a fixture's params come first in pytest's ids, the widest scope first (``test[m1-f1-1]``)
-        callspecs = [CallSpec()]
-        nodeid = self.relative(file) + key[len(file) :]  # pytest's words name the test so, in its messages
-        for fixture in sorted(closure, key=lambda f: SCOPES.index(f.scope)):
-            if fixture.params is not None and fixture.name not in parametrized:
-                callspecs = expand(
-                    callspecs,
-                    fixture.name,
-                    list(fixture.params),
-                    fixture.ids,
-                    True,
-                    self._make_id,
-                    self.id_rules,
-                    nodeid,
-                )
-        fixturenames = self.registry.names_closure(initial, key, direct_names(calls))
-        checked = None if is_unittest else fixturenames  # pytest does not parametrize a TestCase's methods
-        parametrized_names: set[str] = set()
-        for names, values, ids, indirect in calls:
-            if not is_unittest:
-                from rt_testrunner.pyparam_checks import check_unique  # only for parametrized tests
+            made: list[tuple[list[str], list[Any], list[FixtureDef], list[str]]] = []
 
-                check_unique(argnames_of(names), parametrized_names, nodeid)
-            callspecs = expand(
-                callspecs,
-                names,
-                values,
-                ids,
-                indirect,
-                self._make_id,
-                self.id_rules,
-                nodeid,
-                function,
-                checked,
+            def parametrize_now(metafunc: Metafunc) -> None:
+                """rt's own parametrization, as pytest's own hooks make it, innermost: the plugins' wrappers
+                find it in ``metafunc._calls`` after their ``yield`` and may rework it."""
+                # pytest applies the hooks' parametrization before the marks' (the ids show it first); a
+                # name a hook added to metafunc.fixturenames is set up for the test, as under pytest
+                # (pytest-describe adds the fixtures a describe block takes as arguments)
+                added = [name for name in metafunc.fixturenames if name not in names]
+                every = [*metafunc.calls, *calls]
+                closure, fixturenames, callspecs = self._parametrized(
+                    function, key, nodeid, [*initial, *added], every, is_unittest
+                )
+                made[:] = [(added, every, closure, fixturenames)]
+                metafunc.take_calls(callspecs, functools.partial(self._expand_indirect, nodeid=nodeid))
+
+            parametrize_now.__dict__["pytest_impl"] = {"trylast": True}
+            self._collection_hook("pytest_generate_tests", [parametrize_now, *generate], arguments)
+            added, calls, closure, fixturenames = made[0]
+            initial += added
+            callspecs = list(metafunc._calls)  # noqa: SLF001 - pytest's own list, as its wrappers left it
+        else:
+            closure, fixturenames, callspecs = self._parametrized(
+                function, key, nodeid, initial, calls, is_unittest
             )
         param_scopes = {
             f.name: f.scope

@@ -173,6 +173,9 @@ class _PluginManager:
         self.config: Any = None
         #: the installed plugins loaded, each with its distribution's name (``list_plugin_distinfo``)
         self.distributions: list[tuple[Any, str]] = []
+        #: pytest's own plugins rt shows in pytest's shapes, made when first asked for (``funcmanage``: the
+        #: fixture manager)
+        self.on_demand: dict[str, Callable[[], Any]] = {}
 
     def register(self, plugin: Any, name: str | None = None) -> str | None:
         name = name or getattr(plugin, "__name__", None) or str(id(plugin))
@@ -196,6 +199,8 @@ class _PluginManager:
 
     def getplugin(self, name: str) -> Any:
         found = self._plugins.get(name)
+        if found is None and name in self.on_demand:
+            found = self._plugins[name] = self.on_demand.pop(name)()
         if (
             found is None
             and name == "terminalreporter"

@@ -247,10 +247,35 @@ class FixtureManager:
         self, parentnode: Any, initialnames: Iterable[str], ignore_args: Iterable[str] = ()
     ) -> tuple[list[str], dict[str, list[Any]]]:
         registry = self._session.registry
-        key = f"{parentnode.path}::{parentnode.name}"
+        key = node_prefix(parentnode, str(self._session.root))
         names = registry.names_closure(list(initialnames), key, set(ignore_args))
         found = {name: registry.visible(name, key) for name in names}
         return names, {name: defs for name, defs in found.items() if defs}
+
+    def pytest_generate_tests(self, metafunc: Any) -> None:
+        """pytest's own parametrization by fixture params: each of ``metafunc.fixturenames`` whose closest
+        definition (or one it overrides and requests) has params, unless the test's own ``parametrize``
+        mark names it. rt parametrizes its tests itself; pytest-lazy-fixtures calls this for the fixtures a
+        lazy value needs (``lf("redis_broker")``, which requests the parametrized ``serializer``), once rt's
+        call specs are in ``metafunc._calls``."""
+        from rt_testrunner.pymarks import argnames_of
+
+        marked = {
+            name
+            for mark in metafunc.definition.iter_markers("parametrize")
+            for name in argnames_of(mark.args[0] if mark.args else mark.kwargs.get("argnames", ()))
+        }
+        for name in metafunc.fixturenames:
+            if name in marked:
+                continue
+            for fixture in reversed(metafunc._arg2fixturedefs.get(name) or ()):  # noqa: SLF001 - pytest's
+                if fixture.params is not None:
+                    metafunc.parametrize(
+                        name, list(fixture.params), indirect=True, scope=fixture.scope, ids=fixture.ids
+                    )
+                    break
+                if name not in fixture.argnames:
+                    break
 
     def getfixtureinfo(self, node: Any = None, func: Any = None, cls: Any = None) -> Any:
         """What Hypothesis's ``pytest_runtest_call`` reads (its function-scoped fixture health check):

@@ -240,6 +240,16 @@ def _definition_nodeid(module: Any, cls: Any, function: Any) -> str:
     return "::".join(parts)
 
 
+@attrs.frozen
+class DefinitionParent:
+    """The module or class above a test function rt collected, as far as a plugin reads its definition's
+    ``parent``: where the fixtures it asks for are looked up (pytest-lazy-fixtures'
+    ``getfixtureclosure(definition.parent, ...)``)."""
+
+    path: Any
+    nodeid: str
+
+
 class Metafunc:
     """What ``pytest_generate_tests(metafunc)`` sees."""
 
@@ -265,16 +275,17 @@ class Metafunc:
         self.config = config
         # pytest's FunctionDefinition, as far as plugins' generate_tests read it (pytest-asyncio: obj, nodeid,
         # ihook.NAME.get_hookimpls())
+        nodeid = nodeid if nodeid is not None else _definition_nodeid(module, cls, function)
         self.definition = types.SimpleNamespace(
             name=function.__name__,
             obj=function,
-            nodeid=nodeid if nodeid is not None else _definition_nodeid(module, cls, function),
+            nodeid=nodeid,
             ihook=config.hook,
             config=config,
             get_closest_marker=self._closest,
             iter_markers=self._iter,
             add_marker=self._add_marker,
-            parent=parent,
+            parent=parent if parent is not None else DefinitionParent(path, nodeid.rpartition("::")[0]),
             listchain=self._listchain,
             session=session,
             path=path,
@@ -290,10 +301,13 @@ class Metafunc:
         #: marks a plugin added to the definition (pytest-asyncio's auto mode adds ``asyncio``): seen by the
         #: plugins' hooks that read the definition's marks after it
         self._added: list[Any] = []
+        #: what the hooks asked to parametrize, applied by rt with the marks' after the hooks
         self.calls: list[tuple[Any, ...]] = []
-        #: pytest's own list of call specs, which plugins' wrappers read after the hooks ran (pytest-lazy-
-        #: fixtures); rt keeps its parametrization in ``calls``, so plugins find nothing to rework here
-        self._calls: list[Any] = []
+        #: pytest's own list of call specs: empty while the hooks run, then rt's (:meth:`take_calls`), which
+        #: the plugins' wrappers rework after their ``yield`` (pytest-lazy-fixtures adds the params of the
+        #: fixtures a lazy value needs, through the fixture manager's ``pytest_generate_tests``)
+        self._calls: list[CallSpec] = []
+        self._expand: Callable[[list[CallSpec], Any, Any, Any, Any], list[CallSpec]] | None = None
 
     def _listchain(self) -> list[Any]:
         """The definition's chain of nodes: its collector's, when it has a pytest collector, and itself."""
@@ -319,7 +333,21 @@ class Metafunc:
     def _closest(self, name: str, default: Any = None) -> Any:
         return next(self._iter(name), default)
 
+    def take_calls(
+        self,
+        callspecs: list[CallSpec],
+        expand: Callable[[list[CallSpec], Any, Any, Any, Any], list[CallSpec]],
+    ) -> None:
+        """rt's call specs, made once the hooks ran: a ``parametrize`` from now on (a wrapper's, after its
+        ``yield``) multiplies them at once, as pytest's does, through ``expand(callspecs, argnames,
+        argvalues, ids, indirect)``."""
+        self._calls = callspecs
+        self._expand = expand
+
     def parametrize(
         self, argnames: Any, argvalues: Any, indirect: Any = False, ids: Any = None, scope: Any = None
     ) -> None:
+        if self._expand is not None:
+            self._calls = self._expand(self._calls, argnames, argvalues, ids, indirect)
+            return
         self.calls.append((argnames, argvalues, ids, indirect))

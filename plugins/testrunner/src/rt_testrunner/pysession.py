@@ -118,6 +118,7 @@ class PytestSession(ModuleCollection):
             self.config.pluginmanager.firstresult,
         )
         self.config.pluginmanager.on_register = self._registered
+        self.config.pluginmanager.on_demand["funcmanage"] = self._fixture_manager
         self.config.pluginmanager.hook = self.config.hook
         #: where a plugin's failure is told (the runner points it at the terminal's stderr)
         self.warn: Callable[[str], None] = _warn
@@ -520,6 +521,12 @@ class PytestSession(ModuleCollection):
                 self._register_plugin_module(module, "")
                 if module.__name__ == "_pytest.pytester":
                     self._pytester_registered(module)
+
+    def _fixture_manager(self) -> Any:
+        """``config.pluginmanager.get_plugin("funcmanage")``: pytest's fixture manager, in rt's shapes."""
+        from rt_testrunner.pycollect import session_view
+
+        return session_view(self)._fixturemanager  # noqa: SLF001 - the view's own manager
 
     def load_plugins(self) -> None:
         """Load the pytest plugins installed in the environment (entry points ``pytest11``) that are not
