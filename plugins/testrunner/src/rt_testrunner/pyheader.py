@@ -2,9 +2,11 @@
 
 pytest prints the lines these hooks return under its session header (``benchmark: 5.3.1 (defaults: ...)``,
 a project's versions of its dependencies) and after its ``collected N items`` line. rt prints no header of its
-own, but the lines are the suite's: once the run is collected, before the first test, rt prints them on
-stdout in pytest's order (the hooks' answers last registered first, reversed, as pytest writes them), the
-header's unless ``-q`` or ``--no-header``. Under ``--parallel`` the process that collects for every worker
+own, but the lines are the suite's: once the run is collected, before the first test, rt prints those of the
+suite's conftest.py files and plugin modules (``pytest_plugins``, ``-p``; not installed plugins', whose
+lines, such as pytest-benchmark's settings, would join every run's output) on stdout in pytest's order (the
+hooks' answers last registered first, reversed, as pytest writes them), the header's unless ``-q`` or
+``--no-header``. Under ``--parallel`` the process that collects for every worker
 prints them (the zygote), or the first worker, never each worker.
 """
 
@@ -22,10 +24,8 @@ if TYPE_CHECKING:
 
 
 def print_report_lines(session: PytestSession) -> None:
-    """Call the header and collection-finish hooks of the plugins and conftest.py files and print their lines."""
-    named = session.named_hooks
-    if not named.get("pytest_report_header") and not named.get("pytest_report_collectionfinish"):
-        return
+    """Call the header and collection-finish hooks of the suite's conftest.py files and plugin modules and
+    print their lines."""
     if os.environ.get("RT_TEST_WORKER", "1") != "1":
         return  # another --parallel worker prints them
     config = session.config
@@ -45,6 +45,7 @@ def print_report_lines(session: PytestSession) -> None:
 def _answers(session: PytestSession, name: str, available: dict[str, Any]) -> list[str]:
     """The lines hook ``name`` returns, in the order pytest writes them; a hook that raises is one line."""
     answers: list[Any] = []
+    # the suite's own hooks only: installed plugins' are not kept (pysession.py)
     for hook in pyplugins.ordered([hook for _, hook in session.named_hooks.get(name, ())]):
         try:
             answers.extend(pyplugins.call(name, [hook], available))

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from rt_testrunner import capture, clock, pyplugins, pywarnings, terminal_stats
+from rt_testrunner import capture, clock, pyplugins, pywarnings
 from rt_testrunner.fixtures import NOTSET, FixtureDef, Setup
 from rt_testrunner.pynodes import Node
 from rt_testrunner.pyplugins import is_wrapper
@@ -674,6 +674,8 @@ def session_finished(
     config = session.config
     summary = summary and bool(session.named_hooks.get("pytest_terminal_summary"))
     if summary or session.named_hooks.get("pytest_unconfigure"):
+        from rt_testrunner import terminal_stats
+
         reporter = config.pluginmanager.getplugin("terminalreporter")
         terminal_stats.attach(reporter, results)
         if summary and reporter is not None:

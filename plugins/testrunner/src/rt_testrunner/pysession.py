@@ -53,6 +53,11 @@ NAMED_HOOKS = (
     "pytest_fixture_post_finalizer",
 )
 
+#: hooks rt calls for the suite's conftest.py files and plugin modules only, not for installed plugins: the
+#: lines they return are printed (pyheader.py), and an installed plugin's (pytest-benchmark's settings) would
+#: join every run's output
+_SUITE_ONLY_HOOKS = frozenset({"pytest_report_header", "pytest_report_collectionfinish"})
+
 #: the async plugins rt stands in for (async_plugins.py), by top-level module: their
 #: ``pytest_pycollect_makeitem`` marks or wraps the async tests rt claims itself, so it is not called. Every
 #: other installed plugin's is (pytest-describe's makes a collector of each ``describe_*`` function).
@@ -410,6 +415,8 @@ class PytestSession(ModuleCollection):
         for name in NAMED_HOOKS:
             hook = getattr(plugin, name, None)
             if callable(hook) and not _rt_calls_instead(name, hook):
+                if name in _SUITE_ONLY_HOOKS and pyplugins.owner(hook) is not None:
+                    continue
                 self.named_hooks.setdefault(name, []).append((baseid, hook))
         hook = getattr(plugin, "pytest_collect_directory", None)
         if callable(hook) and pyplugins.owner(hook) is None:

@@ -353,9 +353,11 @@ class Runner:
         except Exception as exc:  # noqa: BLE001 - a conftest.py's hook failing: the run stops, as pytest's
             if files:
                 self._collected[files[0].path] = exc
-        from rt_testrunner.pyheader import print_report_lines
+        named = self.session.named_hooks
+        if named.get("pytest_report_header") or named.get("pytest_report_collectionfinish"):
+            from rt_testrunner.pyheader import print_report_lines
 
-        print_report_lines(self.session)
+            print_report_lines(self.session)
 
     def _collect_each(self, files: Sequence[TestFile]) -> TestFile | None:
         for test_file in files:
