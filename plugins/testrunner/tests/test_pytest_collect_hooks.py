@@ -241,3 +241,60 @@ def test_pycollect_makemodule_of_a_conftest(tmp_path: Path) -> None:
     )
     _, rt_run = same_counts_as_pytest(project)
     assert "4 pass" in rt_run.stderr and "1 fail" in rt_run.stderr, rt_run.output
+
+
+#: a conftest.py that collects classes its name filters leave out, one of them once per backend (a subclass it
+#: sets on the module), by answering pytest_pycollect_makeitem with pytest's own Class nodes, as SQLAlchemy's
+#: testing plugin does for its `*Test` classes
+CLASSES_MADE_BY_A_HOOK = {
+    "conftest.py": """
+        import inspect
+        import pytest
+
+        def pytest_pycollect_makeitem(collector, name, obj):
+            if inspect.isclass(obj) and name.endswith("Test"):
+                if getattr(obj, "per_backend", False):
+                    made = []
+                    for backend in ("sqlite", "memory"):
+                        sub = type(f"{name}_{backend}", (obj,), {"backend": backend})
+                        setattr(collector.module, sub.__name__, sub)
+                        made.append(pytest.Class.from_parent(collector, name=sub.__name__))
+                    return made
+                return [pytest.Class.from_parent(collector, name=name)]
+    """,
+    "test_made.py": """
+        import pytest
+
+        class OrdinaryTest:
+            def test_one(self):
+                pass
+
+            @pytest.mark.parametrize("n", [1, 2])
+            def test_param(self, n, tmp_path):
+                assert n < 2
+
+        class BackendTest:
+            per_backend = True
+            backend = None
+
+            def test_backend(self):
+                assert self.backend in ("sqlite", "memory")
+
+            def test_only_sqlite(self):
+                assert self.backend == "sqlite"
+
+        class TestPlain:
+            def test_plain(self):
+                pass
+    """,
+}
+
+
+def test_pytest_class_nodes_a_makeitem_hook_answers_with_are_collected(tmp_path: Path) -> None:
+    """A ``pytest_pycollect_makeitem`` that answers with pytest's own ``Class`` of a class rt's name filters
+    leave out, or of subclasses it made under other names, has them collected as test classes, fixtures,
+    parametrize and all (rt dropped the names: SQLAlchemy's `*Test` classes ran no test)."""
+    write_files(tmp_path, CLASSES_MADE_BY_A_HOOK)
+    _, rt_run = same_counts_as_pytest(tmp_path)
+    assert "(fail) BackendTest_memory > test_only_sqlite" in rt_run.stderr
+    assert "(pass) BackendTest_sqlite > test_only_sqlite" in rt_run.stderr

@@ -135,7 +135,18 @@ class ModuleCollection:
             if makeitem is not None:
                 made = makeitem.made(makeitem.module_node, name, value, kind is not None)
                 if made is not None:  # a conftest.py's pytest_pycollect_makeitem answered for the name
-                    makeitem.add(made, root, selectors)
+                    from rt_testrunner.pymakeitem import collected_by_rt
+
+                    for node in made:
+                        collected = collected_by_rt(node, name)
+                        if collected == "class":
+                            self._collect_class(
+                                where, node.obj, node.name, root, module_marks, is_testcase(node.obj)
+                            )
+                        elif collected == "function":
+                            self._collect_function(where, value, name, None, root, module_marks, module_hooks)
+                        else:
+                            makeitem.add([node], root, selectors)
                     continue
             if kind == "function":
                 self._collect_function(where, value, name, None, root, module_marks, module_hooks)
@@ -519,7 +530,17 @@ class ModuleCollection:
                     if makeitem is not None:
                         nodes = makeitem.made(lambda: makeitem.class_node(cls, name), attr, value, collects)
                         if nodes is not None:
-                            made.extend(nodes)
+                            from rt_testrunner.pymakeitem import collected_by_rt
+
+                            for node in nodes:
+                                collected = collected_by_rt(node, attr)
+                                if collected == "class":
+                                    inner_kind = "unittest" if is_testcase(node.obj) else "class"
+                                    nested.append((node.name, node.obj, inner_kind, None))
+                                elif collected == "function":
+                                    method_names.append(attr)
+                                else:
+                                    made.append(node)
                             continue
                     if collects:
                         method_names.append(attr)

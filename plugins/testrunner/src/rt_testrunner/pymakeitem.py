@@ -102,15 +102,35 @@ class ItemMaker:
         if answer is None:
             return [] if collects else None
         nodes = answer if isinstance(answer, list) else [answer]
-        if nodes and all(_pytests_own(node, name) for node in nodes):
-            return None
-        return [node for node in nodes if not _pytests_own(node, name)]
+        if collects:
+            if nodes and all(_pytests_own(node, name) for node in nodes):
+                return None
+            return [node for node in nodes if not _pytests_own(node, name)]
+        # pytest's own node of a name rt's name filters leave out (SQLAlchemy's plugin answers with a ``Class``
+        # for each ``*Test`` class): the caller collects it as rt collects a test (:func:`collected_by_rt`)
+        return nodes
 
     def add(self, nodes: list[Any], into: Suite, selectors: tuple[str, ...]) -> None:
         """Add the items and collectors a hook made to ``into``, as the ones of ``pytest_collect_file``."""
         from rt_testrunner.pycollect import add_nodes
 
         add_nodes(nodes, self.path, into, self.session, selectors)
+
+
+def collected_by_rt(node: Any, name: str) -> str | None:
+    """What rt's own collection makes of a node a hook answered with for ``name``: ``"class"`` for pytest's own
+    ``Class`` of a class under any name (SQLAlchemy's plugin makes one per database backend, of a subclass it
+    sets on the module), ``"function"`` for pytest's own ``Function`` of ``name``; None for another node (a
+    suite's own item or collector, run as pytest runs it)."""
+    kind = type(node)
+    if kind.__module__ != "_pytest.python":
+        return None
+    if kind.__name__ == "Class":
+        try:
+            return "class" if isinstance(node.obj, type) else None
+        except Exception:  # noqa: BLE001 - a name the module lacks: pytest's own collection error, as a node's
+            return None
+    return "function" if _pytests_own(node, name) else None
 
 
 def _pytests_own(node: Any, name: str) -> bool:
