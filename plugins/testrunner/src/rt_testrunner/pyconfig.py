@@ -162,6 +162,9 @@ def _ini_section(path: Path, section: str) -> dict[str, Any] | None:
     import configparser  # only for a project configured in pytest.ini, setup.cfg or tox.ini
 
     parser = configparser.ConfigParser(interpolation=None)
+    # names keep their case, as pytest's iniconfig keeps it (configparser lowercases them): pytest-django's
+    # DJANGO_SETTINGS_MODULE is read under that name
+    parser.optionxform = str  # type: ignore[assignment, method-assign]
     try:
         parser.read(path, encoding="utf-8")
     except (configparser.Error, UnicodeDecodeError) as exc:

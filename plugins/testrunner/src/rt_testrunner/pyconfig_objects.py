@@ -8,10 +8,11 @@ answer from those and from the project's pytest configuration.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import types
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -313,6 +314,9 @@ class Config:
         #: takes its value (pytest-benchmark's ``--benchmark-skip``), and the option names registered so far
         self.option_words: list[str] = []
         self.registered_options: set[str] = set()
+        #: each option a plugin or conftest.py registered (names, argparse attributes, destination), for a
+        #: plugin that parses words itself (``parser.parse_known_args``: pytest-django)
+        self.option_specs: list[tuple[tuple[str, ...], dict[str, Any], str]] = []
         #: the words of those on ``rt test``'s own command line (a value they give that the option refuses is
         #: a usage error, as pytest's), the registered options that take no value, and the usage errors found
         self.command_line_words: list[str] = []
@@ -494,6 +498,10 @@ class Parser:
             default = convert(default)  # as argparse does with a string default
         config = self._config
         config.registered_options.update(names)
+        # a destination an earlier option registered keeps its value unless this option is given, as argparse
+        # keeps the first default (pytest-django's --nomigrations, then --migrations, both to `nomigrations`)
+        shared = any(dest == registered for _, _, registered in config.option_specs)
+        config.option_specs.append((names, attributes, dest))
         if action in _FLAG_ACTIONS or attributes.get("nargs") == 0:
             config.flag_options.update(names)
         if _mentions(config.option_words, names):
@@ -502,9 +510,32 @@ class Parser:
                 config.usage_errors.append(error)  # pytest's "error: argument --level: invalid choice ..."
             elif error is not None:
                 sys.stderr.write(f"rt test: {'/'.join(names)} in addopts: {error}\n")
+        elif shared:
+            return
         setattr(config.option, dest, default)
 
     _addoption = addoption
+
+    def parse_known_args(
+        self, args: Sequence[str | os.PathLike[str]], namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """pytest's: every option's value, with what ``args`` gives the registered ones on top (the rest of
+        ``args`` ignored). A plugin reads its options from it in ``pytest_load_initial_conftests``, before
+        pytest's full parse: pytest-django's ``--ds``, ``--dc`` and ``--version``/``--help``."""
+        known = argparse.Namespace(**vars(self._config.option)) if namespace is None else namespace
+        words = [os.fspath(arg) for arg in args]
+        if not words:
+            return known
+        parser = _OneOption(add_help=False, allow_abbrev=False, exit_on_error=False)
+        for names, attributes, dest in self._config.option_specs:
+            parser.add_argument(*names, **{**attributes, "dest": dest, "default": argparse.SUPPRESS})
+        try:
+            found, _ = parser.parse_known_args(words)
+        except (argparse.ArgumentError, ValueError, TypeError):
+            return known  # a value an option refuses: rt's own parse of these words has said so
+        for dest, value in vars(found).items():
+            setattr(known, dest, value)
+        return known
 
     def addini(
         self, name: str, help: str = "", type: str | None = None, default: Any = _NOTSET, **_: Any

@@ -571,7 +571,10 @@ class PytestSession(ModuleCollection):
         self._call_plugins("pytest_addhooks", pluginmanager=manager)
         self._call_plugins("pytest_addoption", parser=Parser(self.config), pluginmanager=manager)
         self._call_plugins(
-            "pytest_load_initial_conftests", early_config=self.config, parser=Parser(self.config), args=[]
+            "pytest_load_initial_conftests",
+            early_config=self.config,
+            parser=Parser(self.config),
+            args=list(self.config.option_words),  # addopts', PYTEST_ADDOPTS' and the command line's options
         )
         # pytest_configure is a historic hook: an object a plugin registers while it runs (inline-snapshot's
         # InlineSnapshotPlugin) has its own pytest_configure called at once, as pluggy replays the history

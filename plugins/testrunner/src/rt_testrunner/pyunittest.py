@@ -1,6 +1,6 @@
 """Running ``unittest.TestCase`` tests under the pytest-style runner, as pytest's unittest plugin does: the
-class's ``setUpClass``/``tearDownClass`` as a class-scoped fixture, each test method through ``TestCase.run``
-with a result that keeps the exceptions themselves, and subtests reported one by one.
+class's ``setUpClass``/``tearDownClass`` as a class-scoped fixture, each test method through a call of the
+TestCase (``TestCase.__call__``, which runs ``TestCase.run``) with a result that keeps the exceptions themselves, and subtests reported one by one.
 
 Imported only when a suite has a TestCase class: rt does not import unittest for suites that do not.
 """
@@ -114,7 +114,9 @@ def _subtest_description(subtest: Any) -> str:
 def run_unittest(item: PyItem) -> None:
     case = item.instance if item.instance is not None else item.cls(item.originalname)
     result = _unittest_result()()
-    case.run(result)
+    # called, as pytest's unittest plugin calls it, not ``case.run(result)``: a TestCase class may wrap its
+    # run in ``__call__`` (Django's SimpleTestCase sets up its test client and per-test transaction there)
+    case(result=result)
     # pytest's unittest plugin keeps each outcome unittest reports and gives the call phase the first, the
     # teardown phase the second (zope.deprecation 6.0: a failed test whose tearDown then raises KeyError is
     # 1 failed and 1 error); a third is dropped
