@@ -95,3 +95,43 @@ def test_an_initial_conftest_that_fails_to_import_stops_the_run_at_start_up(tmp_
     pytest_run, rt_run = same_counts_as_pytest(tmp_path)  # other/conftest.py: met while collecting
     assert "ValueError: broken" in rt_run.output, rt_run.output
     assert "1 error" in pytest_run.stdout, pytest_run.output
+
+
+def test_a_marks_keyword_is_the_mark_itself(tmp_path: Path) -> None:
+    """copier 9.19.1 with inline-snapshot: its autouse ``snapshot_check`` fixture reads
+    ``request.keywords["xfail"].args`` to tell an xfail mark whose condition is false, and rt's keywords
+    answered True for every mark name ("'bool' object has no attribute 'args'": 2 set-up errors). A mark's
+    keyword is the mark (its ``args`` and ``kwargs``), a test function's attribute its value, the test's
+    name True. pytest 9.2: 1 passed, 1 skipped, 1 xfailed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nmarkers = custom\n",
+            "test_keywords.py": """
+                import pytest
+
+                @pytest.fixture(autouse=True)
+                def condition_of_xfail(request):
+                    if "xfail" in request.keywords:
+                        mark = request.keywords["xfail"]
+                        if mark.args and mark.args[0] == False:
+                            pytest.skip(mark.kwargs["reason"])
+
+                @pytest.mark.xfail(False, reason="not on this system")
+                def test_condition_false():
+                    pass
+
+                @pytest.mark.xfail(reason="always")
+                def test_expected_to_fail():
+                    assert 0
+
+                @pytest.mark.custom(1, 2)
+                def test_custom(request):
+                    assert request.keywords["custom"].args == (1, 2)
+                    assert request.keywords["test_custom"] is True
+                    assert request.node.keywords["pytestmark"][0].name == "custom"
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path)
+    assert "1 passed, 1 skipped, 1 xfailed" in pytest_run.output, pytest_run.output

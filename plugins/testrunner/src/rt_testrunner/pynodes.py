@@ -266,8 +266,18 @@ class NodeKeywords(MutableMapping[str, Any]):
         self.added: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
+        """What the suite stored, else the test function's attribute, else the test's mark of that name (the
+        mark itself, with its ``args`` and ``kwargs``, as pytest's: inline-snapshot reads
+        ``request.keywords["xfail"].args``), else True for the test's other names."""
         if key in self.added:
             return self.added[key]
+        attributes = getattr(self._item.function, "__dict__", {})
+        if key in attributes:
+            return attributes[key]
+        marks = self._item.node.own_markers if self._item.node is not None else self._item.marks
+        mark = next((m for m in marks if getattr(m, "name", None) == key), None)
+        if mark is not None:
+            return mark
         if key in self._item.keywords():
             return True
         raise KeyError(key)
