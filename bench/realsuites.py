@@ -415,6 +415,8 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "logzero": ("1.7.0", (), {}),
     # hypothesis, collect_ignore in setup.cfg's [tool:pytest] (pytest's "Unknown config option" warning)
     "rfc3339-validator": ("0.1.4", ("hypothesis", "strict-rfc3339", "six"), {}),
+    # session 13, sweep O: tests inside the package, its referencing registry of bundled schemas
+    "jsonschema-specifications": ("2025.9.1", ("referencing",), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
