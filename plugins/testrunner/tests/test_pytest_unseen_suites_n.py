@@ -215,3 +215,38 @@ def test_an_initial_conftest_that_fails_to_import_stops_the_run(tmp_path: Path) 
     assert "No module named 'not_installed_dependency'" in rt_run.output, rt_run.output
     assert summary_counts(rt_run.stderr) == {}, rt_run.output
     same_counts_as_pytest(tmp_path / "later")
+
+
+def test_initial_conftests_are_imported_before_the_plugins_are_configured(tmp_path: Path) -> None:
+    """bidict at its GitHub head (0.23.x): tests/conftest.py registers the Hypothesis profile
+    ``less-examples``, and its addopts say ``--hypothesis-profile=less-examples``, which Hypothesis's plugin
+    loads in its ``pytest_configure``. pytest imports its initial conftest.py files (testpaths' folders here)
+    before it configures the plugins; rt imported a conftest.py when the collection reached its folder, after,
+    so the profile was missing: Hypothesis's ``load_profile`` failed and the conftest.py's
+    ``register_profile`` then raised ``KeyError``, and no test ran. pytest 9.2: 2 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\naddopts = --hypothesis-profile=few\ntestpaths = tests\n",
+            "tests/conftest.py": """
+                from hypothesis import settings
+
+                settings.register_profile("few", max_examples=7)
+            """,
+            "tests/test_profile.py": """
+                from hypothesis import given, settings, strategies as st
+
+                calls = []
+
+                @given(st.integers())
+                def test_examples(n):
+                    calls.append(n)
+
+                def test_the_profile_was_loaded():
+                    assert settings.get_current_profile_name() == "few"
+                    assert settings.default.max_examples == 7
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert "2 passed" in pytest_run.stdout, pytest_run.output

@@ -118,6 +118,9 @@ class PytestSession(ModuleCollection):
         #: collects no further file and runs no test, where a conftest.py met while collecting is one
         #: collection error of its folder
         self.conftest_import_error: str | None = None
+        #: the initial conftest.py files imported before the plugins' ``pytest_configure`` (or what their
+        #: import raised), registered when the collection reaches their folder (:meth:`_import_initial_conftests`)
+        self._imported_early: dict[Path, types.ModuleType | Exception] = {}
         self.config.hook = HookRelay(
             lambda: [*self.plugins, *(m for m in self.conftests.values() if m is not None)],
             self.config.pluginmanager.firstresult,
@@ -280,7 +283,7 @@ class PytestSession(ModuleCollection):
                     from rt_testrunner import pyhookspecs
 
                     try:
-                        module = importing.import_path(path)
+                        module = self._import_conftest(path)
                     except Exception as exc:
                         if self._is_initial_conftest_path(path):
                             self.conftest_import_error = conftest_import_error(path, exc)
@@ -576,6 +579,7 @@ class PytestSession(ModuleCollection):
             parser=Parser(self.config),
             args=list(self.config.option_words),  # addopts', PYTEST_ADDOPTS' and the command line's options
         )
+        self._import_initial_conftests()
         # pytest_configure is a historic hook: an object a plugin registers while it runs (inline-snapshot's
         # InlineSnapshotPlugin) has its own pytest_configure called at once, as pluggy replays the history
         self._plugins_configured = True
@@ -588,6 +592,37 @@ class PytestSession(ModuleCollection):
             self._load_named_plugins()
         finally:
             self._initial_plugins = previous
+
+    def _import_initial_conftests(self) -> None:
+        """pytest imports its initial conftest.py files (PytestConfig.initial_conftest_dirs, below the rootdir)
+        before it calls ``pytest_configure``: bidict's tests/conftest.py registers the Hypothesis profile that
+        ``--hypothesis-profile=less-examples`` in its addopts names, which Hypothesis's plugin loads in its
+        ``pytest_configure`` (imported after it, the profile was missing and the conftest.py failed with
+        ``KeyError``). They are imported here, parents first, and registered as before, when the collection
+        reaches their folder (:meth:`load_conftests`); the first that fails stops the imports, as pytest's
+        start-up stops."""
+        folders, rootdir = self.pyconfig.initial_conftest_dirs, self.pyconfig.rootdir
+        for folder in sorted(folders or (), key=lambda f: (len(f.parts), f)):
+            if folder != rootdir and rootdir not in folder.parents:
+                continue
+            if self.confcutdir is not None and folder in self.confcutdir.parents:
+                continue
+            path = folder / "conftest.py"
+            if str(folder) in self.conftests or path in self._imported_early or not path.is_file():
+                continue
+            self.finder.add_test_dir(folder)
+            try:
+                self._imported_early[path] = importing.import_path(path)
+            except Exception as exc:  # noqa: BLE001 - raised again when the collection reaches its folder
+                self._imported_early[path] = exc
+                return
+
+    def _import_conftest(self, path: Path) -> types.ModuleType:
+        """The conftest.py at ``path``, imported now or before the plugins were configured."""
+        early = self._imported_early.pop(path, None)
+        if isinstance(early, Exception):
+            raise early
+        return early if early is not None else importing.import_path(path)
 
     def _call_plugins(self, name: str, **available: Any) -> None:
         """Hook ``name`` of every plugin, one at a time in pluggy's order: a plugin whose hook raises is told
