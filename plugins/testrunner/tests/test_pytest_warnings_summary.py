@@ -92,3 +92,27 @@ def test_disable_warnings_leaves_the_section_out_and_keeps_the_count(tmp_path: P
     found = run_cli("test", "--disable-warnings", cwd=tmp_path, timeout=180)
     assert section(found.stderr) == "", found.output
     assert " 19 warnings" in found.stderr
+
+
+@pytest.mark.parametrize("args", [(), ("--parallel", "2")], ids=["one process", "parallel"])
+def test_an_initial_conftests_warning_comes_before_the_collected_files(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """pytest loads its initial conftest.py files (the run's folder's, its ``test*`` subfolders') at start-up,
+    before it collects: the warning ``tests/conftest.py`` raises when imported is listed before those of
+    ``alpha/``, collected first. rt loaded each conftest.py when the first file below it was collected, and
+    listed the warnings in that order. pytest 9.2: tests/conftest.py, alpha/conftest.py, alpha/test_a.py."""
+    write_files(
+        tmp_path,
+        {
+            "tests/conftest.py": 'import warnings\n\nwarnings.warn("tests conftest", UserWarning)\n',
+            "tests/test_t.py": "def test_t():\n    pass\n",
+            "alpha/conftest.py": 'import warnings\n\nwarnings.warn("alpha conftest", UserWarning)\n',
+            "alpha/test_a.py": 'import warnings\n\nwarnings.warn("module alpha", UserWarning)\n\n\n'
+            "def test_a():\n    pass\n",
+        },
+    )
+    expected = section(run_pytest(cwd=tmp_path).stdout)
+    assert expected.index("tests/conftest.py:3") < expected.index("alpha/conftest.py:3"), expected
+    found = run_cli("test", *args, cwd=tmp_path, timeout=180)
+    assert section(found.stderr) == expected, found.output

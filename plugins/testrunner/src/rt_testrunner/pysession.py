@@ -298,6 +298,29 @@ class PytestSession(ModuleCollection):
                     raise
         return True
 
+    def load_initial_conftests(self) -> None:
+        """pytest's initial conftest.py files, loaded before any file is collected, as pytest loads them at
+        start-up: those of the paths the run starts from and their parents, and of their ``test*``
+        subfolders (a ``tests/conftest.py`` beside ``alpha/``), the outer first. What they do when imported
+        (a warning, a global they set) comes before the test modules', in pytest's order. One that fails to
+        import is left to the first file below it, which reports it as before."""
+        folders = self.pyconfig.initial_conftest_dirs
+        rootdir = self.pyconfig.rootdir
+        for folder in sorted(folders or (), key=lambda path: (len(path.parts), str(path))):
+            if (folder != rootdir and rootdir not in folder.parents) or not (
+                folder / "conftest.py"
+            ).is_file():
+                continue
+            try:
+                self.load_conftests(folder)
+            except BaseException as exc:  # noqa: BLE001 - imported again, and reported, by its first file
+                if isinstance(exc, GeneratorExit):
+                    raise
+                for key in list(self.broken_conftests):
+                    self.broken_conftests.discard(key)
+                    self.conftests.pop(key, None)
+                return
+
     def _register_plugin_module(self, module: types.ModuleType, baseid: str) -> None:
         initial = self._initial_plugins or self._is_initial_conftest(module)
         previous, self._initial_plugins = self._initial_plugins, initial

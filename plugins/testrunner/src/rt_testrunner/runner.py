@@ -324,6 +324,8 @@ class Runner:
         with collect.warnings_while_collecting(self.session):
             self.session.start_collection()
             try:
+                if files:
+                    self.session.load_initial_conftests()
                 return self._collect_each(files)
             finally:
                 self._finish_collection(files)
