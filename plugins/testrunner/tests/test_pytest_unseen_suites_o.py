@@ -135,3 +135,45 @@ def test_a_marks_keyword_is_the_mark_itself(tmp_path: Path) -> None:
     )
     pytest_run, _ = same_counts_as_pytest(tmp_path)
     assert "1 passed, 1 skipped, 1 xfailed" in pytest_run.output, pytest_run.output
+
+
+def test_a_failed_wide_fixture_is_raised_again_with_its_own_traceback(tmp_path: Path) -> None:
+    """flask at its GitHub head (3.2.0.dev): its autouse session fixture fails under pytest 9 (``notset``
+    is gone from ``_pytest.monkeypatch``), and each of its 434 tests re-raised the one cached error; rt
+    raised the same exception object again, whose traceback grew by a test's frames each time, so
+    rendering the errors walked a million frames: 22 s under rt, 2.4 s under pytest, which re-raises it
+    with the traceback it had when the fixture failed. The depth of that traceback, seen through
+    ``request.getfixturevalue``, stays the same from the second test on. pytest 9.2: 6 passed, 3 errors."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_depth.py": """
+                import traceback
+
+                import pytest
+
+                depths = []
+
+                @pytest.fixture(scope="session")
+                def broken():
+                    raise ValueError("broken")
+
+                @pytest.mark.parametrize("n", range(5))
+                def test_ask(request, n):
+                    try:
+                        request.getfixturevalue("broken")
+                    except ValueError as exc:
+                        depths.append(len(traceback.extract_tb(exc.__traceback__)))
+
+                @pytest.mark.parametrize("n", range(3))
+                def test_uses(broken, n):
+                    pass
+
+                def test_same_depth():
+                    assert len(depths) == 5 and len(set(depths[1:])) == 1, depths
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path)
+    assert "6 passed, 3 errors" in pytest_run.output, pytest_run.output

@@ -403,6 +403,9 @@ class _Cached:
     param_key: Any
     value: Any = None
     error: BaseException | None = None
+    #: the error's traceback when the fixture failed: each test that asks again gets the error with it, as
+    #: pytest re-raises it, so re-raising does not add to one traceback, test after test
+    traceback: Any = None
     finalizers: list[Callable[[], Any]] = attrs.Factory(list)
 
 
@@ -831,7 +834,7 @@ class Setup:
         if entry is None:
             return None
         if entry.error is not None:
-            return (None, index, (entry.error, entry.error.__traceback__))
+            return (None, index, (entry.error, entry.traceback))
         return (entry.value, index, None)
 
     def force(self, name: str, fixture: FixtureDef | None, value: Any, top: bool) -> None:
@@ -915,7 +918,7 @@ class Setup:
         pkey = (param_key(param), self._upstream_params(fixture))
         if cached is not None and cached.param_key == pkey:
             if cached.error is not None:
-                raise cached.error
+                raise cached.error.with_traceback(cached.traceback)
             return cached.value
         if cached is not None:  # another parameter of the same fixture: the old value goes first
             self.scopes.cache.pop(key)
@@ -932,7 +935,7 @@ class Setup:
         try:
             entry.value = await self._create(fixture, param, entry.finalizers, kwargs)
         except BaseException as exc:
-            entry.error = exc
+            entry.error, entry.traceback = exc, exc.__traceback__
             raise
         finally:
             self._active.pop(key, None)
