@@ -200,6 +200,24 @@ def test_an_option_nothing_registers_is_pytests_usage_error(tmp_path: Path) -> N
     assert "ignoring addopts" not in result.stderr, result.output
 
 
+def test_pytests_own_options_rt_does_not_read_are_no_usage_error(tmp_path: Path) -> None:
+    """The options pytest registers itself that rt does not read (``--log-disable``, ``--no-fold-skipped``,
+    ``--show-capture``, ``--max-warnings`` ...) are no "unrecognized arguments" in ``addopts``: pytest knows
+    them, and so the run goes on (those that change a run are named on one line). pytest 9.2: 1 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\naddopts = --log-disable=noisy --no-fold-skipped --show-capture=no --max-warnings 5\n",
+            "test_one.py": "def test_one():\n    pass\n",
+        },
+    )
+    expected, pytest_output = pytest_counts(tmp_path)
+    assert expected == {"pass": 1}, pytest_output
+    got, output, stderr = rt_test(tmp_path)
+    assert got == expected, output
+    assert "unrecognized" not in stderr, stderr
+
+
 def test_a_plugins_option_without_the_plugin_installed_is_pytests_usage_error(tmp_path: Path) -> None:
     """An option of a plugin rt reads itself, in ``addopts`` or ``PYTEST_ADDOPTS``, without that plugin
     installed: pytest refuses to start (pytest-timeout's ``--timeout=30``, pytest-asyncio's ``--asyncio-mode``,

@@ -45,6 +45,15 @@ DISPLAY_FLAGS = frozenset(
         "--new-first",
         "--nf",
         "--keep-duplicates",
+        # pytest's other spellings and flags of its own display or its debugging
+        "--keepduplicates",
+        "--fulltrace",
+        "--setupshow",
+        "--no-fold-skipped",
+        "--xfail-tb",
+        "--traceconfig",
+        "--trace-config",
+        "--debug",
     }
 )
 #: options with a value that only change pytest's display, reports, caches or module loading that rt
@@ -71,6 +80,11 @@ DISPLAY_OPTIONS = frozenset(
         "--reruns-delay",
         "--dist",
         "--maxprocesses",
+        "--report-chars",
+        "--show-capture",
+        "--junitprefix",
+        "--log-auto-indent",
+        "--pastebin",
     }
 )
 #: options that choose the configuration itself: honoured on the command line (``-c FILE``, ``--rootdir``),
@@ -102,6 +116,16 @@ UNSUPPORTED = {
     "--funcargs": "rt test lists no fixtures",
     "--fixtures-per-test": "rt test lists no fixtures",
     "--markers": "rt test lists no markers",
+    "--sw-reset": _NO_CACHE,
+    "--stepwise-reset": _NO_CACHE,
+    "--setuponly": "rt runs the tests it sets up",
+    "--setupplan": "rt runs the tests it sets up",
+    "--max-warnings": "rt does not fail a run on its number of warnings",
+    "--collect-in-virtualenv": "rt does not collect inside virtual environments",
+    "--noconftest": "rt loads the conftest.py files",
+    "--disable-plugin-autoload": "set PYTEST_DISABLE_PLUGIN_AUTOLOAD=1",
+    "--assert": "rt rewrites the asserts of test modules and conftest.py files",
+    "--log-disable": "not read by rt",
 }
 #: where pytest-timeout's ``--timeout SECONDS`` of ``addopts`` / ``PYTEST_ADDOPTS`` is kept among the
 #: configuration's values (a name no ini option can have: it wins over the ``timeout`` ini value)
@@ -176,6 +200,9 @@ TAKE_VALUE = (
         "--ignore",
         "--ignore-glob",
         "--deselect",
+        "--max-warnings",
+        "--assert",
+        "--log-disable",
     }
 )
 #: options whose value is optional (``--cov`` alone or ``--cov=pkg``): only the ``=`` form takes one
@@ -401,9 +428,9 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
         elif name in ("-o", "--override-ini") and "=" in value:
             key, _, setting = value.partition("=")
             overrides.append((key.strip(), setting))
-        elif name in ("--co", "--collect-only") and command_line:
+        elif name in ("--co", "--collect-only", "--collectonly") and command_line:
             fields["collect_only"] = True
-        elif name in ("--co", "--collect-only"):
+        elif name in ("--co", "--collect-only", "--collectonly"):
             unsupported.append((name, "give it on the command line: rt test --collect-only"))
         elif name == "--pyargs":
             fields["pyargs"] = True
