@@ -398,9 +398,8 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "pytest-unordered": ("0.8.0", ("pytest-unordered==0.8.0",), {}),
     # --doctest-modules and --doctest-glob='*.rst' with -p no:warnings in setup.cfg's addopts, WSGI apps
     "webtest": ("3.0.7", ("webtest==3.0.7", "PasteDeploy", "pyquery", "WSGIProxy2"), {}),
-    # session 13, sweep N (doctests, Hypothesis, unittest, warnings and capture): tests inside the package
-    "docstring-parser": ("0.18.0", (), {}),
-    # unittest subTest, a tests folder of many small files
+    # session 13, sweep N (doctests, Hypothesis, unittest, warnings and capture; docstring-parser, mock and
+    # logzero were already listed above): unittest subTest, a tests folder of many small files
     "simpleeval": ("1.0.8", (), {}),
     "webencodings": ("0.6.1", (), {}),
     # unittest skips and subTest, Django's tests skipped without it, 524 deprecation warnings counted
@@ -409,10 +408,6 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "parsy": ("2.2", (), {}),
     # --strict-markers and --doctest-modules in setup.cfg's addopts, python_files = *.py, xfail
     "boolean.py": ("5.0", (), {}),
-    # unittest-heavy, tests inside the package (mock/tests), subTest
-    "mock": ("5.2.0", (), {}),
-    # capsys and caplog
-    "logzero": ("1.7.0", (), {}),
     # hypothesis, collect_ignore in setup.cfg's [tool:pytest] (pytest's "Unknown config option" warning)
     "rfc3339-validator": ("0.1.4", ("hypothesis", "strict-rfc3339", "six"), {}),
     # session 13, sweep O: tests inside the package, its referencing registry of bundled schemas
