@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.machinery
+import importlib.util
 import os
 import sys
 import types
@@ -96,6 +97,9 @@ class RewritingFinder:
         #: no pytest configuration: files of the spec's patterns (``x_test.py``) are imported by path as the
         #: reference runtime imports them, never refused for a name another file holds
         self.spec_project = False
+        #: pytest's ``--import-mode=importlib``: each file is imported from where it is and ``sys.path`` is left
+        #: as it is (see :func:`_import_by_location`)
+        self.by_location = False
 
     def add_test_dir(self, directory: Path) -> None:
         self.test_dirs.add(str(directory))
@@ -254,6 +258,7 @@ def install(
     rewrite_helpers: bool = True,
     unique_names: bool = False,
     spec_project: bool = False,
+    by_location: bool = False,
 ) -> RewritingFinder:
     """Put the rewriting finder on ``sys.meta_path`` just before the path finder (once per process): after the
     built-in and frozen importers, which answer first for their modules as in any import, and where the
@@ -272,6 +277,7 @@ def install(
     _FINDER.rewrite_helpers = rewrite_helpers
     _FINDER.unique_names = unique_names
     _FINDER.spec_project = spec_project
+    _FINDER.by_location = by_location
     return _FINDER
 
 
@@ -327,13 +333,16 @@ def importable(path: Path) -> bool:
 
 
 def import_path(path: Path) -> types.ModuleType:
-    """Import ``path`` under its real name (prepend mode); a second file under the same name is an error."""
+    """Import ``path`` under its real name (prepend mode's, with its basedir first on ``sys.path``; under
+    ``--import-mode=importlib`` from where it is); a second file under the same name is an error."""
     name, basedir = module_name(path)
     if "." not in name and _reimported(name, path):
         # a top-level module such as conftest or test_utils in several folders: each file is its own module
         previous = sys.modules.get(name)
         if previous is not None and _same_file(previous, path) is False:
             del sys.modules[name]
+    if _FINDER is not None and _FINDER.by_location:
+        return _import_by_location(name, path)
     base = str(basedir)
     if not sys.path or sys.path[0] != base:
         if base in sys.path:
@@ -355,6 +364,67 @@ def import_path(path: Path) -> types.ModuleType:
             "give the test files unique names or make their folders packages (__init__.py)"
         )
     return module
+
+
+def _import_by_location(name: str, path: Path) -> types.ModuleType:
+    """pytest's ``--import-mode=importlib``: ``path`` imported as ``name`` from where it is, ``sys.path`` left as
+    it is, as pytest leaves it. Putting the file's basedir first on the path, as the other modes do, changes
+    what the suite's own code finds there: a ``src`` folder of library modules collected for their doctests,
+    put first, hides the installed distribution's metadata behind the sdist's ``src/*.egg-info``
+    (validate-pyproject's ``importlib.metadata.files`` then named files the sdist lacks). A module of that
+    name imported already is the one used, as pytest uses it; the packages above the file are imported from
+    their own ``__init__.py`` the same way when they are not imported yet."""
+    found = sys.modules.get(name)
+    if found is not None:
+        return found
+    parent_name, _, last = name.rpartition(".")
+    parent = None
+    if parent_name:
+        parent = sys.modules.get(parent_name)
+        if parent is None or not hasattr(parent, "__path__"):
+            parent = _import_package(
+                parent_name, path.parent.parent if path.name == "__init__.py" else path.parent
+            )
+    spec = _spec_at(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    if parent is not None:
+        setattr(parent, last, module)
+    return module
+
+
+def _import_package(name: str, directory: Path) -> types.ModuleType:
+    """The package ``name`` in ``directory`` (see :func:`_import_by_location`): from its ``__init__.py``, else
+    as the import system finds it (a namespace package of ``consider_namespace_packages``), else a namespace
+    package of that folder alone."""
+    init = directory / "__init__.py"
+    if init.is_file():
+        return _import_by_location(name, init)
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+        spec.submodule_search_locations = [str(directory)]
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        return module
+
+
+def _spec_at(name: str, path: Path) -> importlib.machinery.ModuleSpec:
+    """The spec of ``path`` as module ``name``: the rewriting finder's when it finds that very file in its
+    folder (so the suite's asserts are rewritten as in any import), else a plain one of the file."""
+    location = path.parent.parent if path.name == "__init__.py" else path.parent
+    spec = _FINDER.find_spec(name, [str(location)]) if _FINDER is not None else None
+    if spec is None or not isinstance(spec.origin, str) or not _same_path(spec.origin, path):
+        spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None:
+        raise ImportError(f"cannot import {path} as {name!r}")
+    return spec
 
 
 def _reimported(name: str, path: Path) -> bool:

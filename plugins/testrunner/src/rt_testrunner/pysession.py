@@ -180,6 +180,7 @@ class PytestSession(ModuleCollection):
             rewrite_helpers=not pyconfig.doctest_modules,
             unique_names=_import_mode(pyconfig) != "importlib",
             spec_project=pyconfig.inifile is None,
+            by_location=_import_mode(pyconfig) == "importlib",
         )
         self.xfail_strict = _strict_xfail(pyconfig)
         if pyconfig.runxfail:
