@@ -957,10 +957,12 @@ class Setup:
         available = {"fixturedef": fixture, "request": request}
         finalizers.append(lambda: pyplugins.call("pytest_fixture_post_finalizer", hooks, available))
 
-    def _upstream_params(self, fixture: FixtureDef) -> tuple[tuple[str, int], ...]:
-        """The parameters (by index) of the fixtures ``fixture`` depends on: a wider-scoped fixture is made
+    def _upstream_params(self, fixture: FixtureDef) -> tuple[tuple[str, Any], ...]:
+        """The parameters of the fixtures ``fixture`` depends on, by value: a wider-scoped fixture is made
         again when one of them changes, as under pytest (a module-scoped server over ``anyio_backend`` is
-        one server per backend)."""
+        one server per backend). By value, not by index, as pytest compares a parameter with the cached
+        one: two ``parametrize`` calls of a name (icalendar's conftest.py gives ``tzp_name`` ``["pytz",
+        "zoneinfo"]`` or ``["pytz"]`` by test) have different values at one index."""
         indices = self.item.param_indices
         if not indices:
             return ()
@@ -984,7 +986,8 @@ class Setup:
             if id(upstream) not in seen:
                 seen.add(id(upstream))
                 pending.extend((arg, upstream) for arg in upstream.argnames)
-        return tuple(sorted((name, indices[name]) for name in found))
+        values = self.item.all_params
+        return tuple(sorted((name, param_key(values.get(name, indices[name]))) for name in found))
 
     def _anyio_claims(self) -> bool:
         from rt_testrunner import async_plugins

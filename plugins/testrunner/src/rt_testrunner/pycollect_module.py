@@ -610,7 +610,7 @@ class ModuleCollection:
         key: str,
         nodeid: str,
         initial: list[str],
-        calls: list[tuple[Any, Any, Any, Any]],
+        calls: list[tuple[Any, ...]],
         is_unittest: bool,
     ) -> tuple[list[FixtureDef], list[str], list[CallSpec]]:
         """A test function's fixture closure, its fixture names and its call specs: the params of its
@@ -622,12 +622,12 @@ class ModuleCollection:
         for fixture in sorted(closure, key=lambda f: SCOPES.index(f.scope)):
             if fixture.params is not None and fixture.name not in parametrized:
                 callspecs = self._expand_indirect(
-                    callspecs, fixture.name, list(fixture.params), fixture.ids, True, nodeid
+                    callspecs, fixture.name, list(fixture.params), fixture.ids, True, nodeid=nodeid
                 )
         fixturenames = self.registry.names_closure(initial, key, direct_names(calls))
         checked = None if is_unittest else fixturenames  # pytest does not parametrize a TestCase's methods
         parametrized_names: set[str] = set()
-        for names, values, ids, indirect in calls:
+        for names, values, ids, indirect, scope in calls:
             if not is_unittest:
                 from rt_testrunner.pyparam_checks import check_unique  # only for parametrized tests
 
@@ -643,16 +643,27 @@ class ModuleCollection:
                 nodeid,
                 function,
                 checked,
+                scope,
             )
         return closure, fixturenames, callspecs
 
     def _expand_indirect(
-        self, callspecs: list[CallSpec], names: Any, values: Any, ids: Any, indirect: Any, nodeid: str
+        self,
+        callspecs: list[CallSpec],
+        names: Any,
+        values: Any,
+        ids: Any,
+        indirect: Any,
+        scope: str | None = None,
+        *,
+        nodeid: str,
     ) -> list[CallSpec]:
         """``callspecs`` times a fixture's params (or what a plugin's wrapper parametrizes once rt's call
         specs are made: pytest's fixture manager does so for the fixtures a lazy value of
         pytest-lazy-fixtures needs)."""
-        return expand(callspecs, names, values, ids, indirect, self._make_id, self.id_rules, nodeid)
+        return expand(
+            callspecs, names, values, ids, indirect, self._make_id, self.id_rules, nodeid, scope=scope
+        )
 
     def _collect_function(
         self,
@@ -684,14 +695,16 @@ class ModuleCollection:
             usefixtures.append("anyio_backend")
         # the ini's usefixtures are pytest's outermost autouse fixtures: set up before conftest.py's
         initial = [*self.ini_usefixtures, *self.registry.autouse_for(key), *usefixtures, *requested]
-        calls: list[tuple[Any, Any, Any, Any]] = []
+        calls: list[tuple[Any, ...]] = []
         for mark in marks:
             if mark.name == "parametrize":
                 args = list(mark.args)
                 kwargs = dict(mark.kwargs)
                 names = args[0] if args else kwargs.pop("argnames")
                 values = args[1] if len(args) > 1 else kwargs.pop("argvalues")
-                calls.append((names, values, kwargs.get("ids"), kwargs.get("indirect", False)))
+                calls.append(
+                    (names, values, kwargs.get("ids"), kwargs.get("indirect", False), kwargs.get("scope"))
+                )
         generate = [hook for base, hook in [*self.generate_hooks, *hooks] if key.startswith(base)]
         nodeid = self.relative(file) + key[len(file) :]  # pytest's words name the test so, in its messages
         if generate:
@@ -767,6 +780,8 @@ class ModuleCollection:
             for f in closure
             if f.scope != "function" and f.name in callspecs[0].params and f.name in callspecs[0].indirect
         }
+        # a parametrize call's own scope (pytest's pseudo-fixture of that scope for a direct name)
+        param_scopes.update((n, s) for n, s in callspecs[0].scopes.items() if s != "function")
         location = location_of(function)
         native = is_native(file, self.pyconfig.python_files)
         for callspec in callspecs:

@@ -82,6 +82,10 @@ class CallSpec:
     ids: list[str] = attrs.Factory(list)
     marks: list[Any] = attrs.Factory(list)
     indirect: set[str] = attrs.Factory(set)
+    #: the scope a ``parametrize(..., scope=...)`` gave its names (pytest's ``_arg2scope``): a wider one than
+    #: the function's groups the tests sharing a value (reorder.py) and keeps fixtures of that scope built
+    #: from the value for those tests
+    scopes: dict[str, str] = attrs.Factory(dict)
 
     @property
     def id(self) -> str:
@@ -95,6 +99,7 @@ class CallSpec:
         id_: str | None,
         marks: list[Any],
         indirect: set[str],
+        scope: str | None = None,
     ) -> CallSpec:
         return CallSpec(
             {**self.params, **dict(zip(names, values, strict=False))},
@@ -102,6 +107,7 @@ class CallSpec:
             [*self.ids, id_] if id_ is not None else list(self.ids),
             [*self.marks, *marks],
             self.indirect | (indirect & set(names)),
+            {**self.scopes, **dict.fromkeys(names, scope)} if scope is not None else self.scopes,
         )
 
 
@@ -131,11 +137,13 @@ def expand(
     nodeid: str = "",
     function: Any = None,
     fixturenames: Sequence[str] | None = None,
+    scope: str | None = None,
 ) -> list[CallSpec]:
     """The product of ``callspecs`` with one ``parametrize(argnames, argvalues)``. ``make_id(value, argname)``:
     the conftest.py files' ``pytest_make_parametrize_id``, asked for a value's id before pytest's default.
     ``function`` and its ``fixturenames`` (pytest's closure), given for a ``parametrize`` call (not for a
-    fixture's ``params``), have the call checked as pytest checks it (:mod:`rt_testrunner.pyparam_checks`)."""
+    fixture's ``params``), have the call checked as pytest checks it (:mod:`rt_testrunner.pyparam_checks`).
+    ``scope``: the call's own (``parametrize(..., scope="module")``), recorded in the call specs."""
 
     # only for parametrized tests: one module less in a plain run
     from rt_testrunner.pyids import IdError, IdRules
@@ -208,7 +216,9 @@ def expand(
     for index, id_ in zip(shown, rules.unique([made[i] for i in shown], nodeid, names), strict=True):
         made[index] = id_
     return [
-        cs.extend(names, values, index, None if index in hidden else made[index], marks, indirect_names)
+        cs.extend(
+            names, values, index, None if index in hidden else made[index], marks, indirect_names, scope
+        )
         for cs in callspecs
         for index, (values, marks, _) in enumerate(rows)
     ]
@@ -221,10 +231,11 @@ def argnames_of(names: Any) -> list[str]:
     return list(names)
 
 
-def direct_names(calls: list[tuple[Any, Any, Any, Any]]) -> set[str]:
-    """The names ``parametrize`` calls give values directly (not through a fixture: ``indirect``)."""
+def direct_names(calls: list[tuple[Any, ...]]) -> set[str]:
+    """The names ``parametrize`` calls (``(argnames, argvalues, ids, indirect, scope)``) give values directly
+    (not through a fixture: ``indirect``)."""
     direct: set[str] = set()
-    for names, _, _, indirect in calls:
+    for names, _, _, indirect, _ in calls:
         listed = argnames_of(names)
         through = set(listed) if indirect is True else set(indirect or ())
         direct.update(n for n in listed if n not in through)
@@ -307,7 +318,7 @@ class Metafunc:
         #: the plugins' wrappers rework after their ``yield`` (pytest-lazy-fixtures adds the params of the
         #: fixtures a lazy value needs, through the fixture manager's ``pytest_generate_tests``)
         self._calls: list[CallSpec] = []
-        self._expand: Callable[[list[CallSpec], Any, Any, Any, Any], list[CallSpec]] | None = None
+        self._expand: Callable[[list[CallSpec], Any, Any, Any, Any, Any], list[CallSpec]] | None = None
 
     def _listchain(self) -> list[Any]:
         """The definition's chain of nodes: its collector's, when it has a pytest collector, and itself."""
@@ -336,11 +347,11 @@ class Metafunc:
     def take_calls(
         self,
         callspecs: list[CallSpec],
-        expand: Callable[[list[CallSpec], Any, Any, Any, Any], list[CallSpec]],
+        expand: Callable[[list[CallSpec], Any, Any, Any, Any, Any], list[CallSpec]],
     ) -> None:
         """rt's call specs, made once the hooks ran: a ``parametrize`` from now on (a wrapper's, after its
         ``yield``) multiplies them at once, as pytest's does, through ``expand(callspecs, argnames,
-        argvalues, ids, indirect)``."""
+        argvalues, ids, indirect, scope)``."""
         self._calls = callspecs
         self._expand = expand
 
@@ -348,6 +359,6 @@ class Metafunc:
         self, argnames: Any, argvalues: Any, indirect: Any = False, ids: Any = None, scope: Any = None
     ) -> None:
         if self._expand is not None:
-            self._calls = self._expand(self._calls, argnames, argvalues, ids, indirect)
+            self._calls = self._expand(self._calls, argnames, argvalues, ids, indirect, scope)
             return
-        self.calls.append((argnames, argvalues, ids, indirect))
+        self.calls.append((argnames, argvalues, ids, indirect, scope))
