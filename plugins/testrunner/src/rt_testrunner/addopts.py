@@ -66,7 +66,6 @@ DISPLAY_OPTIONS = frozenset(
         "--durations",
         "--durations-min",
         "--junit-prefix",
-        "--basetemp",
         "--log-format",
         "--log-date-format",
         "--log-file",
@@ -203,6 +202,7 @@ TAKE_VALUE = (
         "--max-warnings",
         "--assert",
         "--log-disable",
+        "--basetemp",
     }
 )
 #: options whose value is optional (``--cov`` alone or ``--cov=pkg``): only the ``=`` form takes one
@@ -266,6 +266,8 @@ class AddOpts:
     rootdir: str | None = None
     #: ``--capture`` fd / sys / tee-sys (``no`` is ``no_capture``)
     capture_method: str | None = None
+    #: ``--basetemp DIR``: the tests' temporary folders go there (temp_paths.py)
+    basetemp: str | None = None
     #: ``-v`` counted (``-vv`` is 2, ``-q`` takes one off, ``--verbosity=N`` adds N): how much detail an
     #: assertion's explanation gives (reprs in full at 2, as pytest's)
     verbose: int = 0
@@ -408,6 +410,8 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
                 unsupported.append((f"{name} {value}", f"not one of {', '.join(CAPTURE_METHODS)}"))
             else:
                 fields["capture_method"] = value
+        elif name == "--basetemp":
+            fields["basetemp"] = value
         elif name in ("-W", "--pythonwarnings"):
             warnings.append(value)
         elif name == "--log-level":
@@ -498,6 +502,7 @@ def configured(config: PytestConfig, options: AddOpts) -> PytestConfig:
         deselect=(*config.deselect, *options.deselect),
         plugin_options=(*config.plugin_options, *options.plugins),
         capture_method=options.capture_method or config.capture_method,
+        basetemp=options.basetemp or config.basetemp,
         verbose=config.verbose + options.verbose,
     )
     if not options.overrides and not options.warnings:

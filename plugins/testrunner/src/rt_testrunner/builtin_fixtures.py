@@ -19,49 +19,17 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import attrs
-
 from rt_testrunner import capture
 from rt_testrunner.fixtures import FixtureDef, argnames
 
 if TYPE_CHECKING:
     from rt_testrunner.caplog import LogCaptureFixture
+    from rt_testrunner.temp_paths import TempPathFactory
 
 
 class CaptureResult(NamedTuple):
     out: Any
     err: Any
-
-
-class TempPathFactory:
-    """``tmp_path_factory``: numbered folders under one base folder per run."""
-
-    def __init__(self) -> None:
-        self._base: Path | None = None
-        self._counts: dict[str, int] = {}
-
-    def getbasetemp(self) -> Path:
-        if self._base is None:
-            import tempfile  # with shutil, bz2, lzma: only for a suite that asks for tmp_path
-
-            self._base = Path(tempfile.mkdtemp(prefix="rt-test-")).resolve()
-        return self._base
-
-    def mktemp(self, basename: str, numbered: bool = True) -> Path:
-        base = self.getbasetemp()
-        if not numbered:
-            path = base / basename
-            path.mkdir()
-            return path
-        while True:
-            number = self._counts.get(basename, 0)
-            self._counts[basename] = number + 1
-            path = base / f"{basename}{number}"
-            try:
-                path.mkdir()
-                return path
-            except FileExistsError:
-                continue
 
 
 def _tmp_name(request: Any) -> str:
@@ -325,17 +293,8 @@ class WarningsRecorder(warnings.catch_warnings):
         self._list[:] = []
 
 
-# eq=False: never compared, so no __eq__/__hash__ to compile (0.7 M instructions less at import)
-@attrs.define(eq=False)
-class _Factory:
-    factory: TempPathFactory = attrs.Factory(TempPathFactory)
-
-
-_TMP = _Factory()
-
-
-def tmp_path_factory() -> TempPathFactory:
-    return _TMP.factory
+def tmp_path_factory(request: Any) -> TempPathFactory:
+    return request.config._tmp_path_factory  # type: ignore[no-any-return]
 
 
 def tmp_path(request: Any, tmp_path_factory: TempPathFactory) -> Path:

@@ -264,6 +264,7 @@ _PYTEST_OPTIONS: tuple[tuple[tuple[str, ...], bool, str | None], ...] = (
     (("--color",), True, "pytest's: yes, no or auto"),
     (("--pyargs",), False, "pytest's: the test paths are dotted module or package names"),
     (("--confcutdir",), True, "pytest's: load no conftest.py above DIR"),
+    (("--basetemp",), True, "pytest's: the tests' temporary folders go in DIR (emptied first, kept after)"),
     (("--import-mode",), True, "pytest's: prepend, append or importlib (test files may share a basename)"),
     # accepted and ignored: they change only how pytest displays a run (rt's display is its own)
     *(((name,), False, None) for name in sorted(addopts.DISPLAY_FLAGS)),

@@ -46,8 +46,8 @@ from rt.events import (
     TestStatus,
 )
 from rt.interfaces import Reporter
+from rt_testrunner import pyconfig, temp_paths, wire
 from rt_testrunner import timings as timing_files
-from rt_testrunner import wire
 from rt_testrunner.discovery import TestFile
 from rt_testrunner.plan import Work, plan
 from rt_testrunner.tally import Tally
@@ -139,6 +139,9 @@ class Pool:
         #: run ends as a one-process run does, "Interrupted: N errors during collection"
         self.collection_stopped = False
         self.scratch = Path(tempfile.mkdtemp(prefix="rt-test-parallel-"))
+        config = self.options.pyconfig or pyconfig.load(self.options.root)
+        #: the run's folder of the tests' temporary folders (temp_paths.py), each worker's in it
+        self.temp_folders = temp_paths.run_folder(config.values, config.basetemp)
         self.setup_template = wire.WorkerSetup(
             options=self.options,
             files=tuple(self.files),
@@ -148,6 +151,7 @@ class Pool:
             snapshot_ci=snapshot_session.ci,
             snapshot_full_run=snapshot_session.full_run,
             coverage=coverage.options if coverage is not None else None,
+            temp_folder=str(self.temp_folders.getbasetemp()),
         )
 
     # -- the run -----------------------------------------------------------------------------------------------
@@ -189,6 +193,7 @@ class Pool:
             filtered_out=self.filtered_out,
             snapshots=self.snapshots.counts(),
         )
+        self.temp_folders.finish(int(bool(finished.failed or finished.errors or finished.interrupted)))
         self.recorder.emit(finished)
         return finished
 

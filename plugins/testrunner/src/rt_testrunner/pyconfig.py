@@ -74,6 +74,8 @@ class PytestConfig:
     disable_warnings: bool = False
     #: pytest's ``--capture`` method (addopts, then the command line): "fd", "sys" or "tee-sys" ("no": -s)
     capture_method: str = "fd"
+    #: ``--basetemp`` (addopts, then the command line): the folder of the tests' temporary folders
+    basetemp: str | None = None
     #: pytest's ``-v`` count (``config.option.verbose``, ``config.get_verbosity()``): see addopts.AddOpts
     verbose: int = 0
 

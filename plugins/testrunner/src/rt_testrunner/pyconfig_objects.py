@@ -295,6 +295,7 @@ class Config:
             **{k: list(v) if isinstance(v, list) else v for k, v in _PYTEST_OPTIONS.items()}
         )
         self.option.verbose = pyconfig.verbose
+        self.option.basetemp = pyconfig.basetemp
         #: what pytest parsed before loading conftest.py files (pytest-env, pytest-cov read it): the same
         self.known_args_namespace = self.option
         self._ini_defaults: dict[str, Any] = {}
@@ -358,6 +359,18 @@ class Config:
 
             folder = self.getini("cache_dir") or ".pytest_cache"
             found = self.stash["rt:cache"] = Cache(Path(self.rootpath, folder))
+        return found
+
+    @property
+    def _tmp_path_factory(self) -> Any:
+        """pytest's ``config._tmp_path_factory`` (the ``tmp_path_factory`` fixture; plugins read it before
+        any test runs), made when first asked for: a run's base folder is made when a test first needs one."""
+        found = self.stash.get("rt:tmp_path_factory")
+        if found is None:
+            from rt_testrunner.temp_paths import TempPathFactory
+
+            found = TempPathFactory.from_config(self._pyconfig.values, self._pyconfig.basetemp)
+            self.stash["rt:tmp_path_factory"] = found
         return found
 
     def getoption(self, name: str, default: Any = _NOTSET, skip: bool = False) -> Any:

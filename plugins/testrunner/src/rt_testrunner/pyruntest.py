@@ -672,6 +672,9 @@ def session_finished(
             "pytest_sessionfinish", session.finish_hooks, {"session": session, "exitstatus": exitstatus}
         )
     config = session.config
+    temp_folders = config.stash.get("rt:tmp_path_factory")
+    if temp_folders is not None:  # pytest's tmpdir plugin ends its run after the conftests' hooks
+        temp_folders.finish(exitstatus)
     summary = summary and bool(session.named_hooks.get("pytest_terminal_summary"))
     if summary or session.named_hooks.get("pytest_unconfigure"):
         from rt_testrunner import terminal_stats

@@ -212,6 +212,8 @@ class WorkerSetup:
     snapshot_full_run: bool
     coverage: Any = None  # CoverageOptions, or None
     coverage_file: str | None = None  # where the worker saves its coverage data (combined by the main one)
+    #: the run's temporary folder, taken by the main process: each worker's is ``popen-gw{N}`` in it
+    temp_folder: str | None = None
 
 
 @attrs.frozen

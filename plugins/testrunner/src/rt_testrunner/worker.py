@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -165,6 +166,10 @@ def prepare(setup: wire.WorkerSetup, kernel: Kernel, channel: wire.Channel) -> P
     options = setup.options
     if setup.backend_override:
         kernel.with_overrides({"backend": setup.backend_override})
+    if setup.temp_folder is not None:
+        from rt_testrunner.temp_paths import share_run_folder
+
+        share_run_folder(Path(setup.temp_folder))
     with use_kernel(kernel):
         prepare_sys_path(options.pyconfig, options.root)
         session = snapshots.SnapshotSession(
