@@ -116,6 +116,9 @@ class TestFinished:
     subtests_passed: int = 0  # the test's subtests that passed (pytest 9 counts them in its JUnit ``tests``)
     #: ``record_property(name, value)``'s pairs, as the JUnit report's ``<properties>`` of the test
     properties: tuple[tuple[str, str], ...] = ()
+    #: the result was decided while the test was set up (a pytest-style test's skip mark or a fixture that
+    #: skipped or failed), not by its body: pytest reports it for its ``setup`` phase
+    at_setup: bool = False
 
     @property
     def name(self) -> str:

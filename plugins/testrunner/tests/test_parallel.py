@@ -1214,7 +1214,7 @@ def test_the_pipe_carries_every_field_of_the_test_events() -> None:
     assert [f.name for f in attrs.fields(TestFinished)] == [
         "file", "path", "status", "duration", "attempt", "run", "failure", "location", "expect_calls",
         "hook", "output", "reason", "earlier_failures", "suite_lines", "subtest_of", "subtests_passed",
-        "properties",
+        "properties", "at_setup",
     ]  # fmt: skip
     assert [f.name for f in attrs.fields(TestFailure)] == [
         "message",
@@ -1246,6 +1246,7 @@ def test_the_pipe_carries_every_field_of_the_test_events() -> None:
             "t",
             2,
             (("key", "value"),),
+            True,
         ),
     ]
     read_fd, write_fd = os.pipe()

@@ -4,6 +4,7 @@ on it and compares what both give (outcome counts, the files hooks write)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -361,6 +362,68 @@ def test_terminal_reporter_stats_hold_the_runs_reports_by_outcome(tmp_path: Path
     rt_run = run_cli("test", cwd=root)
     assert "summary of 8 reports" in rt_run.stdout, rt_run.output
     assert {name: (root / name).read_text() for name in written} == written, rt_run.output
+
+
+def test_terminal_reporter_stats_have_pytests_keys_phases_and_order(tmp_path: Path) -> None:
+    """pytest files every phase's report: a set-up or teardown that passed under ``""``, a ``pytest.skip()``
+    in the test (or a skip mark, a fixture that skips) under ``skipped`` for its ``call`` (``setup``), the
+    deselected tests under ``deselected`` and the warnings as ``WarningReport`` under ``warnings``, each key
+    where pytest adds it first. rt had no ``""``, ``deselected`` nor ``warnings`` key, and filed every skip
+    under ``setup``: a conftest summary counting ``stats.get("deselected")`` or ``stats["warnings"]`` (or all
+    the reports) said otherwise than under pytest (issue 15, session 14)."""
+    conftest = """
+    def pytest_terminal_summary(terminalreporter):
+        with open("stats.txt", "w") as out:
+            for key, reports in terminalreporter.stats.items():
+                shown = [
+                    (report.nodeid, getattr(report, "when", None), getattr(report, "outcome", None))
+                    for report in reports
+                ]
+                out.write(f"{key!r}: {shown}\\n")
+            for report in terminalreporter.stats.get("warnings", []):
+                out.write(f"{type(report).__name__} {report.message.splitlines()[0].split(': ', 1)[1]}\\n")
+    """
+    more = """
+    import warnings
+
+
+    def test_skips_in_its_body():
+        pytest.skip("later")
+
+
+    @pytest.fixture
+    def skipper():
+        pytest.skip("in a fixture")
+
+
+    def test_skipped_by_a_fixture(skipper):
+        pass
+
+
+    @pytest.mark.xfail(run=False, reason="not run")
+    def test_xfail_not_run():
+        pass
+
+
+    def test_warns():
+        warnings.warn("careful", UserWarning)
+
+
+    def test_left_out():
+        pass
+    """
+    root = write_files(
+        tmp_path, {"conftest.py": conftest, "test_outcomes.py": _OUTCOMES + textwrap.dedent(more)}
+    )
+    args = ("--deselect", "test_outcomes.py::test_left_out")
+    pytest_run = run_pytest("-p", "no:randomly", *args, cwd=root)
+    expected = (root / "stats.txt").read_text()
+    assert "'': [('test_outcomes.py::test_passes', 'setup', 'passed')" in expected, pytest_run.output
+    assert "('test_outcomes.py::test_skips_in_its_body', 'call', 'skipped')" in expected
+    assert "WarningReport UserWarning: careful" in expected
+    (root / "stats.txt").unlink()
+    rt_run = run_cli("test", *args, cwd=root)
+    assert (root / "stats.txt").read_text() == expected, rt_run.output
 
 
 def test_report_header_post_finalizer_and_nextitem_hooks(tmp_path: Path) -> None:

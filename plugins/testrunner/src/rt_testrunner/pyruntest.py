@@ -617,6 +617,7 @@ def tell_deselected(items: list[PyItem]) -> None:
     line; the run goes on."""
     session = items[0].session
     session.deselected += len(items)
+    session.deselected_items += items
     hooks = session.hooks_for("pytest_deselected", items[0].file)
     if not hooks:
         return
@@ -680,7 +681,7 @@ def session_finished(
         from rt_testrunner import terminal_stats
 
         reporter = config.pluginmanager.getplugin("terminalreporter")
-        terminal_stats.attach(reporter, results)
+        terminal_stats.attach(reporter, results, session)
         if summary and reporter is not None:
             available = {"terminalreporter": reporter, "exitstatus": exitstatus, "config": config}
             _call_each(session, "pytest_terminal_summary", available)

@@ -209,6 +209,8 @@ class PytestSession(ModuleCollection):
         self.items: list[Any] = []
         #: the tests ``-k``, ``-m`` and ``--deselect`` left out so far (``pyruntest.tell_deselected``)
         self.deselected = 0
+        #: those tests (``PyItem``), whose nodes are ``terminalreporter.stats["deselected"]``
+        self.deselected_items: list[Any] = []
         #: the files' roots waiting for the session-wide ``pytest_collection_modifyitems`` (and whether to
         #: reorder each), while the run's files are collected before its first test; None otherwise
         self.deferred: list[tuple[Suite, bool]] | None = None

@@ -889,6 +889,7 @@ class Runner:
             suite_lines=case.suite.lines,
             subtests_passed=outcome.subtests_passed,
             properties=_properties(case),
+            at_setup=outcome.setup_error,
         )
         interrupted = isinstance(outcome.error, KeyboardInterrupt) or (
             outcome.error is not None and outcomes.classify(outcome.error) is outcomes.Kind.EXIT

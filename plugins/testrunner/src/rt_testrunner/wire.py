@@ -174,6 +174,7 @@ def _finished(e: TestFinished) -> tuple[Any, ...]:
         e.subtest_of,
         e.subtests_passed,
         e.properties,
+        e.at_setup,
     )
 
 
@@ -196,6 +197,7 @@ def _finished_from(v: tuple[Any, ...]) -> TestFinished:
         v[15],
         v[16],
         tuple(tuple(pair) for pair in v[17]),
+        v[18],
     )
 
 
