@@ -2,6 +2,7 @@
 
     uv run python -P bench/realsuites.py [--repeat 1] [--suites toolz,itsdangerous,more-itertools|compat|all]
                                          [--keep DIR] [--env suite|dev] [--floor] [--no-bytecode] [--parallel N]
+                                         [--warm]
 
 Each suite is the project's sdist from PyPI (`pip download --no-deps --no-binary :all: NAME==VERSION`),
 unpacked as a new user would; pytest and `rt test` then run in its folder, with no arguments, in one
@@ -36,6 +37,12 @@ With `--parallel N` (default 2, this machine's cores; 0 leaves it out) a second 
 one does; a suite's own has it only when the suite lists it), in the same alternation; rt's parallel counts
 must equal pytest's too (xdist's are printed, not required). The plain pytest runs are made with
 `-p no:xdist`, so installing xdist does not change the baseline.
+
+With `--warm` a third line per suite times `rt test` with its warm start on (RT_TEST_WARM=1,
+docs/testing.md "Warm start"): one cold run first (untimed: it starts the warm server), then `--repeat`
+runs forked from that server, in the same alternation; their counts must equal pytest's. The wall time is
+the `rt` client's, which waits for its run; the CPU time is the client's plus the forked child's (from the
+fork to the exit, as the server logs it), printed apart too. The server is stopped after the suite.
 """
 
 from __future__ import annotations
@@ -618,6 +625,35 @@ def floor(python: str, folder: Path, env: dict[str, str], pytest_cpu: float) -> 
     )
 
 
+def warm_server(python: str, folder: Path, env: dict[str, str]) -> Path | None:
+    """The warm server's socket for runs in ``folder`` with ``env`` (its pid in the .lock, its runs in the .runs
+    file next to it), once it listens; None when it did not start within a minute."""
+    ask = "import os; from rt import _warm; print(_warm.socket_path(_warm.key_material(os.getcwd())))"
+    done = subprocess.run(
+        [python, "-c", ask], cwd=folder, env=env, capture_output=True, text=True, check=False, timeout=60
+    )
+    socket_path = Path(done.stdout.strip())
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if socket_path.exists():
+            return socket_path
+        time.sleep(0.1)
+    return None
+
+
+def warm_child_cpu(socket_path: Path, runs_before: int) -> list[float]:
+    """The CPU time (user + system) of each run forked since the first ``runs_before`` the server logged."""
+    lines = socket_path.with_suffix(".runs").read_text().splitlines()[runs_before:]
+    return [float(line.split()[1]) + float(line.split()[2]) for line in lines]
+
+
+def stop_warm_server(socket_path: Path) -> None:
+    try:
+        os.kill(int(socket_path.with_suffix(".lock").read_text().strip()), 15)
+    except (OSError, ValueError):
+        pass
+
+
 def _has_xdist(python: str) -> bool:
     return subprocess.run([python, "-c", "import xdist"], capture_output=True, check=False).returncode == 0
 
@@ -630,6 +666,7 @@ def measure(
     with_floor: bool = False,
     workers: int = 0,
     where: str = "suite",
+    warm: bool = False,
 ) -> tuple[bool, str]:
     version, extra, variables = ALL_SUITES[name]
     folder = download(name, version, root / name)
@@ -683,6 +720,14 @@ def measure(
         if _has_xdist(python):
             parallel["xdist"] = ([*pytest_base, "-n", str(workers)], [], [])
     parallel_out: dict[str, str] = {}
+    warm_env = {**env, "RT_TEST_WARM": "1"}
+    warm_socket = None
+    warm_times: list[float] = []
+    warm_cpu: list[float] = []
+    warm_out = ""
+    if warm:
+        run(rt_cmd, folder, warm_env)  # cold: it starts the server
+        warm_socket = warm_server(python, folder, warm_env)
     for _ in range(repeat):
         wall, cpu, pytest_out = run(pytest_cmd, folder, env)
         pytest_times.append(wall)
@@ -694,6 +739,13 @@ def measure(
             wall, cpu, parallel_out[key] = run(command, folder, env)
             walls.append(wall)
             cpus.append(cpu)
+        if warm_socket is not None:
+            wall, cpu, warm_out = run(rt_cmd, folder, warm_env)
+            warm_times.append(wall)
+            warm_cpu.append(cpu)
+    child_cpu = warm_child_cpu(warm_socket, 0) if warm_socket is not None else []
+    if warm_socket is not None:
+        stop_warm_server(warm_socket)
     try:
         expected = pytest_counts(pytest_out)
     except IndexError:  # pytest ran no test: say why (e.g. an addopts option of a plugin not installed)
@@ -721,6 +773,21 @@ def measure(
                 f"(CPU {min(cpus):.2f}s), {min(walls) / min(pytest_times):.2f}x pytest's wall time;"
             )
         line = line.rstrip(";")
+    if warm:
+        if warm_socket is None or len(child_cpu) != len(warm_times):
+            same = False
+            line += "\n  rt test (warm): the warm server did not start or missed runs"
+        else:
+            counted = rt_counts(warm_out)
+            agrees = counted == expected
+            same = same and agrees
+            total = [client + child for client, child in zip(warm_cpu, child_cpu, strict=True)]
+            line += (
+                f"\n  rt test (warm) {'same outcomes' if agrees else f'outcomes DIFFER {counted}'} in "
+                f"{min(warm_times):.2f}s (CPU {min(total):.2f}s: client {min(warm_cpu):.2f}s, forked child "
+                f"{min(child_cpu):.2f}s), {min(warm_times) / min(pytest_times):.2f}x pytest's wall time, "
+                f"{min(total) / min(pytest_cpu):.2f}x its CPU time"
+            )
     if with_floor:
         line += "\n" + floor(python, folder, env, min(pytest_cpu))
     return same, line
@@ -760,6 +827,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also time rt test --parallel=N and pytest -n N (default 2; 0: leave them out)",
     )
     parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="also time rt test forked from its warm server (RT_TEST_WARM=1), after one cold run",
+    )
+    parser.add_argument(
         "--env",
         choices=("suite", "dev"),
         default="suite",
@@ -791,6 +863,7 @@ def main(argv: list[str] | None = None) -> int:
                 with_floor=options.floor,
                 workers=options.parallel,
                 where=options.env,
+                warm=options.warm,
             )
             all_same = all_same and same
             print(line, flush=True)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import rt
-from rt import _attrs_codecache
+from rt import _attrs_codecache, _warm
 from rt._known import COMMAND_TO_DISTRIBUTION
 from rt.backend import BACKENDS
 from rt.errors import PluginLoadError, RtError
@@ -255,6 +255,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["--version"]:  # answered before plugins load, so a broken plugin cannot hide it
         print(f"rt {rt.__version__}")
         return 0
+    if _selected(args_list) in _warm.COMMANDS:
+        # opt-in (RT_TEST_WARM, [test] warm): a warm server's child runs it, when one answers (rt._warm)
+        warm_status = _warm.attempt(args_list)
+        if warm_status is not None:
+            return warm_status
     command_name: str | None = None
     # rt's attrs classes are created by the imports below: their methods' code comes from the cache
     _attrs_codecache.install()

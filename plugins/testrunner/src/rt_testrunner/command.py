@@ -944,6 +944,7 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
     freeze_at_exit()
     root = Path.cwd()
     command_line = sys.argv
+    environ = dict(os.environ)  # as the run starts: a warm server started at its end is started with it
     # from here to the end of the run (and in the zygote forked below) the tests see pytest's command line
     sys.argv = pytest_argv(command_line)
     zygote = None
@@ -960,6 +961,27 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
         _attrs_codecache.uninstall()  # when the run ended before its tests (a usage error, no files)
         if zygote is not None:
             zygote.close()  # the run has ended it already, unless it never reached the workers
+        if _warm_wanted(kernel.config, environ):
+            _start_warm_server(root, environ)
+
+
+def _warm_wanted(config: Any, environ: dict[str, str]) -> bool:
+    """The warm start is on: ``RT_TEST_WARM=1``, or ``[test] warm = true`` and the variable not 0."""
+    from rt import _warm
+
+    if _warm.IN_SERVER or _warm.turned_off(environ):
+        return False
+    return _warm.turned_on(environ) or bool(config.get("test.warm", False))
+
+
+def _start_warm_server(root: Path, environ: dict[str, str]) -> None:
+    """For the next runs here (rt_testrunner.warm_server): what this run imported before the suite's code
+    (pytest and the installed plugins when its pytest session loaded them first) is imported there."""
+    from rt_testrunner import pyplugins
+    from rt_testrunner.warm_server import spawn
+
+    loaded = pyplugins.LOADED_BEFORE_SUITE
+    spawn(root, environ, loaded is not None, sorted(loaded or ()))
 
 
 def pytest_argv(argv: list[str], command: str = "test") -> list[str]:

@@ -50,5 +50,17 @@ def freeze_start_up() -> None:
     and every full collection while pytest is imported and the tests run would traverse it again. That was
     11 M instructions of a one-test run that imports pytest, and 25 M of toolz's suite (callgrind,
     docs/benchmarks.md). Only rt's own objects are frozen: what the suite creates afterwards is collected
-    as before (and the collector stays on)."""
-    gc.freeze()
+    as before (and the collector stays on). The names of the modules imported so far are kept: a warm server
+    started at the end of the run imports those of rt (rt_testrunner.warm_server), and freezes them as here.
+    In that server's children rt's start-up is frozen already, and pytest and the installed plugins, which
+    the server imported after it, must not be (they are not in a cold run)."""
+    global START_UP_MODULES
+    START_UP_MODULES = list(sys.modules)
+    if not START_UP_FROZEN:
+        gc.freeze()
+
+
+#: the modules imported when rt's start-up was frozen (:func:`freeze_start_up`)
+START_UP_MODULES: list[str] = []
+#: True in a warm server's child (rt_testrunner.warm_server), where it is frozen already
+START_UP_FROZEN = False

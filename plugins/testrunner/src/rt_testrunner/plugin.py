@@ -56,6 +56,11 @@ def rt_register_config_options(register: Callable[[ConfigOption], None]) -> None
     register(ConfigOption("test", "max_concurrency", int, 20, help="most tests at once (--max-concurrency)"))
     register(ConfigOption("test", "randomize", bool, False, help="random test order (--randomize)"))
     register(ConfigOption("test", "todo", bool, False, help="run tests marked todo (--todo)"))
+    register(
+        ConfigOption(
+            "test", "warm", bool, False, help="fork each run from a per-project warm server (RT_TEST_WARM)"
+        )
+    )
     register(ConfigOption("test", "coverage", bool, False, help="measure coverage (--coverage)"))
     register(
         ConfigOption(

@@ -273,6 +273,11 @@ def is_installed_name(name: str) -> bool:
     return name in _ENTRY_NAMES
 
 
+#: the plugins blocked in a run whose installed plugins were loaded (importing pytest) before any of the
+#: suite's code imported pytest; None otherwise. Then a warm server imports pytest and these plugins for the
+#: next runs (rt_testrunner.warm_server), since they come first in every run there
+LOADED_BEFORE_SUITE: frozenset[str] | None = None
+
 #: the ``pytest11`` entry points by the ``sys.path`` they were read from (:func:`pytest11`)
 _ENTRY_POINTS: dict[tuple[tuple[str, ...], bool], list[Any]] = {}
 
