@@ -98,3 +98,51 @@ def test_a_scoped_parametrize_groups_by_value_and_remakes_its_fixtures(tmp_path:
     )
     pytest_run, _ = same_counts_as_pytest(tmp_path)
     assert "14 passed" in pytest_run.output, pytest_run.output
+
+
+def test_a_fixture_returning_a_generator_has_the_generator_for_its_value(tmp_path: Path) -> None:
+    """frozendict 2.5.1: its class's ``generator_seq2`` fixture returns ``(x for x in seq2)``, which its tests
+    pass to ``frozendict(...)``. rt took any generator a fixture gave for a ``yield`` fixture: its first item
+    was the value and the rest "yielded more than once" at teardown (4 failed, 4 errors). pytest tells a
+    ``yield`` fixture by its function (a generator function), not by what it returns. pytest 9.2: 4
+    passed."""
+    write_files(
+        tmp_path,
+        {
+            "test_generators.py": """
+                import pytest
+
+
+                @pytest.fixture
+                def pairs():
+                    return (x for x in [("a", 1), ("b", 2)])
+
+
+                @pytest.fixture
+                def yielded():
+                    yield (x for x in [1, 2, 3])
+
+
+                def test_returned(pairs):
+                    assert dict(pairs) == {"a": 1, "b": 2}
+
+
+                def test_yielded_generator(yielded):
+                    assert list(yielded) == [1, 2, 3]
+
+
+                class TestInClass:
+                    @pytest.fixture
+                    def seq(self):
+                        return (n * 2 for n in range(3))
+
+                    def test_method_fixture(self, seq):
+                        assert tuple(seq) == (0, 2, 4)
+
+                    def test_again(self, seq):
+                        assert next(seq) == 0
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path)
+    assert "4 passed" in pytest_run.output, pytest_run.output

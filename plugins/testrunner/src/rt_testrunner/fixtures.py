@@ -1165,7 +1165,9 @@ class Setup:
             result = trio_nursery.fixture(func, kwargs, nurseries)
         else:
             result = func(**kwargs)
-        if inspect.isgenerator(result):
+        # a ``yield`` fixture is a generator function, as pytest tells it: a fixture that returns a generator
+        # (frozendict 2.5.1's ``return (x for x in seq2)``) has that generator for its value
+        if inspect.isgenerator(result) and inspect.isgeneratorfunction(func):
             value = next(result)
             finalizers.append(_GeneratorFinalizer(result, fixture.name))
             return value
