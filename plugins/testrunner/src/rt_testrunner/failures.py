@@ -25,7 +25,7 @@ _NOISE = (
 )
 
 
-def _is_noise(filename: str) -> bool:
+def is_noise(filename: str) -> bool:
     """Frames of the runner, the event loop, pytest's helpers (``pytest.skip``/``fail``/``raises``), unittest's
     machinery and the import system: noise in every failure."""
     return filename.startswith((_PACKAGE_DIR, "<frozen ")) or any(part in filename for part in _NOISE[1:])
@@ -41,7 +41,7 @@ def _display_path(filename: str, root: Path) -> str:
 def render_exception(exc: BaseException, root: Path) -> TestFailure:
     """The failure for ``exc``: message, kind, a traceback of user frames, and where it was raised."""
     summary = traceback.extract_tb(exc.__traceback__)
-    user_frames = [frame for frame in summary if not _is_noise(frame.filename)]
+    user_frames = [frame for frame in summary if not is_noise(frame.filename)]
     location = None
     if user_frames:
         last = user_frames[-1]
