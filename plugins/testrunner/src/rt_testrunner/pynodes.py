@@ -32,17 +32,6 @@ if TYPE_CHECKING:
     from rt_testrunner.pysession import PytestSession
 
 
-#: pytest's node classes, by name, and the kind of rt node each stands for
-_KINDS = {
-    "Function": "function",
-    "Item": "function",
-    "Class": "class",
-    "Module": "module",
-    "File": "module",
-    "FSCollector": "module",
-}
-
-
 #: the pytest class each kind of node rt makes stands for, with the module that defines it
 _PYTEST_CLASSES = {
     "function": ("_pytest.python", "Function"),
@@ -50,6 +39,9 @@ _PYTEST_CLASSES = {
     "doctest": ("_pytest.doctest", "DoctestItem"),
     "module": ("_pytest.python", "Module"),
     "class": ("_pytest.python", "Class"),
+    "package": ("_pytest.python", "Package"),
+    "dir": ("_pytest.main", "Dir"),
+    "session": ("_pytest.main", "Session"),
 }
 
 
@@ -145,6 +137,9 @@ class ParentNode(_OfItem):
     def listchain(self) -> list[Any]:
         return [*(self.parent.listchain() if self.parent is not None else []), self]
 
+    def iter_parents(self) -> Iterator[Any]:
+        return _iter_parents(self)
+
     def getparent(self, cls: Any) -> Any:
         return find_parent(self, cls)
 
@@ -165,11 +160,22 @@ def class_path(cls: type) -> str:
     return cls.__qualname__.replace(".", "::")
 
 
+def _iter_parents(node: Any) -> Iterator[Any]:
+    """pytest's ``node.iter_parents()``: the node, then each parent up to the session."""
+    while node is not None:
+        yield node
+        node = getattr(node, "parent", None)
+
+
 def parent_of(item: Any) -> ParentNode:
-    """The class node of a test in a class, else its module node."""
+    """The class node of a test in a class, else its module node (whose parent is its folder's node)."""
+    from rt_testrunner.scope_nodes import folder_node
+
     relative = item.session.relative(item.file)
     path = Path(item.file)
-    module = ParentNode("module", item.module, path.name, relative, path, None, item)
+    module = ParentNode(
+        "module", item.module, path.name, relative, path, folder_node(item.session, path.parent), item
+    )
     if item.cls is None:
         return module
     nodeid = f"{relative}::{class_path(item.cls)}"
@@ -178,14 +184,16 @@ def parent_of(item: Any) -> ParentNode:
 
 def find_parent(node: Any, cls: Any) -> Any:
     """``node.getparent(cls)``: the nearest node of pytest's class ``cls`` (matched by its name: Function,
-    Item, Class, Module), the node itself included."""
-    wanted = _KINDS.get(getattr(cls, "__name__", ""))
+    Item, Class, Module, Package, Dir, Session), the node itself included."""
+    from rt_testrunner.scope_nodes import wanted_kinds
+
+    wanted = wanted_kinds(cls)
     current = node
     while current is not None:
         if not hasattr(current, "kind") and isinstance(cls, type) and isinstance(current, cls):
             return current  # one of pytest's own nodes (a plugin's collector above the test)
         kind = getattr(current, "kind", "function")
-        if kind == wanted:
+        if kind in wanted:
             return current
         current = current.parent
     return None
@@ -463,6 +471,9 @@ class Node(_OfItem):
 
     def listchain(self) -> list[Any]:
         return [*self.parent.listchain(), self]
+
+    def iter_parents(self) -> Iterator[Any]:
+        return _iter_parents(self)
 
     def getparent(self, cls: Any) -> Any:
         return find_parent(self, cls)

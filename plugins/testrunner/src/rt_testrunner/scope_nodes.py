@@ -1,5 +1,6 @@
-"""pytest's ``Session`` and ``Package`` nodes, as ``request.node`` of a session- or package-scoped fixture shows
-them.
+"""pytest's ``Session``, ``Dir`` and ``Package`` nodes, as ``request.node`` of a session- or package-scoped
+fixture shows them, and as the parents above a test module (``item.listchain()``: ``Session``, a ``Dir`` for
+the rootdir and each folder down to the module's, a ``Package`` for a folder with an ``__init__.py``).
 
 pytest gives such a fixture the node of its scope, not the test that first asked for it: a fixture that keeps
 something on ``request.node`` (its ``stash``, a marker it reads, the ``nodeid`` it names a resource after)
@@ -65,8 +66,17 @@ class ScopeNode:
         return list(reversed(list(self.iter_parents())))
 
     def getparent(self, cls: Any) -> Any:
-        wanted = getattr(cls, "__name__", "").lower()
-        return next((node for node in self.iter_parents() if node.kind == wanted), None)
+        wanted = wanted_kinds(cls)
+        return next((node for node in self.iter_parents() if node.kind in wanted), None)
+
+    def _pytest_class(self) -> type:
+        from rt_testrunner.pynodes import pytest_class
+
+        return pytest_class(self.kind, type(self))
+
+    #: ``isinstance(node, pytest.Package)`` / ``pytest.Dir`` / ``pytest.Session`` holds once the suite
+    #: imported pytest, as for the module and class nodes (pynodes.ParentNode)
+    __class__ = property(_pytest_class)
 
     def __getattr__(self, name: str) -> Any:
         if self.kind == "session" and not name.startswith("__"):
@@ -85,6 +95,30 @@ class Package(ScopeNode):
     """A package's node, of pytest's class name."""
 
 
+class Dir(ScopeNode):
+    """A folder's node (not a package), of pytest's class name."""
+
+
+#: pytest's node classes a plugin asks ``getparent`` for, by name, and the kinds of rt's nodes each matches
+_WANTED = {
+    "function": {"function"},
+    "item": {"function"},
+    "class": {"class"},
+    "module": {"module"},
+    "file": {"module"},
+    "package": {"package"},
+    "dir": {"dir"},
+    "directory": {"dir", "package"},
+    "fscollector": {"module", "dir", "package"},
+    "session": {"session"},
+}
+
+
+def wanted_kinds(cls: Any) -> set[str]:
+    """The kinds of rt's nodes that pass for pytest's class ``cls`` in ``getparent(cls)``."""
+    return _WANTED.get(getattr(cls, "__name__", "").lower(), set())
+
+
 def session_node(session: Any) -> ScopeNode:
     """The session's node (one per session): ``request.node`` of a session-scoped fixture."""
     from rt_testrunner.pycollect import session_view
@@ -101,13 +135,34 @@ def package_node(session: Any, folder: str | None) -> ScopeNode:
     """The node of the package in ``folder`` (relative to the rootdir, or absolute): ``request.node`` of a
     fixture scoped to it; the session's node for a package-scoped fixture outside any package, which lives
     for the session, as under pytest."""
-    top = session_node(session)
     if folder is None:
-        return top
-    path = Path(session.root, folder)
-    nodeid = session.relative(str(path))
+        return session_node(session)
+    return folder_node(session, Path(session.root, folder), package=True)
+
+
+def folder_node(session: Any, path: Path, package: bool | None = None) -> ScopeNode:
+    """The node of folder ``path`` (one per folder and session): a ``Package`` when it holds an
+    ``__init__.py`` (or ``package``), else a ``Dir``; its parent is its folder's node, the rootdir's (node id
+    ``"."``, as pytest 9's) the session's. A folder outside the rootdir hangs from the session directly."""
+    top = session_node(session)
     nodes: dict[str, ScopeNode] = top.session.scope_nodes
-    node = nodes.get(nodeid)
-    if node is None:
-        node = nodes[nodeid] = Package("package", path.name, nodeid, path, top, top.session)
+    key = f"dir:{path}"
+    node = nodes.get(key)
+    if node is not None:
+        return node
+    root = Path(session.pyconfig.rootdir)
+    if package is None:
+        package = (path / "__init__.py").is_file()
+    if path == root:
+        parent: ScopeNode = top
+        nodeid = "."
+    else:
+        inside = root in path.parents
+        parent = folder_node(session, path.parent) if inside else top
+        nodeid = session.relative(str(path)) if inside else str(path)
+    if package:
+        node = Package("package", path.name, nodeid, path, parent, top.session)
+    else:
+        node = Dir("dir", path.name, nodeid, path, parent, top.session)
+    nodes[key] = node
     return node

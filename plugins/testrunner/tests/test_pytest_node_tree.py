@@ -1,0 +1,75 @@
+"""The nodes above a test under ``rt test`` as under pytest 9.2: ``Session > Dir (the rootdir) > Dir ... >
+Package > Module > Class > Function``, each with pytest's class (for ``isinstance``), ``name``, ``nodeid`` and
+``path`` (issue 15, session 14). Plugins walk them from the items: pytest-django and allure read
+``item.getparent(pytest.Package)``, pytest-randomly groups by ``item.parent``; rt's module nodes had no
+parent and a package's parent was the session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rt.testing import run_cli, run_pytest, write_files
+
+_CONFTEST = """
+import pytest
+
+
+def _shown(node):
+    return (node.__class__.__name__, node.name, node.nodeid, str(node.path))
+
+
+def pytest_collection_modifyitems(session, config, items):
+    with open("chains.txt", "a") as out:
+        for item in items:
+            out.write(f"{[_shown(node) for node in item.listchain()]}\\n")
+            for kind in (pytest.Package, pytest.Dir, pytest.Directory, pytest.Module, pytest.Session):
+                found = item.getparent(kind)
+                out.write(f"  {kind.__name__}: {found and _shown(found)}\\n")
+            module = item.getparent(pytest.Module)
+            out.write(f"  module's parent: {_shown(module.parent)}\\n")
+            out.write(f"  parents: {[node.name for node in item.iter_parents()]}\\n")
+            out.write(f"  top: {isinstance(item.listchain()[0], pytest.Session)} {item.listchain()[0].parent}\\n")
+"""
+
+
+def test_a_tests_parents_are_pytests_session_dirs_package_module_and_class(tmp_path: Path) -> None:
+    files = {
+        "conftest.py": _CONFTEST,
+        "tests/pkg/__init__.py": "",
+        "tests/pkg/conftest.py": """
+        import pytest
+
+
+        @pytest.fixture(scope="package")
+        def package_resource(request):
+            chain = [(node.__class__.__name__, node.nodeid) for node in request.node.listchain()]
+            with open("chains.txt", "a") as out:
+                out.write(f"package fixture: {chain}\\n")
+        """,
+        "tests/pkg/sub/__init__.py": "",
+        "tests/pkg/sub/test_deep.py": """
+        class TestDeep:
+            def test_method(self, package_resource):
+                pass
+        """,
+        "tests/test_plain.py": """
+        def test_function():
+            pass
+        """,
+    }
+    chains = {}
+    for runner in ("pytest", "rt"):
+        root = write_files(tmp_path / runner / "project", files)
+        result = (
+            run_pytest("-p", "no:randomly", cwd=root) if runner == "pytest" else run_cli("test", cwd=root)
+        )
+        assert result.code == 0, result.output
+        chains[runner] = (root / "chains.txt").read_text().replace(str(root), "ROOT")
+    expected = chains["pytest"]
+    assert "('Package', 'sub', 'tests/pkg/sub', 'ROOT/tests/pkg/sub')" in expected
+    assert "module's parent: ('Dir', 'tests', 'tests', 'ROOT/tests')" in expected
+    assert (
+        "package fixture: [('Session', ''), ('Dir', '.'), ('Dir', 'tests'), ('Package', 'tests/pkg')]"
+        in expected
+    )
+    assert chains["rt"] == expected
