@@ -2,6 +2,6 @@
 
 import sys
 
-from rt.cli import main
+from rt._launch import main
 
 sys.exit(main())

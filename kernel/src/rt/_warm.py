@@ -20,6 +20,11 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # not typing's: importing typing would cost the client more than its own work
+if TYPE_CHECKING:
+    import _socket
+    from collections.abc import Sequence
+
 #: the commands a warm server runs (the test runner's)
 COMMANDS = ("test",)
 #: the environment variable that turns the warm start on (1) or off (0); unset: the config file says
@@ -32,6 +37,30 @@ KEY_NAMES = ("LANG", "HOME", "TMPDIR", "RT_DISABLE_PLUGINS", "VIRTUAL_ENV")
 REFUSED, FORKED, EXITED = b"R", b"P", b"X"
 #: True in a warm server and its children: they never ask a server themselves
 IN_SERVER = False
+#: True once this process has asked (rt._launch): rt.cli.main does not ask again
+ASKED = False
+
+
+def first_positional(argv: Sequence[str]) -> int | None:
+    """The index of the command line's first word that is not an option (nor ``--backend``'s value)."""
+    skip_next = False
+    for index, arg in enumerate(argv):
+        if skip_next:
+            skip_next = False
+            continue
+        if arg == "--backend":
+            skip_next = True
+            continue
+        if arg.startswith("-"):
+            continue
+        return index
+    return None
+
+
+def command(argv: Sequence[str]) -> str | None:
+    """The command ``rt ARGV`` names (its first positional word), read before argparse is imported."""
+    index = first_positional(argv)
+    return None if index is None else argv[index]
 
 
 def turned_off(environ: os._Environ[str] | dict[str, str] = os.environ) -> bool:
@@ -44,9 +73,9 @@ def turned_on(environ: os._Environ[str] | dict[str, str] = os.environ) -> bool:
 
 def supported() -> bool:
     """Linux only: the server checks each peer's uid with ``SO_PEERCRED`` and forks without exec."""
-    import socket
+    import _socket
 
-    return sys.platform.startswith("linux") and hasattr(socket, "SO_PEERCRED") and hasattr(os, "fork")
+    return sys.platform.startswith("linux") and hasattr(_socket, "SO_PEERCRED") and hasattr(os, "fork")
 
 
 def key_material(cwd: str, environ: os._Environ[str] | dict[str, str] = os.environ) -> bytes:
@@ -78,10 +107,9 @@ def folder(environ: os._Environ[str] | dict[str, str] = os.environ) -> str:
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass
-    import stat
-
     info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+    is_folder = info.st_mode & 0o170000 == 0o040000  # stat.S_ISDIR, without importing stat
+    if not is_folder or info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise PermissionError(f"{path} is not a folder of mode 0700 owned by this user")
     return path
 
@@ -95,22 +123,23 @@ def socket_path(material: bytes, environ: os._Environ[str] | dict[str, str] = os
     return os.path.join(folder(environ), f"{digest}.sock")
 
 
-def peer_uid(sock: object) -> int:
+def peer_uid(sock: _socket.socket) -> int:
     """The uid of the process at the other end of a Unix socket (``SO_PEERCRED``: pid, uid, gid)."""
-    import socket
+    import _socket
     import struct
 
-    assert isinstance(sock, socket.socket)
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, struct.calcsize("3i"))
     return int(struct.unpack("3i", creds)[1])
 
 
 def attempt(argv: list[str]) -> int | None:
     """Run ``rt ARGV`` in a warm server's child and return its exit status; None when this process must run
-    it itself (not opted in, no server, a refusal, an unsupported platform)."""
-    if IN_SERVER or turned_off() or not supported():
+    it itself (not opted in, no server, a refusal, an unsupported platform). The client uses ``_socket``
+    and ``_signal``, not their Python modules: those build enums of every constant when imported, which
+    was a fifth of the client's instructions."""
+    if IN_SERVER or ASKED or turned_off() or not supported():
         return None
-    import socket
+    import _socket
 
     cwd = os.getcwd()
     material = key_material(cwd)
@@ -120,7 +149,7 @@ def attempt(argv: list[str]) -> int | None:
         return None
     if not os.path.exists(path):
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.connect(path)
         if peer_uid(sock) != os.getuid():
@@ -132,12 +161,11 @@ def attempt(argv: list[str]) -> int | None:
         sock.close()
 
 
-def _run(sock: object, material: bytes, argv: list[str], cwd: str) -> int | None:
+def _run(sock: _socket.socket, material: bytes, argv: list[str], cwd: str) -> int | None:
+    import _socket
     import marshal
-    import socket
     import struct
 
-    assert isinstance(sock, socket.socket)
     umask = os.umask(0)
     os.umask(umask)
     request = marshal.dumps(
@@ -153,7 +181,9 @@ def _run(sock: object, material: bytes, argv: list[str], cwd: str) -> int | None
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     header = struct.pack("<I", len(request))
-    socket.send_fds(sock, [header + request[:4096]], [0, 1, 2])
+    # the first bytes carry the three standard descriptors (socket.send_fds, without the socket module)
+    fds = struct.pack("3i", 0, 1, 2)
+    sock.sendmsg([header + request[:4096]], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
     if len(request) > 4096:
         sock.sendall(request[4096:])
     answer = _read(sock, 5)
@@ -163,10 +193,7 @@ def _run(sock: object, material: bytes, argv: list[str], cwd: str) -> int | None
     return _wait(sock, pid)
 
 
-def _read(sock: object, size: int) -> bytes | None:
-    import socket
-
-    assert isinstance(sock, socket.socket)
+def _read(sock: _socket.socket, size: int) -> bytes | None:
     data = b""
     while len(data) < size:
         try:
@@ -179,10 +206,10 @@ def _read(sock: object, size: int) -> bytes | None:
     return data
 
 
-def _wait(sock: object, pid: int) -> int:
+def _wait(sock: _socket.socket, pid: int) -> int:
     """Forward the signals a terminal sends (Ctrl-C, hang-up, termination) to the child, wait for its
     status; the child's death by a signal is this process's."""
-    import signal
+    import _signal  # type: ignore[import-not-found]  # signal's C module: no stubs
     import struct
 
     def forward(signum: int, _frame: object) -> None:
@@ -191,8 +218,8 @@ def _wait(sock: object, pid: int) -> int:
         except OSError:
             pass
 
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-        signal.signal(signum, forward)
+    for signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT):
+        _signal.signal(signum, forward)
     answer = _read(sock, 5)
     if answer is None or answer[:1] != EXITED:
         # the server ended before the child: wait for the child, whose status nobody can tell any more
@@ -201,8 +228,6 @@ def _wait(sock: object, pid: int) -> int:
         while True:
             try:
                 os.kill(pid, 0)
-            except ProcessLookupError:
-                break
             except OSError:
                 break
             time.sleep(0.05)
@@ -210,7 +235,7 @@ def _wait(sock: object, pid: int) -> int:
         return 1
     status = int(struct.unpack("<i", answer[1:])[0])
     if status < 0:
-        signal.signal(-status, signal.SIG_DFL)
+        _signal.signal(-status, _signal.SIG_DFL)
         os.kill(os.getpid(), -status)
         return 128 - status
     return status

@@ -143,29 +143,9 @@ def _command_names(kernel: Kernel) -> list[str]:
     return sorted({*BUILTIN_COMMANDS, *kernel.host.commands()})
 
 
-def _first_positional(argv: Sequence[str]) -> int | None:
-    skip_next = False
-    for index, arg in enumerate(argv):
-        if skip_next:
-            skip_next = False
-            continue
-        if arg == "--backend":
-            skip_next = True
-            continue
-        if arg.startswith("-"):
-            continue
-        return index
-    return None
-
-
-def _selected(argv: Sequence[str]) -> str | None:
-    index = _first_positional(argv)
-    return None if index is None else argv[index]
-
-
 def _route(argv: list[str], kernel: Kernel) -> list[str] | int:
     """Turn ``rt script.py`` into ``rt run script.py``; reject an unknown command with a suggestion."""
-    index = _first_positional(argv)
+    index = _warm.first_positional(argv)
     if index is None:
         return argv
     word = argv[index]
@@ -255,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list[:1] == ["--version"]:  # answered before plugins load, so a broken plugin cannot hide it
         print(f"rt {rt.__version__}")
         return 0
-    if _selected(args_list) in _warm.COMMANDS:
+    if _warm.command(args_list) in _warm.COMMANDS:
         # opt-in (RT_TEST_WARM, [test] warm): a warm server's child runs it, when one answers (rt._warm)
         warm_status = _warm.attempt(args_list)
         if warm_status is not None:
@@ -272,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         routed = _route(args_list, kernel)
         if isinstance(routed, int):
             return routed
-        selected = _selected(routed)
+        selected = _warm.command(routed)
         registered_commands = kernel.host.commands()
         if selected in registered_commands:
             command_name = registered_commands[selected].value.name

@@ -27,6 +27,7 @@ from rt.testing import cli_environ, write_files
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the warm start is Linux only")
 
 TIMING = re.compile(r"\[\d+(\.\d+)?m?s\]")
+PROGRESS = re.compile(r"\r?\x1b\[2K[^\r\n]*")
 JUNIT_VOLATILE = re.compile(r'(time|timestamp|hostname)="[^"]*"')
 
 PROJECT = {
@@ -411,3 +412,53 @@ def test_the_server_reads_nothing_from_another_user(tmp_path: Path, runtime: Pat
     with os.fdopen(read_end) as errors:
         assert (errors.read(), os.waitstatus_to_exitcode(status)) == ("", 0)
     assert server_pid(runtime) == server
+
+
+def on_a_terminal(project: Path, env: dict[str, str]) -> tuple[int, bytes]:
+    """``rt test`` with a pseudo-terminal of 100 columns as its stdout and stderr: its status and output."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rt", "test"],
+        cwd=project,
+        env=env,
+        stdout=follower,
+        stderr=follower,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=lambda: os.umask(0o027),
+    )
+    os.close(follower)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: every writer has closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(leader)
+    return process.wait(timeout=300), output
+
+
+def test_a_terminals_colours_and_size_are_the_clients(tmp_path: Path, runtime: Path) -> None:
+    project = write_files(tmp_path / "project", PROJECT)
+    plain = {
+        key: value for key, value in environ(runtime, project).items() if key not in ("COLUMNS", "LINES")
+    }
+    cold_status, cold = on_a_terminal(project, {**plain, "RT_TEST_WARM": "0"})
+    on_a_terminal(project, plain)
+    server_pid(runtime)
+    warm_status, warm = on_a_terminal(project, plain)
+    # the progress line shows after a second or so, which a warm run may not need: it is left out
+    cold_text, warm_text = (PROGRESS.sub("", TIMING.sub("", text.decode())) for text in (cold, warm))
+    assert "\x1b[" in cold_text  # colours: the console reporter saw a terminal
+    assert warm_status == cold_status
+    assert warm_text == cold_text
+    terminal_streams = (project / "streams.txt").read_text().splitlines()
+    assert len(set(terminal_streams)) == 1 and "True" in terminal_streams[0]
