@@ -176,6 +176,10 @@ def _run(sock: _socket.socket, material: bytes, argv: list[str], cwd: str) -> in
             "env": dict(os.environ),
             "umask": umask,
             "path": list(sys.path),
+            "orig_argv": list(sys.orig_argv),
+            "main": getattr(sys.modules.get("__main__"), "__file__", None),
+            "main_spec": getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", None),
+            "limits": _limits(),
         }
     )
     for stream in (sys.stdout, sys.stderr):
@@ -191,6 +195,24 @@ def _run(sock: _socket.socket, material: bytes, argv: list[str], cwd: str) -> in
         return None
     pid = struct.unpack("<i", answer[1:])[0]
     return _wait(sock, pid)
+
+
+#: the resource limits a run inherits from its shell (``ulimit``), given to the child
+LIMITS = (
+    "RLIMIT_NOFILE",
+    "RLIMIT_STACK",
+    "RLIMIT_AS",
+    "RLIMIT_DATA",
+    "RLIMIT_CORE",
+    "RLIMIT_CPU",
+    "RLIMIT_NPROC",
+)
+
+
+def _limits() -> dict[str, tuple[int, int]]:
+    import resource
+
+    return {name: resource.getrlimit(getattr(resource, name)) for name in LIMITS if hasattr(resource, name)}
 
 
 def _read(sock: _socket.socket, size: int) -> bytes | None:
@@ -213,10 +235,14 @@ def _wait(sock: _socket.socket, pid: int) -> int:
     import struct
 
     def forward(signum: int, _frame: object) -> None:
+        # to the child's process group, as a terminal's Ctrl-C reaches the processes a test started too
         try:
-            os.kill(pid, signum)
+            os.killpg(pid, signum)
         except OSError:
-            pass
+            try:
+                os.kill(pid, signum)
+            except OSError:
+                pass
 
     for signum in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP, _signal.SIGQUIT):
         _signal.signal(signum, forward)

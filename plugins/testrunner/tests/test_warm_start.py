@@ -462,3 +462,40 @@ def test_a_terminals_colours_and_size_are_the_clients(tmp_path: Path, runtime: P
     assert warm_text == cold_text
     terminal_streams = (project / "streams.txt").read_text().splitlines()
     assert len(set(terminal_streams)) == 1 and "True" in terminal_streams[0]
+
+
+SPAWNING = {
+    "test_spawn.py": """\
+        import multiprocessing
+        import os
+        import subprocess
+        import sys
+
+        def double(number):
+            return number * 2
+
+        def test_a_spawned_pool_runs_this_modules_function():
+            with multiprocessing.get_context("spawn").Pool(1) as pool:
+                assert pool.map(double, [1, 2]) == [2, 4]
+
+        def test_main_and_argv():
+            import __main__
+
+            with open("main.txt", "a") as record:
+                record.write(f"{getattr(__main__, '__file__', None)} {__main__.__spec__ and __main__.__spec__.name} ")
+                record.write(f"{sys.argv} {sys.orig_argv[1:]} {os.getpgid(0) == os.getpid()}\\n")
+    """,
+}
+
+
+def test_multiprocessing_spawn_and_main_are_the_clients(tmp_path: Path, runtime: Path) -> None:
+    project = write_files(tmp_path / "project", SPAWNING)
+    env = environ(runtime, project)
+    cold = rt_test(project, environ(runtime, project, warm="0"), "-k", "spawn or main")
+    rt_test(project, env, "-k", "spawn or main")
+    server_pid(runtime)
+    warm = rt_test(project, env, "-k", "spawn or main")
+    same_run(cold, warm)
+    assert " 2 pass" in warm.stderr
+    cold_main, first_main, warm_main = (project / "main.txt").read_text().splitlines()
+    assert warm_main == cold_main.replace("False", "True")  # its own process group, to pass Ctrl-C on

@@ -67,6 +67,10 @@ class Request:
         self.env: dict[str, str] = dict(payload["env"])
         self.umask: int = int(payload["umask"])
         self.path: list[str] = list(payload["path"])
+        self.orig_argv: list[str] = list(payload["orig_argv"])
+        self.main: str | None = payload["main"]
+        self.main_spec: str | None = payload["main_spec"]
+        self.limits: dict[str, tuple[int, int]] = dict(payload["limits"])
         self.fds = fds
         self.conn = conn
 
@@ -523,7 +527,9 @@ def _close_all(
 
 
 def _become(request: Request) -> None:
-    """The child becomes the client's run: its streams, folder, environment, umask, path, command line."""
+    """The child becomes the client's run: its streams, folder, environment, umask, resource limits, path,
+    command line and ``__main__``'s file, in a process group of its own (the client sends Ctrl-C to it)."""
+    os.setpgid(0, 0)
     for target, fd in enumerate(request.fds):
         if fd != target:
             os.dup2(fd, target)
@@ -533,13 +539,45 @@ def _become(request: Request) -> None:
     os.environ.update(request.env)
     os.umask(request.umask)
     time.tzset()
+    _resource_limits(request.limits)
     sys.argv = request.argv
+    sys.orig_argv = request.orig_argv
     sys.path[:] = request.path
+    _main_module(request.main, request.main_spec)
     _standard_streams()
     from rt_testrunner import exiting
 
     exiting.START_UP_FROZEN = True  # by the server, before it imported pytest and the plugins
     gc.enable()
+
+
+def _resource_limits(limits: dict[str, tuple[int, int]]) -> None:
+    import resource
+
+    for name, (soft, hard) in limits.items():
+        try:
+            resource.setrlimit(getattr(resource, name), (soft, hard))
+        except (AttributeError, ValueError, OSError):
+            pass  # above the server's hard limit: it keeps the server's (raising it needs privileges)
+
+
+def _main_module(file: str | None, spec_name: str | None) -> None:
+    """``__main__`` as the client's: a module of its file (the ``rt`` script) and spec (``python -m rt``'s
+    ``rt.__main__``) that has not run, where the server's is this module run by ``-m``: multiprocessing's
+    spawn runs ``__main__``'s file again in its workers, or imports its spec's module by name."""
+    import importlib.util
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__dict__["__builtins__"] = __builtins__
+    if file is not None:
+        main.__file__ = file
+    if spec_name is not None:
+        try:
+            main.__spec__ = importlib.util.find_spec(spec_name)
+        except (ImportError, ValueError):
+            pass
+    sys.modules["__main__"] = main
 
 
 def _standard_streams() -> None:
