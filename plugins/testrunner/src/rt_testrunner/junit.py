@@ -193,7 +193,8 @@ class JUnitReporter:
             _add_case(suite, event)
         elif isinstance(event, FileFinished):
             suite = self.files.setdefault(event.file, _Suite(event.file, event.file))
-            suite.duration = event.duration
+            # a file the session's order runs in several turns (session_order.py) adds their durations up
+            suite.duration = (suite.duration or 0.0) + event.duration
             suite.load_error = event.error
         elif isinstance(event, RunFinished):
             self.write(event)

@@ -322,6 +322,9 @@ class ModuleCollection:
         for root, reorder in pending:
             if reorder:
                 reorder_file(root)
+        self.items_reordered = bool(hooks)
+        if any(reorder for _, reorder in pending):
+            self.items_reordered |= _by_parameters([root for root, _ in pending], nodes)
         self.items = nodes
         finish_hooks = [hook for _, hook in self.named_hooks.get("pytest_collection_finish", ())]
         if finish_hooks:
@@ -958,6 +961,24 @@ def _call_optional(func: Callable[..., Any], arg: Any) -> Any:
     except (TypeError, ValueError):
         wants = False
     return func(arg) if wants else func()
+
+
+def _by_parameters(roots: list[Suite], nodes: list[Any]) -> bool:
+    """pytest groups the session's items by the parameters of its fixtures wider than a function, over every
+    item, after the hooks (reorder.py): a session-scoped parameter groups the tests of every file, a
+    package-scoped one those of its package. ``nodes`` in that order; returns whether it changed."""
+    tests = [case for root in roots for case in root.tests() if case.item is not None]
+    if not any(case.item.param_scopes for case in tests):
+        return False
+    from rt_testrunner.reorder import reorder
+
+    cases = {id(case.item.node): case for case in tests}
+    ordered = reorder([cases[id(node)] for node in nodes if id(node) in cases])
+    grouped = [*(case.item.node for case in ordered), *(node for node in nodes if id(node) not in cases)]
+    if all(a is b for a, b in zip(grouped, nodes, strict=True)):
+        return False
+    nodes[:] = grouped
+    return True
 
 
 def _keep(root: Suite, kept: dict[int, int]) -> None:

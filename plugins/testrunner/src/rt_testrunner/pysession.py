@@ -207,6 +207,9 @@ class PytestSession(ModuleCollection):
         #: pytest's ``session.exitstatus``, set when the session finishes (plugins' sessionfinish hooks read it)
         self.exitstatus = 0
         self.items: list[Any] = []
+        #: a ``pytest_collection_modifyitems`` hook or a session- or package-scoped parameter may have put
+        #: ``items`` in another order than the files' (the runner then checks: session_order.py)
+        self.items_reordered = False
         #: the tests ``-k``, ``-m`` and ``--deselect`` left out so far (``pyruntest.tell_deselected``)
         self.deselected = 0
         #: those tests (``PyItem``), whose nodes are ``terminalreporter.stats["deselected"]``

@@ -15,7 +15,7 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -50,10 +50,13 @@ from rt_testrunner.pysession import PytestSession
 from rt_testrunner.report import Recorder
 from rt_testrunner.schedule import Schedule, split_group
 
+if TYPE_CHECKING:
+    from rt_testrunner.session_order import Segment
 
-def _following(turns: Sequence[TestFile | FilePart]) -> list[Path | None]:
+
+def _following(turns: Sequence[TestFile | FilePart | Segment]) -> list[Path | None]:
     """Each turn's next file (``None`` after the last one)."""
-    paths = [(turn.file if isinstance(turn, FilePart) else turn).path for turn in turns]
+    paths = [(turn if isinstance(turn, TestFile) else turn.file).path for turn in turns]
     return [*paths[1:], None]
 
 
@@ -228,6 +231,9 @@ class Runner:
                             ids.append(str(nodeid) if nodeid else f"{test_file.relative}::{case.name}")
         finally:
             capture.uninstall()
+        if self.session.items_reordered:  # in the order the hooks left session.items, as pytest lists them
+            position = {str(node.nodeid): index for index, node in enumerate(self.session.items)}
+            ids.sort(key=lambda nodeid: position.get(nodeid, -1))
         return ids, errors
 
     def _prepare_imports(self, files: Sequence[TestFile]) -> None:
@@ -262,11 +268,14 @@ class Runner:
             elif stopped_by is None and self._collection_failed(files):
                 await self._report_collection(order, one_process=order is files)
             else:
-                if order is files:  # one process: each file's last test has the next file's first as nextitem
-                    self._following = dict(zip((f.path for f in files), files[1:], strict=False))
                 # Ctrl-C or pytest.exit() while collecting stops the run before any test, as in pytest: only
                 # the file that raised it runs its turn, which reports it and ends the run
-                turns = order if stopped_by is None else [stopped_by]
+                turns: Iterable[TestFile | FilePart | Segment] = order if stopped_by is None else [stopped_by]
+                planned = self._session_order(files) if order is files and stopped_by is None else None
+                if planned is not None:
+                    turns = planned
+                elif order is files:  # one process: a file's last test has the next file's first as nextitem
+                    self._following = dict(zip((f.path for f in files), files[1:], strict=False))
                 # the next file, where the whole order is known (one process): a package's fixtures end when
                 # the run leaves the package; a --parallel worker's files come one at a time, and its
                 # packages end with its session
@@ -278,6 +287,8 @@ class Runner:
                     ends_run = following is not None and leaving is None
                     if isinstance(item, FilePart):
                         await self._run_file(item.file, (item.start, item.stop), leaving)
+                    elif not isinstance(item, TestFile):  # a Segment: some of a file's tests (hooks' order)
+                        await self._run_file(item.file, leaving=leaving, ends_run=ends_run, segment=item)
                     elif order is files and self._collected_nothing(item):
                         continue  # a file handed to conftest.py collectors that took none of it
                     else:
@@ -291,6 +302,23 @@ class Runner:
         )
         if after_error is not None:
             self._after_all_failed(self.preload_root, after_error, "<preload>")
+
+    def _session_order(self, files: Sequence[TestFile]) -> list[TestFile | Segment] | None:
+        """The run's turns in the order the ``pytest_collection_modifyitems`` hooks (or pytest's grouping by a
+        session- or package-scoped parameter) left ``session.items``, when it is not the files' order
+        (session_order.py); ``None`` in the common case, where no hook or parameter reordered anything across
+        files, or under ``--rerun-each`` (each file runs its reruns in one turn)."""
+        if not self.session.items_reordered or self.options.rerun_each != 1:
+            return None
+        if _in_files_order(files, self._collected, self.session.items):
+            return None
+        from rt_testrunner import session_order
+
+        turns = session_order.segments(files, self._collected, self.session.items)
+        if turns is not None:
+            only = self.options.only
+            session_order.link_next_items(turns, lambda case: self.schedule.selected(case, only))
+        return turns
 
     def _refuse(self, order: Iterable[TestFile | FilePart], status: int, refused: str) -> None:
         """pytest's usage error (an option no plugin registered, a value an option refuses) or its internal
@@ -545,11 +573,13 @@ class Runner:
         span: tuple[int, int] | None = None,
         leaving: Path | None = None,
         ends_run: bool = False,
+        segment: Segment | None = None,
     ) -> None:
-        """Run a file's tests (``span``: only its top-level children from ``start`` up to ``stop``); then end
-        the package scopes that do not hold ``leaving``, the next file to run (``None``: the last one, or a
-        worker's next one, not known yet); the file that ``ends_run`` (the last of a one-process run) tears
-        the package and session fixtures down after its own scopes."""
+        """Run a file's tests (``span``: only its top-level children from ``start`` up to ``stop``; ``segment``:
+        only the tests of that segment of the session's order); then end the package scopes that do not hold
+        ``leaving``, the next file to run (``None``: the last one, or a worker's next one, not known yet); the
+        file that ``ends_run`` (the last of a one-process run) tears the package and session fixtures down
+        after its own scopes."""
         started = clock.perf_counter()
         collected = self._collected.get(test_file.path)
         if isinstance(collected, Suite) and collected.flags is collect.IGNORED:
@@ -560,7 +590,7 @@ class Runner:
             if self.bailed:
                 break
             try:
-                root = self._load(test_file, run, span is not None)
+                root = self._load(test_file, run, span is not None) if segment is None else segment.root
             except BaseException as exc:  # a test file's error of any kind is a result
                 if isinstance(exc, GeneratorExit):
                     raise
@@ -602,17 +632,20 @@ class Runner:
                 if isinstance(exc, KeyboardInterrupt) or kind is outcomes.Kind.EXIT:
                     self.recorder.interrupt(reason=outcomes.interrupt_reason(exc))  # status 2, as pytest
                 break
-            only_mode = self.options.only or any(t.has("only") for t in root.tests())
-            if run == 1 and (span is None or span[0] == 0):  # a file's left-out tests count once
-                left_out = [t for t in root.tests() if not self.schedule.selected(t, False)]
+            whole = root if segment is None else segment.whole
+            only_mode = self.options.only or any(t.has("only") for t in (whole or root).tests())
+            if whole is not None and run == 1 and (span is None or span[0] == 0):  # left-out tests count once
+                left_out = [t for t in whole.tests() if not self.schedule.selected(t, False)]
                 self.filtered_out += len(left_out)
                 pytest_items = [t.item for t in left_out if t.item is not None]
                 if pytest_items:
                     from rt_testrunner.pyruntest import tell_deselected
 
                     tell_deselected(pytest_items)
-                self._report_node_errors(root, test_file)
-            if self.session.teardown_hooks or self.session.named_hooks.get("pytest_runtest_protocol"):
+                self._report_node_errors(whole, test_file)
+            if segment is None and (
+                self.session.teardown_hooks or self.session.named_hooks.get("pytest_runtest_protocol")
+            ):
                 self._link_next_items(root, test_file, only_mode, span)
             await self._run_suite(root, [self.preload_root], test_file, run, only_mode, span)
         if leaving is not None and not self.bailed:
@@ -939,6 +972,21 @@ class Runner:
             )
         if interrupted:
             recorder.interrupt(outcomes.exit_code(outcome.error))
+
+
+def _in_files_order(files: Sequence[TestFile], collected: dict[Path, Any], items: Sequence[Any]) -> bool:
+    """``items`` (``session.items``) run in the files' order, each file's tests in its tree's order: the common
+    case, checked in one pass without importing session_order.py. A file with an rt-style test keeps it."""
+    expected = iter(items)
+    for test_file in files:
+        root = collected.get(test_file.path)
+        if isinstance(root, Suite):
+            for case in root.tests():
+                if case.item is None:
+                    return True
+                if next(expected, None) is not case.item.node:
+                    return False
+    return True
 
 
 def _with_teardown_output(finished: TestFinished, written: list[str]) -> TestFinished:

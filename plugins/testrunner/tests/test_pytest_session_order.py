@@ -1,0 +1,367 @@
+"""``rt test`` runs a pytest session's items in the order its ``pytest_collection_modifyitems`` hooks left them,
+across files, with the fixture set-up and teardown pytest does at each boundary (session_order.py).
+
+pytest runs ``session.items`` whatever file each item is from: pytest-randomly shuffles the modules, pytest-order
+moves tests across files, a conftest.py moves the slow tests to the end of the session. A module's (class's,
+package's) fixtures are torn down when the next item is not in it and set up again when a later item comes back
+to it. rt ran the files one after the other, each in the order the hook left its own items. Each test writes
+a small project whose tests and fixtures log what runs to a file, runs pytest 9.2 and ``rt test`` on it, and
+compares the logs, the node ids of ``--collect-only`` and the counts."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from rt.testing import counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
+
+#: the project's conftest.py: ``record(event)`` appends a line to events.log (what ran, in order)
+_RECORD = """
+import os
+
+import pytest
+
+LOG = os.path.join(os.path.dirname(__file__), "events.log")
+
+
+def record(event):
+    with open(LOG, "a") as log:
+        log.write(event + "\\n")
+"""
+
+
+def _conftest(hooks: str) -> str:
+    """A conftest.py with :data:`_RECORD` and ``hooks``."""
+    return _RECORD + textwrap.dedent(hooks)
+
+
+def _both(root: Path, *args: str) -> tuple[tuple[dict[str, int], str], tuple[dict[str, int], str, str]]:
+    """pytest's (counts, events.log) and rt's (counts, events.log, output) on ``root``, each run starting with
+    no log."""
+    log = root / "events.log"
+    log.unlink(missing_ok=True)
+    by_pytest = run_pytest(*args, cwd=root, timeout=180)
+    pytest_log = log.read_text() if log.exists() else ""
+    log.unlink(missing_ok=True)
+    by_rt = run_cli("test", *args, cwd=root, timeout=180)
+    rt_log = log.read_text() if log.exists() else ""
+    return (counts_from_pytest(by_pytest.stdout), pytest_log), (
+        summary_counts(by_rt.stderr),
+        rt_log,
+        by_rt.output,
+    )
+
+
+def _collected(root: Path, *args: str) -> tuple[list[str], list[str]]:
+    """The node ids ``--collect-only -q`` lists, by pytest and by rt, in their order."""
+    by_pytest = run_pytest("--collect-only", "-q", *args, cwd=root, timeout=180)
+    by_rt = run_cli("test", "--collect-only", *args, cwd=root, timeout=180)
+    return (
+        [line for line in by_pytest.stdout.splitlines() if "::" in line],
+        [line for line in by_rt.stdout.splitlines() if "::" in line],
+    )
+
+
+def test_a_hook_that_moves_the_slow_tests_to_the_end_of_the_session(tmp_path: Path) -> None:
+    """A conftest.py sorts the marked ``slow`` tests after every other one, whatever their file: pytest runs
+    ``test_a.py`` (part of it), ``test_b.py``, ``pkg/test_c.py``, then ``test_a.py`` again, tearing down the
+    module's fixture, its ``setup_module``, its class's ``setup_class`` and the package's fixture when the run
+    leaves them and setting them up again when it comes back; each test's ``nextitem`` is the session's next
+    test. rt ran each file whole (the slow tests last within their file): other set-ups, other teardowns,
+    another order. pytest 9.2: 8 passed, in the same order, with the same set-ups and teardowns."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nmarkers = slow\n",
+            "conftest.py": _conftest(
+                """
+
+            def pytest_collection_modifyitems(items):
+                items.sort(key=lambda item: item.get_closest_marker("slow") is not None)
+
+
+            def pytest_runtest_teardown(item, nextitem):
+                record(f"next of {item.name}: {nextitem.name if nextitem else None}")
+
+
+            @pytest.fixture(scope="module")
+            def mod(request):
+                record(f"set up {request.module.__name__}")
+                yield
+                record(f"tear down {request.module.__name__}")
+            """
+            ),
+            "test_a.py": """
+            import pytest
+            from conftest import record
+
+
+            def setup_module():
+                record("setup_module a")
+
+
+            def teardown_module():
+                record("teardown_module a")
+
+
+            @pytest.mark.slow
+            def test_a1(mod):
+                record("a1")
+
+
+            def test_a2(mod):
+                record("a2")
+
+
+            class TestA:
+                @classmethod
+                def setup_class(cls):
+                    record("setup_class A")
+
+                @classmethod
+                def teardown_class(cls):
+                    record("teardown_class A")
+
+                @pytest.mark.slow
+                def test_x(self, mod):
+                    record("A.x")
+
+                def test_y(self, mod):
+                    record("A.y")
+            """,
+            "test_b.py": """
+            import pytest
+            from conftest import record
+
+
+            def test_b1(mod):
+                record("b1")
+
+
+            @pytest.mark.slow
+            def test_b2(mod):
+                record("b2")
+            """,
+            "pkg/__init__.py": "",
+            "pkg/conftest.py": """
+            import pytest
+            from conftest import record
+
+
+            @pytest.fixture(scope="package")
+            def package_resource():
+                record("set up pkg")
+                yield
+                record("tear down pkg")
+            """,
+            "pkg/test_c.py": """
+            import pytest
+            from conftest import record
+
+
+            def test_c1(package_resource):
+                record("c1")
+
+
+            @pytest.mark.slow
+            def test_c2(package_resource):
+                record("c2")
+            """,
+        },
+    )
+    (pytest_counts, pytest_log), (rt_counts, rt_log, output) = _both(tmp_path, "-p", "no:randomly")
+    assert pytest_counts == {"pass": 8}
+    assert rt_counts == pytest_counts, output
+    assert pytest_log.splitlines()[:5] == [
+        "set up pkg",
+        "c1",
+        "next of test_c1: test_a2",
+        "tear down pkg",
+        "setup_module a",
+    ]
+    assert rt_log == pytest_log, output
+    pytest_ids, rt_ids = _collected(tmp_path, "-p", "no:randomly")
+    assert rt_ids == pytest_ids
+    assert pytest_ids[-1] == "test_b.py::test_b2"
+
+
+def test_a_hook_that_shuffles_the_modules_as_pytest_randomly_does(tmp_path: Path) -> None:
+    """pytest-randomly's hook reorders the modules (by a hash of its seed and their names), then the classes
+    and functions inside each: a module's tests stay together, but not in the files' order. rt ran the files
+    in its own order. Here a conftest.py hook puts the modules in reverse order and a module-scoped
+    parametrized fixture groups each module's tests by its value: pytest 9.2: 6 passed."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": _conftest(
+                """
+
+            def pytest_collection_modifyitems(items):
+                files = list(dict.fromkeys(item.path for item in items))
+                items.sort(key=lambda item: -files.index(item.path))
+
+
+            @pytest.fixture(scope="module", params=["x", "y"])
+            def value(request):
+                record(f"set up {request.module.__name__} {request.param}")
+                yield request.param
+                record(f"tear down {request.module.__name__} {request.param}")
+            """
+            ),
+            "test_1.py": """
+            from conftest import record
+
+
+            def test_one(value):
+                record(f"one {value}")
+
+
+            def test_plain():
+                record("plain")
+            """,
+            "test_2.py": """
+            from conftest import record
+
+
+            def test_two(value):
+                record(f"two {value}")
+            """,
+        },
+    )
+    (pytest_counts, pytest_log), (rt_counts, rt_log, output) = _both(tmp_path, "-p", "no:randomly")
+    assert pytest_counts == {"pass": 5}
+    assert rt_counts == pytest_counts, output
+    assert pytest_log.splitlines()[0] == "set up test_2 x"
+    assert rt_log == pytest_log, output
+    assert _collected(tmp_path, "-p", "no:randomly")[1][0] == "test_2.py::test_two[x]"
+
+
+def test_pytest_order_across_files_and_a_session_scoped_dependency(tmp_path: Path) -> None:
+    """pytest-order's ``@pytest.mark.order(n)`` moves tests across files; pytest-dependency's
+    ``scope="session"`` skips a test whose dependency has not run (or not passed) before it, a test of
+    another file: both need the session's order (and pytest-dependency finds its results on
+    ``item.getparent(pytest.Session)``, which rt answered with None: every such test was an error).
+    pytest 9.2: 6 passed, 1 skipped (the test that depends on one that runs after it)."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": _conftest(
+                """
+
+            @pytest.fixture(autouse=True)
+            def each(request):
+                record(request.node.nodeid)
+            """
+            ),
+            "test_one.py": """
+            import pytest
+
+
+            @pytest.mark.order(3)
+            def test_third():
+                pass
+
+
+            def test_plain_one():
+                pass
+
+
+            @pytest.mark.dependency(scope="session")
+            @pytest.mark.order(1)
+            def test_first():
+                pass
+            """,
+            "test_two.py": """
+            import pytest
+
+
+            @pytest.mark.dependency(depends=["test_one.py::test_first"], scope="session")
+            @pytest.mark.order(2)
+            def test_second():
+                pass
+
+
+            @pytest.mark.dependency(scope="session")
+            def test_plain_two():
+                pass
+
+
+            @pytest.mark.dependency(depends=["test_one.py::test_plain_one"], scope="session")
+            def test_needs_an_unmarked_test():
+                pass
+
+
+            @pytest.mark.dependency(depends=["test_two.py::test_plain_two"], scope="session")
+            def test_needs_a_test_before_it():
+                pass
+            """,
+        },
+    )
+    (pytest_counts, pytest_log), (rt_counts, rt_log, output) = _both(tmp_path, "-p", "no:randomly")
+    assert pytest_counts == {"pass": 6, "skip": 1}
+    assert rt_counts == pytest_counts, output
+    assert pytest_log.splitlines()[:3] == [
+        "test_one.py::test_first",
+        "test_two.py::test_second",
+        "test_one.py::test_third",
+    ]
+    assert rt_log == pytest_log, output
+
+
+def test_a_session_scoped_parameter_groups_the_tests_of_every_file(tmp_path: Path) -> None:
+    """pytest groups the session's items by the value of a session-scoped parametrized fixture, across files
+    (and a package-scoped one's across the package's files), so it is set up once per value: every test with
+    ``x``, then every one with ``y``. rt grouped the tests of each file, and set the fixture up again at each
+    file (4 set-ups for 2 values). pytest 9.2: 8 passed, 2 set-ups."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": _conftest(
+                """
+
+            @pytest.fixture(scope="session", params=["x", "y"])
+            def backend(request):
+                record(f"set up {request.param}")
+                yield request.param
+                record(f"tear down {request.param}")
+            """
+            ),
+            "pkg/__init__.py": "",
+            "pkg/test_p.py": """
+            from conftest import record
+
+
+            def test_p1(backend):
+                record(f"p1 {backend}")
+
+
+            def test_p2(backend):
+                record(f"p2 {backend}")
+            """,
+            "test_q.py": """
+            from conftest import record
+
+
+            def test_q(backend):
+                record(f"q {backend}")
+
+
+            def test_plain():
+                record("plain")
+            """,
+            "test_r.py": """
+            from conftest import record
+
+
+            def test_r(backend):
+                record(f"r {backend}")
+            """,
+        },
+    )
+    (pytest_counts, pytest_log), (rt_counts, rt_log, output) = _both(tmp_path, "-p", "no:randomly")
+    assert pytest_counts == {"pass": 9}
+    assert rt_counts == pytest_counts, output
+    assert pytest_log.count("set up") == 2
+    assert rt_log == pytest_log, output
+    pytest_ids, rt_ids = _collected(tmp_path, "-p", "no:randomly")
+    assert rt_ids == pytest_ids
