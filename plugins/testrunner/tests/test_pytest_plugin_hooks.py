@@ -7,6 +7,8 @@ Each plugin is a distribution of the test's own making, written into a folder bo
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 from rt.testing import CliResult, counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
@@ -747,6 +749,65 @@ def test_a_report_plugins_file_is_the_same_as_under_pytest(tmp_path: Path) -> No
     assert '"skipped"' in pytest_report and "hello" in pytest_report, pytest_output
     assert rt_report == pytest_report, (pytest_report, rt_report, rt_output)
     same_as_pytest(project, site)
+
+
+def test_a_report_plugins_file_under_parallel_has_every_workers_rows(tmp_path: Path) -> None:
+    """``--parallel=2`` with a plugin that writes its file from the reports it gets in
+    ``pytest_runtest_logreport`` (pytest-html 4.2, pytest-json-report 1.5): each worker's plugin saw its own
+    tests only, and the file of the last worker to end stayed, with its rows alone. The other workers'
+    reports, serialized as pytest-xdist's workers send theirs (what the plugin's hookwrapper added to a report
+    travels too), are now given to the plugin of the worker that ends the session before its
+    ``pytest_sessionfinish``: the file has every row of the one-process run, and of pytest's (in the order the
+    workers finished the files, as under pytest-xdist)."""
+    site = plugin_site(tmp_path / "site", "report_plugin", REPORT_PLUGIN)
+    test_file = """
+    import os
+    import time
+    from pathlib import Path
+
+    import pytest
+
+
+    def test_prints():
+        # under --parallel=2, wait (a while at most) until the other worker runs a file too
+        seen = Path(__file__).parent / "workers"
+        seen.mkdir(exist_ok=True)
+        (seen / os.environ.get("RT_TEST_WORKER", "pytest")).touch()
+        deadline = time.monotonic() + 30
+        while "RT_TEST_WORKER" in os.environ and len(list(seen.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        print("hello from NAME")
+
+
+    def test_fails():
+        assert 1 == 2
+
+
+    @pytest.mark.skip(reason="not today")
+    def test_skipped():
+        pass
+    """
+    project = write_files(
+        tmp_path / "project",
+        {
+            "pytest.ini": "[pytest]\n",
+            **{f"test_{n}.py": test_file.replace("NAME", n) for n in ("a", "b", "c", "d")},
+        },
+    )
+    reports = {}
+    for name, args in (("pytest", None), ("one", ()), ("parallel", ("--parallel=2",))):
+        env = {"PYTHONPATH": str(site)}
+        shutil.rmtree(project / "workers", ignore_errors=True)
+        result = (
+            run_pytest(cwd=project, env=env) if args is None else run_cli("test", *args, cwd=project, env=env)
+        )
+        written = json.loads((project / "report.json").read_text().rsplit("\n", 1)[0])
+        (project / "report.json").unlink()
+        reports[name] = (written["summary"], sorted(map(str, written["rows"])))
+        assert len(written["rows"]) == 4 * (3 + 3 + 2), (name, result.output)  # no call for a skip
+    assert "hello from d" in str(reports["pytest"][1])
+    assert sorted(path.name for path in (project / "workers").iterdir()) == ["1", "2"]
+    assert reports["parallel"] == reports["one"] == reports["pytest"]
 
 
 #: an installed plugin that calls marked tests itself (as pytest-twisted calls them in its reactor) and one

@@ -131,6 +131,9 @@ class Pool:
         #: a worker's session has hooks that read the run's results at its end (``pytest_terminal_summary``,
         #: ``pytest_unconfigure``): the last worker to end it gets them all (:meth:`_no_more_for`)
         self.results_wanted = False
+        #: each file's (or part's) serialized test reports with the worker that ran it, for the report plugins
+        #: of the worker that ends the session (report_replay.py)
+        self.file_reports: list[tuple[_Worker, str, tuple[dict[str, Any], ...]]] = []
         #: the worker with no more files that ends the session last, held until every other has ended its
         self.held: _Worker | None = None
         self.filtered_out = 0
@@ -404,7 +407,11 @@ class Pool:
             # in the files' order, as one process records them (the workers finish them in any order)
             order = {test_file.relative: index for index, test_file in enumerate(self.files)}
             results = sorted(self.recorder.results, key=lambda event: order.get(event.file, len(order)))
-            return (wire.STOP, tuple(results))
+            others = sorted(
+                ((file, reports) for sent_by, file, reports in self.file_reports if sent_by is not worker),
+                key=lambda pair: order.get(pair[0], len(order)),
+            )
+            return (wire.STOP, tuple(results), tuple(report for _, reports in others for report in reports))
         return (wire.STOP,)
 
     def _end_all(self) -> None:
@@ -459,6 +466,8 @@ class Pool:
             self.recorder.warning_list += done.warning_list
             if not done.not_collected:
                 self._replay(block, finished)
+        if done.reports:
+            self.file_reports.append((worker, finished.file, done.reports))
         self.filtered_out += done.filtered_out
         self.recorder.reruns += done.reruns
         self.recorder.subtests_passed += done.subtests_passed

@@ -449,6 +449,10 @@ def _make_report(
     report = report_phase(item.node, item.node.location, when, error, started, makereport, xfail)
     if logreport:
         pyplugins.call("pytest_runtest_logreport", logreport, {"report": report})
+        if item.session.report_log is not None:
+            from rt_testrunner.report_replay import keep
+
+            keep(item.session, report)
 
 
 def _report_readers(item: PyItem) -> tuple[list[Callable[..., Any]], list[Callable[..., Any]]] | None:

@@ -51,6 +51,8 @@ NAMED_HOOKS = (
     "pytest_report_header",
     "pytest_report_collectionfinish",
     "pytest_fixture_post_finalizer",
+    "pytest_report_to_serializable",
+    "pytest_report_from_serializable",
 )
 
 #: hooks rt calls for the suite's conftest.py files and plugin modules only, not for installed plugins: the
@@ -214,6 +216,9 @@ class PytestSession(ModuleCollection):
         self.deselected = 0
         #: those tests (``PyItem``), whose nodes are ``terminalreporter.stats["deselected"]``
         self.deselected_items: list[Any] = []
+        #: in a ``--parallel`` worker whose plugins read the reports: each test report so far, serialized for
+        #: the worker that ends the session (report_replay.py); None: not kept
+        self.report_log: list[dict[str, Any]] | None = None
         #: the files' roots waiting for the session-wide ``pytest_collection_modifyitems`` (and whether to
         #: reorder each), while the run's files are collected before its first test; None otherwise
         self.deferred: list[tuple[Suite, bool]] | None = None

@@ -129,6 +129,8 @@ class Runner:
         self.summary = True
         #: those results (a ``--parallel`` worker's, given at its end); None: this process's own
         self.whole_run: list[TestFinished] | None = None
+        #: and the other workers' serialized test reports, for this worker's report plugins (report_replay.py)
+        self.replayed: list[dict[str, Any]] = []
 
     @property
     def counts(self) -> dict[TestStatus, int]:
@@ -458,6 +460,10 @@ class Runner:
         # controller: a plugin's summary from them in pytest_unconfigure (pytest-md-report's) is printed once
         own = self.recorder.results if self.summary else []
         results = self.whole_run if self.whole_run is not None else own
+        if self.replayed:
+            from rt_testrunner.report_replay import replay
+
+            replay(self.session, self.replayed)
         session_finished(self.session, self._session_status(), lambda: results, self.summary)
 
     def _session_status(self) -> int:

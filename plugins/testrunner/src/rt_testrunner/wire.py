@@ -244,6 +244,8 @@ class FileDone:
     collection_warning_list: tuple[tuple[str, str], ...] = ()
     #: the file was not collected (a conftest.py's ``collect_ignore``): the main process does not show it
     not_collected: bool = False
+    #: the file's test reports, serialized as pytest's (report_replay.py), when the plugins read them
+    reports: tuple[dict[str, Any], ...] = ()
 
 
 # message kinds, worker to main
@@ -258,4 +260,5 @@ DONE = "done"  # (DONE,): the worker finished its session (teardown done, covera
 COLLECTED = "collected"
 # main to worker
 RUN = "run"  # (RUN, index into WorkerSetup.files), or (RUN, index, start, stop): some of its tests (FilePart)
-STOP = "stop"  # (STOP,): no more files; (STOP, results): and it ends the session with the run's results
+STOP = "stop"  # (STOP,): no more files; (STOP, results, reports): and it ends the session with the run's
+#: results and the other workers' serialized test reports

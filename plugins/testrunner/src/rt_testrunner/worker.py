@@ -80,7 +80,10 @@ class _Forwarder:
             warning_list=pywarnings.listed("tests", self._sent_listed),
             collection_warning_list=() if self._sent_collection else pywarnings.listed("collect"),
             testsuite_properties=runner.session.suite_properties(self._sent_properties),
+            reports=tuple(runner.session.report_log or ()),
         )
+        if runner.session.report_log:
+            runner.session.report_log.clear()
         self._sent_properties = len(runner.session.testsuite_properties)
         self._sent_warnings = pywarnings.recorded("tests")
         self._sent_listed = len(pywarnings.listed("tests"))
@@ -127,6 +130,9 @@ def _requested(channel: wire.Channel, files: Sequence[Any], runner: Runner) -> I
     # run's results when a plugin or conftest.py has a terminal summary or unconfigure hook
     named = getattr(runner.session, "named_hooks", {})
     wants = bool(named.get("pytest_terminal_summary") or named.get("pytest_unconfigure"))
+    if runner.session.logreport_hooks:  # a report plugin: the last worker gives it the others' reports too
+        wants = True
+        runner.session.report_log = []
     channel.send((wire.READY, wants))
     while not runner.bailed:
         try:
@@ -137,6 +143,7 @@ def _requested(channel: wire.Channel, files: Sequence[Any], runner: Runner) -> I
             if len(message) > 1:  # the last worker: it ends the session with the whole run's results
                 runner.whole_run = list(message[1])
                 runner.summary = True
+                runner.replayed = list(message[2]) if len(message) > 2 else []
             return
         if len(message) == 4:  # some of the file's tests
             yield FilePart(files[message[1]], message[2], message[3])
