@@ -322,7 +322,8 @@ EXITING = {
 
         def test_waits():
             if os.environ.get("WARM_TEST_WAIT"):
-                open("started", "w").close()
+                with open("started", "w") as started:
+                    started.write(str(os.getpid()))
                 time.sleep(60)
 
         def test_last():
@@ -365,6 +366,25 @@ def test_ctrl_c_in_the_client_stops_the_run_with_a_summary(tmp_path: Path, runti
     warm = interrupted(project, env)
     same_run(cold, warm)
     assert "Interrupted" in warm.stderr and " 2 pass" in warm.stderr
+    assert server_pid(runtime) == server
+
+
+def test_a_killed_client_ends_its_run(tmp_path: Path, runtime: Path) -> None:
+    project = write_files(tmp_path / "project", EXITING)
+    env = environ(runtime, project, WARM_TEST_WAIT="1")
+    interrupted(project, env)
+    server = server_pid(runtime)
+    started = project / "started"
+    started.unlink()
+    client = start(project, env)
+    deadline = time.monotonic() + 120
+    while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    child = int(started.read_text())
+    assert child != client.pid
+    client.kill()
+    client.communicate(timeout=60)
+    wait_gone(child)  # the server ends the run of a client that went away
     assert server_pid(runtime) == server
 
 
