@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rt.testing import run_cli, run_pytest, same_counts_as_pytest, write_files
+from rt.testing import run_cli, run_pytest, same_counts_as_pytest, summary_counts, write_files
 
 
 def test_importlib_mode_leaves_sys_path_as_it_is(tmp_path: Path) -> None:
@@ -132,3 +132,83 @@ def test_a_reports_traceback_holds_the_suites_frames_not_the_runners(tmp_path: P
         assert "helper.py" in text and "conftest.py" in text, texts
         assert "rt_testrunner" not in text and "_pytest" not in text, texts
     same_counts_as_pytest(tmp_path)
+
+
+def test_config_and_items_keep_pytests_older_name_of_the_stash(tmp_path: Path) -> None:
+    """black 26.10.1: its tests/optional.py (a ``pytest_plugins`` module of its tests/conftest.py) keeps the
+    optional markers in ``config._store`` from ``pytest_configure`` and skips the tests marked with a
+    disabled one from ``pytest_collection_modifyitems``. rt's config had no ``_store``, pytest's older name
+    of ``config.stash`` that it still keeps (items have it too), and the ``AttributeError`` went unseen (see
+    the next test): its 2 ``no_jupyter`` tests ran and failed where pytest skips them. pytest 9.2: 1 passed,
+    1 skipped."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nmarkers =\n    optional: run on request\n",
+            "tests/__init__.py": "",
+            "tests/conftest.py": 'pytest_plugins = ["tests.optional"]\n',
+            "tests/optional.py": """
+                import pytest
+
+                ENABLED = pytest.StashKey[frozenset]()
+                SEEN = pytest.StashKey[bool]()
+
+
+                def pytest_configure(config):
+                    config._store[ENABLED] = frozenset()
+
+
+                def pytest_collection_modifyitems(config, items):
+                    enabled = config.stash[ENABLED]
+                    for item in items:
+                        item._store[SEEN] = True
+                        if item.get_closest_marker("optional") and "optional" not in enabled:
+                            item.add_marker(pytest.mark.skip(reason="optional"))
+
+
+                def pytest_runtest_setup(item):
+                    assert item.stash[SEEN]
+            """,
+            "tests/test_marked.py": """
+                import pytest
+
+
+                @pytest.mark.optional
+                def test_optional():
+                    raise AssertionError("runs only on request")
+
+
+                def test_always():
+                    pass
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path)
+    assert "1 passed, 1 skipped" in pytest_run.output, pytest_run.output
+
+
+def test_a_listed_plugin_whose_configure_fails_is_no_silent_success(tmp_path: Path) -> None:
+    """black 26.10.1 again: the ``AttributeError`` its ``pytest_plugins`` module raised in ``pytest_configure``
+    was lost. rt loads the initial tests/conftest.py at start-up and, when it fails, again when its first
+    file is collected, to report the error there; the plugin it names had been noted as loaded the first
+    time, so the second load skipped it and the run went on green. pytest stops with an INTERNALERROR
+    (status 3); rt reports the error as its collection error of that folder, as for the conftest.py's own
+    ``pytest_configure``, and runs no test there."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "tests/__init__.py": "",
+            "tests/conftest.py": 'pytest_plugins = ["tests.plug"]\n',
+            "tests/plug.py": """
+                def pytest_configure(config):
+                    raise RuntimeError("boom in configure")
+            """,
+            "tests/test_a.py": "def test_a():\n    pass\n",
+        },
+    )
+    pytest_run = run_pytest(cwd=tmp_path)
+    assert pytest_run.code == 3 and "boom in configure" in pytest_run.output, pytest_run.output
+    rt_run = run_cli("test", cwd=tmp_path)
+    assert rt_run.code != 0 and "boom in configure" in rt_run.output, rt_run.output
+    assert summary_counts(rt_run.stderr) == {"error": 1}, rt_run.output

@@ -306,6 +306,8 @@ class Config:
         self.pluginmanager.config = self
         self.invocation_params = argparse.Namespace(args=(), plugins=(), dir=invocation_dir)
         self.stash: dict[Any, Any] = ConfigStash()
+        #: pytest's older name of the stash, which it still keeps (black's tests/optional.py reads it)
+        self._store = self.stash
         self.args: list[str] = []
         #: ``config.hook``: the session's HookRelay (pynodes.py)
         self.hook: Any = None

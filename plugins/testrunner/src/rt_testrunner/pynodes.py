@@ -115,6 +115,7 @@ class ParentNode(_OfItem):
         self.parent = parent
         self._item = item
         self.stash: dict[Any, Any] = {}
+        self._store = self.stash  # pytest's older name of the stash, which it still keeps
 
     @property
     def fspath(self) -> Any:
@@ -316,6 +317,7 @@ class Node(_OfItem):
         self.own_markers: list[Any] = list(item.marks)
         self.user_properties: list[tuple[str, Any]] = []
         self.stash: dict[Any, Any] = {}
+        self._store = self.stash  # pytest's older name of the stash, which it still keeps
         self.extra_keyword_matches: set[str] = set()
         #: the function a plugin put in the test's place (``item.obj = wrapper``), which the call then runs
         self.replaced_obj: Any = None

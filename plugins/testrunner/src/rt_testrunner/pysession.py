@@ -399,14 +399,23 @@ class PytestSession(ModuleCollection):
             if plugin in self.loaded_plugins:
                 continue
             self.loaded_plugins.add(plugin)
-            plugin_module = _import_plugin(plugin)
-            if plugin_module is None:
-                continue
-            if plugin_module.__name__ == "_pytest.pytester":
-                self._before_pytester()
-            self._register_plugin_module(plugin_module, "")
-            if plugin_module.__name__ == "_pytest.pytester":
-                self._pytester_registered(plugin_module)
+            try:
+                self._load_listed_plugin(plugin)
+            except BaseException:
+                # not loaded: the next conftest.py import that names it (an initial conftest.py that failed
+                # at start-up is loaded again by its first file, to report the error) fails again, not silently
+                self.loaded_plugins.discard(plugin)
+                raise
+
+    def _load_listed_plugin(self, plugin: str) -> None:
+        plugin_module = _import_plugin(plugin)
+        if plugin_module is None:
+            return
+        if plugin_module.__name__ == "_pytest.pytester":
+            self._before_pytester()
+        self._register_plugin_module(plugin_module, "")
+        if plugin_module.__name__ == "_pytest.pytester":
+            self._pytester_registered(plugin_module)
 
     def _before_pytester(self) -> None:
         """pytester runs pytest in this process and puts ``sys.modules`` back after each test as it was when
