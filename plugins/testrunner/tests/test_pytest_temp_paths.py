@@ -79,7 +79,9 @@ def _depth(entry: str) -> int:
     return entry.split(" -> ")[0].count("/")
 
 
-def _both(project: Path, tmp: Path, *args: str, runs: int = 1) -> dict[str, tuple[list[str], list[str]]]:
+def _both(
+    project: Path, tmp: Path, *args: str, runs: int = 1, code: int = 0
+) -> dict[str, tuple[list[str], list[str]]]:
     """Run pytest and ``rt test`` ``runs`` times each, each with a temporary root of its own: what the
     tests saw (``seen.txt``, in order) and what is left in that root, by runner."""
     found = {}
@@ -93,7 +95,7 @@ def _both(project: Path, tmp: Path, *args: str, runs: int = 1) -> dict[str, tupl
                 result = run_pytest("-p", "no:randomly", *args, cwd=project, env=env)
             else:
                 result = run_cli("test", *args, cwd=project, env=env)
-            assert result.code == 0, result.output
+            assert result.code == code, result.output
         seen = (project / "seen.txt").read_text(encoding="utf-8").splitlines()
         found[runner] = (seen, _listing(root))
     return found
@@ -166,6 +168,41 @@ def test_retention_options_keep_what_pytest_keeps(tmp_path: Path) -> None:
             else [user]
         )
         assert [entry for entry in left if _depth(entry) <= 1] == expected, left
+
+
+def test_the_failed_retention_policy_keeps_the_folders_of_the_tests_that_did_not_pass(tmp_path: Path) -> None:
+    """``tmp_path_retention_policy = failed``: a test's ``tmp_path`` is removed at its teardown when its call
+    passed (or it had none), kept when it failed or skipped in its body; the run failed, so the base folder
+    stays. rt kept every test's folder."""
+    files = {
+        **_SUITE,
+        "pytest.ini": "[pytest]\ntmp_path_retention_policy = failed\n",
+        "test_outcomes.py": """
+        import pytest
+
+
+        def test_fails(tmp_path, seen):
+            seen(str(tmp_path))
+            assert 0
+
+
+        def test_skips(tmp_path, seen):
+            pytest.skip("kept")
+
+
+        @pytest.mark.xfail
+        def test_xfails(tmp_path):
+            assert 0
+        """,
+    }
+    project = write_files(tmp_path / "project", files)
+    found = _both(project, tmp_path, code=1)
+    assert found["pytest"] == found["rt"]
+    left = [entry.split("/", 2)[2] for entry in found["rt"][1] if _depth(entry) == 2]
+    assert [name for name in left if "->" not in name] == [
+        *("data0", "data1", "legacy0", "plain"),  # mktemp's, which the policy leaves
+        *("test_fails0", "test_skips0", "test_xfails0"),
+    ], left
 
 
 def test_parallel_workers_get_popen_gw_folders_in_one_run_folder(tmp_path: Path) -> None:

@@ -297,8 +297,17 @@ def tmp_path_factory(request: Any) -> TempPathFactory:
     return request.config._tmp_path_factory  # type: ignore[no-any-return]
 
 
-def tmp_path(request: Any, tmp_path_factory: TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp(_tmp_name(request), numbered=True)
+def tmp_path(request: Any, tmp_path_factory: TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp(_tmp_name(request), numbered=True)
+    yield path
+    if tmp_path_factory.retention_policy == "failed":  # kept only for a test whose call did not pass
+        from rt_testrunner.state import CURRENT
+
+        state = CURRENT.get()
+        if state is None or not state.call_failed:
+            import shutil
+
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def tmpdir(tmp_path: Path) -> Any:

@@ -221,6 +221,8 @@ async def _phases(item: PyItem) -> None:
             await call_step(item)
         except BaseException as exc:
             call_error = exc
+            if state is not None:
+                state.call_failed = True
             raise
         finally:
             if report_hooks:

@@ -34,6 +34,9 @@ class TestState:
     #: and how many passed (pytest 9 counts them apart)
     subtests: list[Any] = attrs.Factory(list)
     subtests_passed: int = 0
+    #: the call of a pytest-style test did not pass (it failed, skipped or failed as expected): pytest's
+    #: ``tmp_path_retention_policy = failed`` keeps its ``tmp_path``
+    call_failed: bool = False
 
 
 CURRENT: contextvars.ContextVar[TestState | None] = contextvars.ContextVar("rt_test_state", default=None)
