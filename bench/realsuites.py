@@ -419,6 +419,16 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "rfc3339-validator": ("0.1.4", ("hypothesis", "strict-rfc3339", "six"), {}),
     # session 13, sweep O: tests inside the package, its referencing registry of bundled schemas
     "jsonschema-specifications": ("2025.9.1", ("referencing",), {}),
+    # session 14, sweep Q: a src layout's redirecting import hooks, each test with its own sys.meta_path
+    "editables": ("0.6", (), {"PYTHONPATH": "src"}),
+    # --strict-config, filterwarnings = error, xfail_strict, 88 version-dependent skips
+    "pyproject-metadata": ("0.12.1", ("packaging",), {}),
+    # bdist_wheel through setuptools in tmp_path projects, filterwarnings ignoring _pytest's own warnings
+    "wheel": ("0.48.0", ("packaging", "setuptools"), {"PYTHONPATH": "src"}),
+    # unittest classes in the package's tests folder (testpaths), 8 subtests, doctest_optionflags
+    "pystache": ("0.6.8", (), {}),
+    # SQLite databases in fixtures and unittest classes, alembic migrations
+    "dataset": ("2.0.0", ("sqlalchemy", "alembic"), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
