@@ -206,32 +206,43 @@ def test_the_failed_retention_policy_keeps_the_folders_of_the_tests_that_did_not
 
 
 def test_parallel_workers_get_popen_gw_folders_in_one_run_folder(tmp_path: Path) -> None:
-    """``--parallel=2``: the main process takes one numbered run folder and each worker's
-    ``tmp_path_factory.getbasetemp()`` is ``popen-gw0``, ``popen-gw1`` in it, as pytest-xdist 3.8.0's
-    ``-n 2`` gives them (its controller passes each worker ``--basetemp={run folder}/popen-gw{N}``)."""
+    """``--parallel=2``: the main process takes one numbered run folder (or ``--basetemp``'s, emptied) and
+    each worker's ``tmp_path_factory.getbasetemp()`` is ``popen-gw0``, ``popen-gw1`` in it, as pytest-xdist
+    3.8.0's ``-n 2`` gives them (its controller passes each worker ``--basetemp={run folder}/popen-gw{N}``),
+    also when a conftest.py's ``pytest_configure`` asked for it in the zygote the workers are forked from."""
     files = dict(_SUITE)
+    files["conftest.py"] += """
+
+    def pytest_configure(config):
+        config.early_base = config._tmp_path_factory.getbasetemp()
+    """
     for name in ("one", "two", "three"):
         files[f"test_{name}.py"] = f"""
         import os
         import time
 
 
-        def test_{name}(tmp_path, seen):
+        def test_{name}(tmp_path, seen, pytestconfig):
             time.sleep(0.5)  # each worker is still busy with its file when the other starts
+            assert tmp_path.parent == pytestconfig._tmp_path_factory.getbasetemp()
             seen(str(tmp_path) + " " + os.environ["RT_TEST_WORKER"])
         """
     project = write_files(tmp_path / "project", files)
     root = tmp_path / "root"
     root.mkdir()
-    result = run_cli("test", "--parallel=2", cwd=project, env={"PYTEST_DEBUG_TEMPROOT": str(root)})
-    assert result.code == 0, result.output
-    seen = (project / "seen.txt").read_text(encoding="utf-8").splitlines()
-    workers = set()
-    for line in seen:
-        if line.split(":")[0] in ("test_one", "test_two", "test_three"):
-            path, worker = line.split(": ", 1)[1].split()
-            parts = path.split("/")
-            assert parts[1:3] == ["pytest-0", f"popen-gw{int(worker) - 1}"], seen
-            workers.add(parts[2])
-    assert "popen-gw0" in workers, seen
-    assert not (root / next(root.iterdir()).name / "pytest-0" / ".lock").exists()
+    for args, folder in (((), ["pytest-of-", "pytest-0"]), (("--basetemp", str(root / "given")), ["given"])):
+        (project / "seen.txt").unlink(missing_ok=True)
+        result = run_cli("test", "--parallel=2", *args, cwd=project, env={"PYTEST_DEBUG_TEMPROOT": str(root)})
+        assert result.code == 0, result.output
+        seen = (project / "seen.txt").read_text(encoding="utf-8").splitlines()
+        workers = set()
+        for line in seen:
+            if line.split(":")[0] in ("test_one", "test_two", "test_three"):
+                path, worker = line.split(": ", 1)[1].split()
+                parts = path.split("/")
+                shown = [parts[0][: len(folder[0])], *parts[1 : len(folder)]]
+                assert shown == folder, seen
+                assert parts[len(folder)] == f"popen-gw{int(worker) - 1}", seen
+                workers.add(parts[len(folder)])
+        assert "popen-gw0" in workers, seen
+    assert not list(root.glob("*/pytest-0/.lock"))

@@ -48,6 +48,8 @@ class TempPathFactory:
         self._retention_count = retention_count
         self._retention_policy = retention_policy
         self._basetemp: Path | None = None
+        #: the ``--parallel`` worker (``RT_TEST_WORKER``) the base folder was made for, None outside one
+        self._worker: str | None = None
         #: lower-cased name -> the next number to try, so a new folder need not list the base folder
         self._next_number: dict[str, int] = {}
         #: what the run's end undoes (its lock) and cleans up (older runs' folders), last first
@@ -70,12 +72,18 @@ class TempPathFactory:
         return self._retention_policy
 
     def getbasetemp(self) -> Path:
-        if self._basetemp is not None:
-            return self._basetemp
-        given = self._given
         shared = _SHARED.get("run")
-        if given is None and shared is not None:
-            given = shared / f"popen-gw{int(os.environ.get('RT_TEST_WORKER', '1')) - 1}"
+        worker = os.environ.get("RT_TEST_WORKER", "1") if shared is not None else None
+        if self._basetemp is not None and worker == self._worker:
+            return self._basetemp
+        # a --parallel worker's folder is in the run's (--basetemp's too, which the main process emptied); one
+        # a conftest.py's pytest_configure asked for in the zygote is made again for each worker forked from it
+        self._worker = worker
+        given = (
+            shared / f"popen-gw{int(worker) - 1}"
+            if shared is not None and worker is not None
+            else self._given
+        )
         if given is not None:
             if given.exists():
                 remove_tree(given)
@@ -107,7 +115,8 @@ class TempPathFactory:
         base = self._basetemp
         if base is None:
             return
-        if exitstatus == 0 and self._retention_policy == "failed" and self._given is None:
+        numbered = self._given is None and self._worker is None  # not --basetemp's, nor a worker's
+        if exitstatus == 0 and self._retention_policy == "failed" and numbered:
             shutil.rmtree(base, ignore_errors=True)
         if base.is_dir():
             remove_dead_links(base)
