@@ -519,3 +519,33 @@ def test_multiprocessing_spawn_and_main_are_the_clients(tmp_path: Path, runtime:
     assert " 2 pass" in warm.stderr
     cold_main, first_main, warm_main = (project / "main.txt").read_text().splitlines()
     assert warm_main == cold_main.replace("False", "True")  # its own process group, to pass Ctrl-C on
+
+
+def server_arguments(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+
+
+@pytest.mark.parametrize(
+    ("files", "preloaded"),
+    [
+        # a filter naming pytest's category: rt imports pytest itself, before the plugins and the suite
+        ({"pytest.ini": "[pytest]\nfilterwarnings = ignore::pytest.PytestRemovedIn10Warning\n"}, True),
+        # no configuration, no conftest.py, no test file naming pytest: a helper module imports it first
+        ({"test_a.py": "import helper\n\ndef test_a():\n    assert helper.NAME\n"}, False),
+    ],
+)
+def test_pytest_is_imported_by_the_server_only_where_it_comes_before_the_suite(
+    tmp_path: Path, runtime: Path, files: dict[str, str], preloaded: bool
+) -> None:
+    default = {
+        "test_a.py": "import pytest\n\n@pytest.mark.parametrize('x', [1])\ndef test_a(x):\n    pass\n",
+        "helper.py": "import pytest\n\nNAME = pytest.__name__\n",
+        "test_b.py": "def test_b():\n    pass\n",
+    }
+    project = write_files(tmp_path / "project", {**default, **files})
+    env = environ(runtime, project)
+    cold = rt_test(project, environ(runtime, project, warm="0"))
+    rt_test(project, env)
+    server = server_pid(runtime)
+    assert ("--pytest" in server_arguments(server)) is preloaded
+    same_run(cold, rt_test(project, env))

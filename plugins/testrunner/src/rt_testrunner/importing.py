@@ -332,9 +332,16 @@ def importable(path: Path) -> bool:
     return path.stem.isidentifier()
 
 
+#: a test file or conftest.py has been imported in this process (:func:`import_path`): what a warm server
+#: imports must come before any of the suite's code (rt_testrunner.warm_server)
+SUITE_IMPORTED = False
+
+
 def import_path(path: Path) -> types.ModuleType:
     """Import ``path`` under its real name (prepend mode's, with its basedir first on ``sys.path``; under
     ``--import-mode=importlib`` from where it is); a second file under the same name is an error."""
+    global SUITE_IMPORTED
+    SUITE_IMPORTED = True
     name, basedir = module_name(path)
     if "." not in name and _reimported(name, path):
         # a top-level module such as conftest or test_utils in several folders: each file is its own module

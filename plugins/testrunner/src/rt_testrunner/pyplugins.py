@@ -273,8 +273,8 @@ def is_installed_name(name: str) -> bool:
     return name in _ENTRY_NAMES
 
 
-#: the plugins blocked in a run whose installed plugins were loaded (importing pytest) before any of the
-#: suite's code imported pytest; None otherwise. Then a warm server imports pytest and these plugins for the
+#: the plugins blocked in a run whose installed plugins were loaded, with pytest imported, before any of the
+#: suite's files (a test file, a conftest.py) was imported; None otherwise. Then a warm server imports pytest and these plugins for the
 #: next runs (rt_testrunner.warm_server), since they come first in every run there
 LOADED_BEFORE_SUITE: frozenset[str] | None = None
 

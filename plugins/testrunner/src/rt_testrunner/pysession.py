@@ -595,11 +595,12 @@ class PytestSession(ModuleCollection):
         self.plugins_loaded = True
         from rt_testrunner import startup_modules  # a pytest suite's only: one module less in a plain run
 
-        pytest_before = "pytest" in sys.modules
+        before_suite = not importing.SUITE_IMPORTED
         startup_modules.import_left_by_pytest(self.blocked)
         found, problems = pyplugins.load_installed(self.blocked)
-        if not pytest_before and "pytest" in sys.modules:
-            pyplugins.LOADED_BEFORE_SUITE = frozenset(self.blocked)  # what a warm server may import first
+        if before_suite and "pytest" in sys.modules:
+            # pytest imported by rt or the plugins, not by the suite: a warm server may import them first
+            pyplugins.LOADED_BEFORE_SUITE = frozenset(self.blocked)
         for line in problems:
             self.warn(f"rt test: {line}")
         manager = self.config.pluginmanager
