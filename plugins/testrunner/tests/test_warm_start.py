@@ -369,6 +369,27 @@ def test_ctrl_c_in_the_client_stops_the_run_with_a_summary(tmp_path: Path, runti
     assert server_pid(runtime) == server
 
 
+def test_a_stale_server_busy_with_a_run_lets_the_next_server_start(tmp_path: Path, runtime: Path) -> None:
+    project = write_files(tmp_path / "project", {**EXITING, "tox.ini": "[pytest]\n"})
+    waiting = environ(runtime, project, WARM_TEST_WAIT="1")
+    rt_test(project, environ(runtime, project))
+    first = server_pid(runtime)
+    started = project / "started"
+    long_run = start(project, waiting)
+    deadline = time.monotonic() + 120
+    while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    (project / "tox.ini").write_text("[pytest]\naddopts = -ra\n")
+    refused = rt_test(project, environ(runtime, project))  # cold: the server is stale
+    assert refused.returncode == 0
+    # the stale server still serves the long run, and the next one listens already
+    assert server_pid(runtime, other_than=first) != first
+    assert long_run.poll() is None
+    long_run.send_signal(signal.SIGINT)
+    long_run.communicate(timeout=120)
+    wait_gone(first)
+
+
 def test_a_killed_client_ends_its_run(tmp_path: Path, runtime: Path) -> None:
     project = write_files(tmp_path / "project", EXITING)
     env = environ(runtime, project, WARM_TEST_WAIT="1")

@@ -312,6 +312,11 @@ def _serve(
             selector.unregister(listener)
             _unlink_own(path, inode)
             listener.close()
+            # the next server may start now (the run just refused starts it when it ends), while this one
+            # still waits for its running children to report their status
+            import fcntl
+
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
     while True:
         if not accepting and not runs:
