@@ -244,6 +244,13 @@ class AddOpts:
     deselect: tuple[str, ...] = ()
     #: ``-p`` values given on the command line (``addopts``' own are read from it by the session)
     plugins: tuple[str, ...] = ()
+    #: the words of the options rt does not know with the words after them (their values, as far as rt can
+    #: tell), as written: where an option a plugin registers takes its value (pytest-metadata's ``--metadata
+    #: KEY VALUE``)
+    unknown_words: tuple[str, ...] = ()
+    #: the words that are no option (``addopts = --doctest-modules stdnum tests``): paths the run starts from,
+    #: before those of the command line, as pytest puts ``addopts`` before its arguments
+    paths: tuple[str, ...] = ()
     #: ``--runxfail``: xfail marks and ``pytest.xfail()`` do nothing; the tests run and count as plain ones
     runxfail: bool = False
     #: ``--junitxml PATH``: rt's junit reporter writes PATH
@@ -336,17 +343,23 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
     unsupported: list[tuple[str, str]] = []
     foreign: list[tuple[str, str]] = []
     collection: dict[str, list[str]] = {"--ignore": [], "--ignore-glob": [], "--deselect": []}
+    paths: list[str] = []
+    unknown_words: list[str] = []
+    #: the last option was one rt does not know: the words after it may be its values (``--repeat 3``,
+    #: pytest-metadata's ``--metadata KEY VALUE``), which only the plugin that registers it tells
+    unknown_open = False
     index = 0
     while index < len(words):
         word = words[index]
         index += 1
         if not word.startswith("-"):
-            if unsupported and unsupported[-1][1] == UNKNOWN and " " not in unsupported[-1][0]:
-                # the value of an option rt does not know (``--repeat 3``), which a plugin may register
+            if unknown_open:
                 unsupported[-1] = (f"{unsupported[-1][0]} {word}", UNKNOWN)
-                continue
-            unsupported.append((word, "paths in addopts are not read; give them on the command line"))
+                unknown_words.append(word)
+            else:
+                paths.append(word)
             continue
+        unknown_open = False
         name, equals, value = word.partition("=")
         has_value = bool(equals)
         if not has_value and name.startswith("-") and not name.startswith("--") and len(name) > 2:
@@ -364,6 +377,11 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
                 name = letter  # -xs and the like: rare enough to read as the first flag alone
         if name in TAKE_VALUE and not has_value:
             if index < len(words):
+                value, has_value = words[index], True
+                index += 1
+        elif name in _OPTIONAL_VALUE and not has_value and not command_line:
+            # pytest-cov's ``--cov src/pkg``: its optional value is the next word unless that is an option
+            if index < len(words) and not words[index].startswith("-"):
                 value, has_value = words[index], True
                 index += 1
         if name in PLUGIN_OPTIONS and not command_line:
@@ -469,6 +487,8 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
         else:
             unsupported.append((word if not has_value or "=" in word else f"{name} {value}", UNKNOWN))
             foreign.append((word, name))
+            unknown_words.append(word)
+            unknown_open = not has_value
     return AddOpts(
         doctest_globs=tuple(doctest_globs),
         warnings=tuple(warnings),
@@ -478,6 +498,8 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
         ignore=tuple(collection["--ignore"]),
         ignore_globs=tuple(collection["--ignore-glob"]),
         deselect=tuple(collection["--deselect"]),
+        paths=tuple(paths),
+        unknown_words=tuple(unknown_words),
         **fields,
     )
 

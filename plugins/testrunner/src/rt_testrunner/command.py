@@ -419,6 +419,7 @@ def parse_invocation(
     filters, plugin_words = _plugin_options(
         list(getattr(args, "extra_options", None) or ()), words or (), list(args.filters), root, project
     )
+    filters = [*_addopts_paths(extra.paths, root), *filters]
     project = attrs.evolve(
         project,
         command_line_options=tuple(plugin_words),
@@ -674,6 +675,20 @@ def _registered_with_value(option: str, root: Path, project: Any) -> bool:
     folders += sorted(child for child in root.glob("test*") if child.is_dir())
     conftests = [folder / "conftest.py" for folder in folders if (folder / "conftest.py").is_file()]
     return option_sources.takes_value(option, conftests)
+
+
+def _addopts_paths(words: tuple[str, ...], root: Path) -> list[str]:
+    """The paths of ``addopts`` (python-stdnum's ``--doctest-modules stdnum tests``), which pytest puts before
+    its command line's arguments: the run starts from them (``testpaths`` is then not read), and from those
+    the command line names too. Each is a path, as pytest reads its arguments (never a fragment of one), so
+    one that does not exist is pytest's usage error, status 4."""
+    paths: list[str] = []
+    for word in words:
+        path = word.partition("::")[0]
+        if not (root / path).exists():
+            raise PytestUsageError(f"file or directory not found: {word}")
+        paths.append(word if is_explicit_path(word, root) else f"./{word}")
+    return paths
 
 
 def _initial_paths(filters: list[str], project: Any, root: Path) -> tuple[Path, ...]:

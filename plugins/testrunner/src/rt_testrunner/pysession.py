@@ -486,12 +486,7 @@ class PytestSession(ModuleCollection):
         plugin seeing it set would wait for xdist's workers)."""
         from rt_testrunner import addopts
 
-        unknown: list[str] = []
-        for option, reason in addopts.read(self.pyconfig).unsupported:
-            if reason == addopts.UNKNOWN:
-                head = option.split(" ", 1)[0]
-                unknown += [option] if "=" in head else option.split(" ", 1)
-        return unknown
+        return list(addopts.read(self.pyconfig).unknown_words)
 
     def tell_unknown_options(self) -> str | None:
         """Once the run's files are collected (every plugin and conftest.py has registered its options):
