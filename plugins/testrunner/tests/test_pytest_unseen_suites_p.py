@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rt.testing import same_counts_as_pytest, write_files
+from rt.testing import run_cli, run_pytest, same_counts_as_pytest, write_files
 
 
 def test_a_scoped_parametrize_groups_by_value_and_remakes_its_fixtures(tmp_path: Path) -> None:
@@ -146,3 +146,101 @@ def test_a_fixture_returning_a_generator_has_the_generator_for_its_value(tmp_pat
     )
     pytest_run, _ = same_counts_as_pytest(tmp_path)
     assert "4 passed" in pytest_run.output, pytest_run.output
+
+
+def test_paths_in_addopts_are_where_the_run_starts(tmp_path: Path) -> None:
+    """python-stdnum 2.2: its setup.cfg's ``addopts = --doctest-modules --doctest-glob="*.doctest" stdnum
+    tests ...`` names the folders to run; rt ignored the paths ("paths in addopts are not read") and ran the
+    doctests of every module of the project, its ``update/`` scripts among them (14 collection errors where
+    pytest has 405 passed). pytest puts ``addopts`` before its command line's arguments: the run starts from
+    those paths (not from ``testpaths``), and from those the command line names too; a path that does not
+    exist is its usage error. An option a conftest.py registers with two values (pytest-metadata's
+    ``--metadata KEY VALUE`` in parse-type 0.6.6's addopts) takes both. pytest 9.2: 3 passed, then 4
+    (``other`` named too)."""
+    write_files(
+        tmp_path,
+        {
+            "setup.cfg": """
+                [tool:pytest]
+                addopts = --doctest-modules pkg tests --metadata KEY VALUE
+                testpaths = other
+            """,
+            "conftest.py": """
+                def pytest_addoption(parser):
+                    parser.addoption("--metadata", action="append", default=[], nargs=2)
+            """,
+            "pkg/__init__.py": """
+                def double(x):
+                    '''
+                    >>> double(2)
+                    4
+                    '''
+                    return 2 * x
+            """,
+            "setup.py": "raise ImportError('not a test module')\n",
+            "tests/test_a.py": """
+                def test_a(pytestconfig):
+                    assert pytestconfig.getoption("metadata") == [["KEY", "VALUE"]]
+            """,
+            "tests/test_b.py": "def test_b():\n    pass\n",
+            "other/test_other.py": "def test_other():\n    pass\n",
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path)
+    assert "3 passed" in pytest_run.output, pytest_run.output
+    same_counts_as_pytest(tmp_path, "tests/test_a.py")
+    pytest_run, _ = same_counts_as_pytest(tmp_path, "other")
+    assert "4 passed" in pytest_run.output, pytest_run.output
+    config = tmp_path / "setup.cfg"
+    config.write_text(config.read_text().replace("pkg tests", "pkg missing"))
+    pytest_run = run_pytest(cwd=tmp_path)
+    rt_run = run_cli("test", cwd=tmp_path)
+    assert pytest_run.code == rt_run.code == 4, (pytest_run.output, rt_run.output)
+    for run in (pytest_run, rt_run):
+        assert "file or directory not found: missing" in run.output, run.output
+
+
+def test_a_testcase_whose_init_raises_is_a_collection_error_of_its_class(tmp_path: Path) -> None:
+    """hjson 3.1.0: its ``TestAssets(unittest.TestCase)`` reads ``assets/testlist.txt`` in ``__init__``, and
+    the sdist lacks the file. pytest makes an instance (``cls("runTest")``) while it collects the class, so
+    the run stops with that class's collection error ("Interrupted: 1 error during collection", status 2);
+    rt made instances only to run the tests: one set-up error, and the other 109 tests ran (status 1). With
+    ``--continue-on-collection-errors`` the other tests run under both. pytest 9.2: 1 error, then 2
+    passed, 1 error."""
+    write_files(
+        tmp_path,
+        {
+            "test_cases.py": """
+                import unittest
+
+                CREATED = []
+
+
+                class TestAssets(unittest.TestCase):
+                    def __init__(self, *args, **kwargs):
+                        super().__init__(*args, **kwargs)
+                        raise FileNotFoundError("assets/testlist.txt")
+
+                    def test_files(self):
+                        pass
+
+
+                class TestCounted(unittest.TestCase):
+                    def __init__(self, *args, **kwargs):
+                        super().__init__(*args, **kwargs)
+                        CREATED.append(self._testMethodName)
+
+                    def test_created_at_collection_too(self):
+                        assert CREATED[0] == "runTest", CREATED
+
+
+                def test_plain():
+                    pass
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert pytest_run.code == rt_run.code == 2, (pytest_run.output, rt_run.output)
+    assert "1 error" in pytest_run.output, pytest_run.output
+    pytest_run, _ = same_counts_as_pytest(tmp_path, "--continue-on-collection-errors")
+    assert "2 passed, 1 error" in pytest_run.output, pytest_run.output

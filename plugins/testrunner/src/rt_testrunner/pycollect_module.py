@@ -492,6 +492,10 @@ class ModuleCollection:
         if is_unittest:
             from rt_testrunner import pyunittest
 
+            # pytest makes an instance (``cls("runTest")``) while it collects the class, to look for its
+            # fixtures: an ``__init__`` that raises is the class's collection error (hjson 3.1.0's
+            # ``TestAssets`` reads a data file the sdist lacks), before any of its tests is set up
+            cls("runTest")
             pyunittest.add_class_fixture(self.registry, cls, base)
             self._xunit_class(cls, base)  # pytest runs setup_class/setup_method of TestCase classes too
             import unittest
