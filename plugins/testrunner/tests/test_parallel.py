@@ -1318,11 +1318,13 @@ SESSION_END = {
         f"test_outcomes_{name}.py": """
         import os
         import time
+        import warnings
 
         import pytest
 
 
         def test_passes():
+            warnings.warn("in stats['warnings']", UserWarning)
             # under --parallel, each test waits (5 s at most) until both workers have run one: the first
             # worker would otherwise run every file before the second one starts
             with open(os.environ["RUN_LOG"], "a") as log:
@@ -1369,7 +1371,8 @@ def test_the_session_end_sees_the_whole_run_once(tmp_path: Path, start: str) -> 
     waits for the others to end their sessions, then ends its own with the whole run's results: the
     summary is printed once, with the one-process run's reports, a summary an unconfigure hook prints from
     them too (the other workers have none, as pytest-xdist's workers' reports go to the controller), and
-    what is written last at the end is the one-process run's."""
+    what is written last at the end is the one-process run's. The stats' ``warnings`` are the whole run's
+    there too, and none in the other workers (since session 14: each worker had its own)."""
     one, many = two_copies(tmp_path, SESSION_END)
     single = rt_test(one, env=environ(RUN_LOG=str(tmp_path / "one.log"), **STARTS[start]))
     log = tmp_path / "many.log"
@@ -1384,6 +1387,7 @@ def test_the_session_end_sees_the_whole_run_once(tmp_path: Path, start: str) -> 
     assert "summary of 20 reports" in parallel.stdout, parallel.stdout + parallel.stderr
     assert parallel.stdout.count("unconfigure saw") == 1, parallel.stdout + parallel.stderr
     assert (many / "summary.txt").read_text() == (one / "summary.txt").read_text()
+    assert "('warnings', 4)" in (one / "unconfigure.txt").read_text()
     # the other worker's unconfigure hook saw no report; the last one's, every report of the run
     assert (many / "unconfigure.txt").read_text().splitlines()[-1:] == (
         one / "unconfigure.txt"

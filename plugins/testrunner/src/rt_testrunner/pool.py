@@ -131,6 +131,8 @@ class Pool:
         #: a worker's session has hooks that read the run's results at its end (``pytest_terminal_summary``,
         #: ``pytest_unconfigure``): the last worker to end it gets them all (:meth:`_no_more_for`)
         self.results_wanted = False
+        #: how many of ``recorder.warning_list`` the collection's are (listed first)
+        self.collection_warning_count = 0
         #: each file's (or part's) serialized test reports with the worker that ran it, for the report plugins
         #: of the worker that ends the session (report_replay.py)
         self.file_reports: list[tuple[_Worker, str, tuple[dict[str, Any], ...]]] = []
@@ -411,7 +413,13 @@ class Pool:
                 ((file, reports) for sent_by, file, reports in self.file_reports if sent_by is not worker),
                 key=lambda pair: order.get(pair[0], len(order)),
             )
-            return (wire.STOP, tuple(results), tuple(report for _, reports in others for report in reports))
+            listed = self.recorder.warning_list
+            warnings = (
+                tuple(listed[: self.collection_warning_count]),
+                tuple(listed[self.collection_warning_count :]),
+            )
+            reports = tuple(report for _, reports in others for report in reports)
+            return (wire.STOP, tuple(results), reports, warnings)
         return (wire.STOP,)
 
     def _end_all(self) -> None:
@@ -479,6 +487,7 @@ class Pool:
             self.recorder.warning_list[:0] = (
                 done.collection_warning_list
             )  # listed first, as pytest lists them
+            self.collection_warning_count = len(done.collection_warning_list)
         self._add_snapshots(done)
         if done.interrupted:
             self.recorder.interrupt(done.exit_code, done.interrupt_reason)

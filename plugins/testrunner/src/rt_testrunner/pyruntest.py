@@ -663,6 +663,7 @@ def session_finished(
     exitstatus: int,
     results: Callable[[], Sequence[TestFinished]] = tuple,
     summary: bool = True,
+    warnings: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None = None,
 ) -> None:
     """Call the conftests' ``pytest_sessionfinish(session, exitstatus)`` (``exitstatus`` 1 when a test failed,
     as pytest's), then their and the plugins' ``pytest_terminal_summary(terminalreporter, exitstatus, config)``
@@ -682,12 +683,15 @@ def session_finished(
     temp_folders = config.stash.get("rt:tmp_path_factory")
     if temp_folders is not None:  # pytest's tmpdir plugin ends its run after the conftests' hooks
         temp_folders.finish(exitstatus)
+    # a --parallel worker that does not end the run keeps no reports, as a pytest-xdist worker's go to its
+    # controller: nor its warnings and deselected tests
+    whole = summary
     summary = summary and bool(session.named_hooks.get("pytest_terminal_summary"))
     if summary or session.named_hooks.get("pytest_unconfigure"):
         from rt_testrunner import terminal_stats
 
         reporter = config.pluginmanager.getplugin("terminalreporter")
-        terminal_stats.attach(reporter, results, session)
+        terminal_stats.attach(reporter, results, session if whole else None, warnings)
         if summary and reporter is not None:
             available = {"terminalreporter": reporter, "exitstatus": exitstatus, "config": config}
             _call_each(session, "pytest_terminal_summary", available)

@@ -131,6 +131,8 @@ class Runner:
         self.whole_run: list[TestFinished] | None = None
         #: and the other workers' serialized test reports, for this worker's report plugins (report_replay.py)
         self.replayed: list[dict[str, Any]] = []
+        #: and the run's warnings as (where, text) pairs: the collection's, the tests'
+        self.whole_run_warnings: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None = None
 
     @property
     def counts(self) -> dict[TestStatus, int]:
@@ -464,7 +466,9 @@ class Runner:
             from rt_testrunner.report_replay import replay
 
             replay(self.session, self.replayed)
-        session_finished(self.session, self._session_status(), lambda: results, self.summary)
+        session_finished(
+            self.session, self._session_status(), lambda: results, self.summary, self.whole_run_warnings
+        )
 
     def _session_status(self) -> int:
         """The ``exitstatus`` the conftests' ``pytest_sessionfinish`` hooks get: pytest's status of the run so

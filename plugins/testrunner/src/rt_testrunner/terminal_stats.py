@@ -89,27 +89,45 @@ class LazyStats(dict[str, list[Any]]):
         return dict(super().items())
 
 
-def attach(reporter: Any, results: Callable[[], Sequence[TestFinished]], session: Any = None) -> None:
+def attach(
+    reporter: Any,
+    results: Callable[[], Sequence[TestFinished]],
+    session: Any = None,
+    warnings: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None = None,
+) -> None:
     """Give pytest's terminal reporter (or a plugin's in its place) ``stats`` made from ``results`` (and the
-    ``session``'s deselected tests, the warnings recorded in this process) when read."""
+    ``session``'s deselected tests, the warnings recorded in this process; none without a ``session``) when
+    read; ``warnings``: the whole run's, the collection's and the tests', in the ``--parallel`` worker that
+    ends the session)."""
     if reporter is None:
         return
     deselected = list(getattr(session, "deselected_items", ()))
+    if session is None:
+        warnings = ((), ())
     try:
-        reporter.stats = LazyStats(lambda stats: _fill(stats, results(), [item.node for item in deselected]))
+        reporter.stats = LazyStats(
+            lambda stats: _fill(stats, results(), [item.node for item in deselected], warnings)
+        )
     except AttributeError:  # a reporter that does not let its stats be replaced keeps its own
         return
 
 
-def _fill(stats: dict[str, list[Any]], results: Iterable[TestFinished], deselected: list[Any]) -> None:
+def _fill(
+    stats: dict[str, list[Any]],
+    results: Iterable[TestFinished],
+    deselected: list[Any],
+    warnings: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None = None,
+) -> None:
     """pytest's categories in the order pytest adds them: the collection's warnings, the deselected tests,
     then each test's setup, call and teardown reports (``""``: a set-up or teardown that passed), each
     test's warnings after its teardown."""
     from rt_testrunner import pywarnings
 
-    collected = pywarnings.listed("collect")
+    if warnings is None:  # this process's own: the whole run's, unless a --parallel worker's
+        warnings = (pywarnings.listed("collect"), pywarnings.listed("tests"))
+    collected, tests = warnings
     by_test: dict[str, list[tuple[str, str]]] = {}
-    for where, text in pywarnings.listed("tests"):
+    for where, text in tests:
         by_test.setdefault(where, []).append((where, text))
     for _, text in collected:
         stats.setdefault("warnings", []).append(_warning_report("", text))

@@ -260,5 +260,5 @@ DONE = "done"  # (DONE,): the worker finished its session (teardown done, covera
 COLLECTED = "collected"
 # main to worker
 RUN = "run"  # (RUN, index into WorkerSetup.files), or (RUN, index, start, stop): some of its tests (FilePart)
-STOP = "stop"  # (STOP,): no more files; (STOP, results, reports): and it ends the session with the run's
-#: results and the other workers' serialized test reports
+STOP = "stop"  # (STOP,): no more files; (STOP, results, reports, warnings): and it ends the session with the
+#: run's results, the other workers' serialized test reports and the run's warnings (collection's, tests')

@@ -144,6 +144,7 @@ def _requested(channel: wire.Channel, files: Sequence[Any], runner: Runner) -> I
                 runner.whole_run = list(message[1])
                 runner.summary = True
                 runner.replayed = list(message[2]) if len(message) > 2 else []
+                runner.whole_run_warnings = message[3] if len(message) > 3 else None
             return
         if len(message) == 4:  # some of the file's tests
             yield FilePart(files[message[1]], message[2], message[3])
