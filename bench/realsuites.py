@@ -429,6 +429,18 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "pystache": ("0.6.8", (), {}),
     # SQLite databases in fixtures and unittest classes, alembic migrations
     "dataset": ("2.0.0", ("sqlalchemy", "alembic"), {}),
+    # session 14, sweep P: a class's fixture that returns a generator (not a yield fixture), pure Python
+    "frozendict": ("2.5.1", (), {"PYTHONPATH": "src"}),
+    # parametrized unittest-free tests of a package at the root
+    "pyhumps": ("3.8.0", (), {}),
+    # jsonschema validators in its merge strategies, 182 deprecation warnings
+    "jsonmerge": ("1.9.2", ("jsonschema",), {}),
+    # unittest classes inside the package (aniso8601/tests, aniso8601/builders/tests)
+    "aniso8601": ("10.0.1", (), {}),
+    # unittest classes under testpaths, a src layout
+    "colander": ("2.0", ("translationstring", "iso8601"), {"PYTHONPATH": "src"}),
+    # pytest.ini's addopts with pytest-metadata's --metadata KEY VALUE, pytest-html's --html; the same 1 failed
+    "parse-type": ("0.6.6", ("parse", "six", "pytest-html"), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
