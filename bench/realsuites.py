@@ -441,6 +441,17 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "colander": ("2.0", ("translationstring", "iso8601"), {"PYTHONPATH": "src"}),
     # pytest.ini's addopts with pytest-metadata's --metadata KEY VALUE, pytest-html's --html; the same 1 failed
     "parse-type": ("0.6.6", ("parse", "six", "pytest-html"), {}),
+    # 1430 tests generated from the CommonMark and GFM spec files, extensions with pygments and slugify
+    "marko": ("2.2.4", ("python-slugify", "pygments", "objprint"), {}),
+    # parameterized's expand on unittest methods, subtests, a `test` folder of packages
+    "mistletoe": ("1.6.0", ("parameterized", "pygments"), {}),
+    # pythonpath = [".", "tests/unit"] beside a src layout; the same 1 failed (test_develop_ctor_w_path reads
+    # the metadata of pkginfo installed in development mode, which the bench does not install)
+    "pkginfo": ("2.0", ("wheel",), {"PYTHONPATH": "src"}),
+    # unittest suites inside the package (genshi/tests, genshi/template/tests), doctests of the module docs
+    "genshi": ("0.7.12", (), {}),
+    # fixture files compared in parametrized tests; the markdown ones skipped without its md extra (cmarkgfm)
+    "readme-renderer": ("46.0", ("nh3", "docutils", "pygments"), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
