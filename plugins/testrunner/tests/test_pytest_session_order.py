@@ -365,3 +365,133 @@ def test_a_session_scoped_parameter_groups_the_tests_of_every_file(tmp_path: Pat
     assert rt_log == pytest_log, output
     pytest_ids, rt_ids = _collected(tmp_path, "-p", "no:randomly")
     assert rt_ids == pytest_ids
+
+
+def test_a_hook_sees_one_node_per_class_and_builds_pytest_classes_under_them(tmp_path: Path) -> None:
+    """SQLAlchemy 2.1.9's testing plugin: its ``pytest_collection_modifyitems`` takes the set of the items'
+    ``getparent(pytest.Class)``, marks each (``add_marker``), builds a ``pytest.Class`` of a class under the
+    class's module node (``Class.from_parent(name=..., parent=module)``) and collects it with pytest's own
+    ``Class.collect()``; its ``pytest_runtest_teardown`` ends a test class when ``nextitem.getparent(
+    pytest.Class) is not`` the current one. rt made a new class node for each test (the class ended after
+    every test: its tables dropped, "no such table" at the next test's set-up), class nodes had no
+    ``add_marker``, and pytest's ``Class`` could not be made under rt's module node (no structured ``id``):
+    one collection error. pytest 9.2: 4 passed, the same log."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": _conftest(
+                """
+
+                def pytest_collection_modifyitems(items):
+                    classes = {item.getparent(pytest.Class) for item in items} - {None}
+                    record(f"{len(classes)} classes")
+                    for node in sorted(classes, key=lambda node: node.name):
+                        node.add_marker("backend")
+                        module = node.getparent(pytest.Module)
+                        again = pytest.Class.from_parent(name=node.name, parent=module)
+                        names = [child.name for child in again.collect()]
+                        record(f"{module.name} {again.nodeid}: {names}")
+
+
+                def pytest_runtest_setup(item):
+                    node = item.getparent(pytest.Class)
+                    marked = node is not None and node.get_closest_marker("backend") is not None
+                    record(f"{item.name} marked: {marked}")
+
+
+                def pytest_runtest_teardown(item, nextitem):
+                    node = item.getparent(pytest.Class)
+                    if node is not None and (nextitem is None or nextitem.getparent(pytest.Class) is not node):
+                        record(f"end of {node.name}")
+                """
+            ),
+            "test_classes.py": """
+            class TestOne:
+                def test_a(self):
+                    pass
+
+                def test_b(self):
+                    pass
+
+
+            class TestTwo:
+                def test_c(self):
+                    pass
+
+
+            def test_outside():
+                pass
+            """,
+        },
+    )
+    (pytest_counts, pytest_log), (rt_counts, rt_log, output) = _both(tmp_path, "-p", "no:randomly")
+    assert pytest_counts == {"pass": 4}
+    assert rt_counts == pytest_counts, output
+    assert "end of TestOne" in pytest_log
+    assert "test_classes.py test_classes.py::TestOne: ['test_a', 'test_b']" in pytest_log
+    assert rt_log == pytest_log, output
+
+
+def test_items_a_hook_collected_itself_from_a_class_it_built_run_in_place_of_the_originals(
+    tmp_path: Path,
+) -> None:
+    """SQLAlchemy 2.1.9's testing plugin replaces the items of each ``__backend__`` class by those of a
+    subclass per database backend (``type(name, (cls,), {...})`` set on the module), which it collects with
+    pytest's own ``Class.collect()`` under the module's node and puts in ``items``. rt ran only the items it
+    had made itself: the hook's were left out (SQLAlchemy's test/sql/test_resultset.py: pytest 296 passed,
+    4 skipped; rt 1 collection error, then 33 passed). rt collects such a class as a test class of the file.
+    pytest 9.2: 4 passed, ``TestTwo_sqlite::test_c`` and ``::test_d`` in place of ``TestTwo``'s."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": _conftest(
+                """
+
+                def pytest_collection_modifyitems(items):
+                    rebuilt = {}
+                    for node in {item.getparent(pytest.Class) for item in items} - {None}:
+                        if not getattr(node.cls, "__backend__", False):
+                            continue
+                        module = node.getparent(pytest.Module)
+                        name = f"{node.cls.__name__}_sqlite"
+                        setattr(module.obj, name, type(name, (node.cls,), {"backend": "sqlite"}))
+                        built = pytest.Class.from_parent(name=name, parent=module)
+                        rebuilt[node.cls] = {item.name: item for item in built.collect()}
+                    items[:] = [
+                        rebuilt[item.cls][item.name] if item.cls in rebuilt else item for item in items
+                    ]
+                """
+            ),
+            "test_backends.py": """
+            from conftest import record
+
+
+            class TestOne:
+                def test_a(self):
+                    record("a")
+
+
+            class TestTwo:
+                __backend__ = True
+                backend = None
+
+                def test_c(self):
+                    record(f"c on {self.backend}")
+
+                def test_d(self):
+                    record(f"d on {self.backend}")
+
+
+            def test_outside():
+                record("outside")
+            """,
+        },
+    )
+    (pytest_counts, pytest_log), (rt_counts, rt_log, output) = _both(tmp_path, "-p", "no:randomly")
+    assert pytest_counts == {"pass": 4}
+    assert rt_counts == pytest_counts, output
+    assert "c on sqlite" in pytest_log
+    assert rt_log == pytest_log, output
+    pytest_ids, rt_ids = _collected(tmp_path, "-p", "no:randomly")
+    assert "test_backends.py::TestTwo_sqlite::test_c" in pytest_ids
+    assert rt_ids == pytest_ids

@@ -116,6 +116,8 @@ class ParentNode(_OfItem):
         self._item = item
         self.stash: dict[Any, Any] = {}
         self._store = self.stash  # pytest's older name of the stash, which it still keeps
+        #: the marks ``add_marker`` gave the node (a collection hook's: SQLAlchemy's marks its backend classes)
+        self.added_markers: list[Any] = []
 
     @property
     def fspath(self) -> Any:
@@ -127,13 +129,47 @@ class ParentNode(_OfItem):
 
     @property
     def own_markers(self) -> list[Any]:
-        return marks_of(self.obj, mro=self.kind == "class")
+        return [*marks_of(self.obj, mro=self.kind == "class"), *self.added_markers]
 
     def iter_markers(self, name: str | None = None) -> Iterator[Any]:
         return (m for m in self.own_markers if name is None or m.name == name)
 
     def get_closest_marker(self, name: str, default: Any = None) -> Any:
         return next(self.iter_markers(name), default)
+
+    def add_marker(self, marker: Any, append: bool = True) -> None:
+        mark = Mark(marker) if isinstance(marker, str) else unpack_mark(marker)
+        self.added_markers.insert(len(self.added_markers) if append else 0, mark)
+
+    # -- what pytest's own nodes read of their parent: a hook may build one under this node, as SQLAlchemy's
+    # testing plugin builds a ``pytest.Class`` of a subclass under the module (``Class.from_parent``) and
+    # collects it with pytest's ``Class.collect()`` (its fixture manager and hooks are rt's, pyforeign.py)
+
+    @property
+    def session(self) -> Any:
+        """The session of the pytest nodes rt makes (pycollect.session_view): rt's, with the hook proxy and
+        fixture manager pytest's collectors ask their session for."""
+        from rt_testrunner.pycollect import session_view
+
+        return session_view(self._item.session)
+
+    @property
+    def ihook(self) -> Any:
+        return self.session.gethookproxy(self.path)
+
+    @property
+    def id(self) -> Any:
+        """pytest 9.2's structured node id, which a child node's is made from."""
+        from _pytest.nodeid import NodeId  # type: ignore[import-not-found, unused-ignore]
+
+        parent_id = getattr(self.parent, "id", None)
+        if self.kind == "module" or parent_id is None:
+            return NodeId(path=self.nodeid)
+        return parent_id.child(self.name)
+
+    @property
+    def keywords(self) -> dict[str, Any]:
+        return {self.name: True, **{mark.name: mark for mark in self.own_markers}}
 
     def listchain(self) -> list[Any]:
         return [*(self.parent.listchain() if self.parent is not None else []), self]
@@ -169,18 +205,29 @@ def _iter_parents(node: Any) -> Iterator[Any]:
 
 
 def parent_of(item: Any) -> ParentNode:
-    """The class node of a test in a class, else its module node (whose parent is its folder's node)."""
+    """The class node of a test in a class, else its module node (whose parent is its folder's node): one
+    node per module and per class in the session, as pytest's, so a hook that tells the tests of a class by
+    their parent (SQLAlchemy's ``nextitem.getparent(pytest.Class) is not _current_class`` ends the class)
+    sees them together."""
     from rt_testrunner.scope_nodes import folder_node
 
-    relative = item.session.relative(item.file)
-    path = Path(item.file)
-    module = ParentNode(
-        "module", item.module, path.name, relative, path, folder_node(item.session, path.parent), item
-    )
+    known: dict[tuple[str, str, int], ParentNode] = item.session.parent_nodes
+    module = known.get(("module", item.file, id(item.module)))
+    if module is None:
+        relative = item.session.relative(item.file)
+        path = Path(item.file)
+        module = ParentNode(
+            "module", item.module, path.name, relative, path, folder_node(item.session, path.parent), item
+        )
+        known["module", item.file, id(item.module)] = module
     if item.cls is None:
         return module
-    nodeid = f"{relative}::{class_path(item.cls)}"
-    return ParentNode("class", item.cls, item.cls.__name__, nodeid, path, module, item)
+    node = known.get(("class", item.file, id(item.cls)))
+    if node is None:
+        nodeid = f"{module.nodeid}::{class_path(item.cls)}"
+        node = ParentNode("class", item.cls, item.cls.__name__, nodeid, module.path, module, item)
+        known["class", item.file, id(item.cls)] = node
+    return node
 
 
 def find_parent(node: Any, cls: Any) -> Any:

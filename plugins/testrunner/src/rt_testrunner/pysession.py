@@ -212,6 +212,8 @@ class PytestSession(ModuleCollection):
         #: a ``pytest_collection_modifyitems`` hook or a session- or package-scoped parameter may have put
         #: ``items`` in another order than the files' (the runner then checks: session_order.py)
         self.items_reordered = False
+        #: the module and class nodes above the tests (pynodes.parent_of), one per module and class
+        self.parent_nodes: dict[tuple[str, str, int], Any] = {}
         #: the tests ``-k``, ``-m`` and ``--deselect`` left out so far (``pyruntest.tell_deselected``)
         self.deselected = 0
         #: those tests (``PyItem``), whose nodes are ``terminalreporter.stats["deselected"]``
