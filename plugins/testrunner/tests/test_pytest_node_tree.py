@@ -73,3 +73,57 @@ def test_a_tests_parents_are_pytests_session_dirs_package_module_and_class(tmp_p
         in expected
     )
     assert chains["rt"] == expected
+
+
+def test_a_conftest_collectors_items_have_the_folders_and_session_above(tmp_path: Path) -> None:
+    """A conftest.py's ``pytest_collect_file`` gets the file's folder as ``parent``; its items' chain goes up
+    through the folders' ``Dir`` nodes to the ``Session``, as under pytest (rt's folder node had no parent, so
+    ``listchain()`` began with it). The folder node given to the hook is rt's own (not of pytest's class)."""
+    files = {
+        "conftest.py": """
+import pytest
+
+
+def pytest_collection_modifyitems(session, config, items):
+    with open("chains.txt", "a") as out:
+        for item in items:
+            chain = [(node.name, node.nodeid, str(node.path)) for node in item.listchain()]
+            out.write(f"{chain}\\n")
+            out.write(f"  parents: {[node.name for node in item.iter_parents()]}\\n")
+
+
+class CheckFile(pytest.File):
+    def collect(self):
+        for line in self.path.read_text().split():
+            yield CheckItem.from_parent(self, name=line)
+
+
+class CheckItem(pytest.Item):
+    def runtest(self):
+        pass
+
+
+def pytest_collect_file(parent, file_path):
+    if file_path.suffix == ".check":
+        return CheckFile.from_parent(parent, path=file_path)
+""",
+        "tests/data/cases.check": "first second",
+        "tests/data/__init__.py": "",
+    }
+    chains = {}
+    for runner in ("pytest", "rt"):
+        root = write_files(tmp_path / runner / "project", files)
+        result = (
+            run_pytest("-p", "no:randomly", cwd=root) if runner == "pytest" else run_cli("test", cwd=root)
+        )
+        assert result.code == 0, result.output
+        chains[runner] = [
+            line
+            for line in (root / "chains.txt").read_text().replace(str(root), "ROOT").splitlines()
+            if line.startswith("[") or "parents" in line
+        ]
+    expected = chains["pytest"]
+    assert expected[0].startswith(
+        "[('', '', 'ROOT'), ('project', '.', 'ROOT'), ('tests', 'tests', 'ROOT/tests')"
+    )
+    assert chains["rt"] == expected

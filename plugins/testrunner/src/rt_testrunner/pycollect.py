@@ -127,7 +127,8 @@ class DirectoryNode:
         relative = session.relative(str(path))
         self.nodeid = "" if relative in (".", "") else relative
         self.name = path.name
-        self.parent: Any = None
+        #: the folders' nodes above it up to the session, as pytest's ``Dir``/``Package`` chain (scope_nodes.py)
+        self.parent: Any = _folder_parent(path, session)
         self.own_markers: list[Any] = []
         # pytest's folder nodes above the file: their names are keywords of its items (``-k sub``)
         self.keywords: dict[str, Any] = dict.fromkeys(self.nodeid.split("/") if self.nodeid else [], True)
@@ -149,10 +150,13 @@ class DirectoryNode:
         return self.config.hook
 
     def iter_parents(self) -> Iterator[Any]:
-        yield self
+        node: Any = self
+        while node is not None:
+            yield node
+            node = node.parent
 
     def listchain(self) -> list[Any]:
-        return [self]
+        return list(reversed(list(self.iter_parents())))
 
     def iter_markers(self, name: str | None = None) -> Iterator[Any]:
         return iter(())
@@ -165,6 +169,17 @@ class DirectoryNode:
 
     def __repr__(self) -> str:
         return f"<Dir {self.name}>"
+
+
+def _folder_parent(path: Path, session: PytestSession) -> Any:
+    """The node above folder ``path``'s: its parent folder's, the session's for the rootdir (or a folder
+    outside it)."""
+    from rt_testrunner.scope_nodes import folder_node, session_node
+
+    root = Path(session.pyconfig.rootdir)
+    if path == root or root not in path.parents:
+        return session_node(session)
+    return folder_node(session, path.parent)
 
 
 def collect_file(
@@ -350,14 +365,19 @@ _COLLECTORS: dict[int, _CollectorState] = {}
 
 def _collectors_with_setup(node: Any) -> list[Any]:
     """The pytest collectors above ``node`` (outermost first) whose class has a ``setup()`` or ``teardown()``
-    of its own (pytest's own ``Node`` does nothing in them)."""
+    of its own (pytest's own ``Node`` does nothing in them; rt's folder and session nodes above, which pass
+    for pytest's, have none)."""
     from _pytest.nodes import Node
 
     chain = node.listchain()[:-1] if hasattr(node, "listchain") else []
     return [
         c
         for c in chain
-        if isinstance(c, Node) and (type(c).setup is not Node.setup or type(c).teardown is not Node.teardown)
+        if isinstance(c, Node)
+        and (
+            getattr(type(c), "setup", Node.setup) is not Node.setup
+            or getattr(type(c), "teardown", Node.teardown) is not Node.teardown
+        )
     ]
 
 
