@@ -244,3 +244,46 @@ def test_a_testcase_whose_init_raises_is_a_collection_error_of_its_class(tmp_pat
     assert "1 error" in pytest_run.output, pytest_run.output
     pytest_run, _ = same_counts_as_pytest(tmp_path, "--continue-on-collection-errors")
     assert "2 passed, 1 error" in pytest_run.output, pytest_run.output
+
+
+def test_a_staticmethod_test_takes_its_first_argument_as_a_fixture(tmp_path: Path) -> None:
+    """bigtree 1.5.3: its test classes hold ``@staticmethod`` tests parametrized over ``"attr_name, result"``.
+    rt dropped the first argument of every function of a test class, as a method's ``self``, and refused the
+    parametrization ("function uses no argument 'attr_name'"), a collection error that stopped the run where
+    pytest has 1339 passed. pytest keeps the arguments of a staticmethod (also one a base class defines), so
+    its first one is a parameter or a fixture. pytest 9.2: 5 passed."""
+    write_files(
+        tmp_path,
+        {
+            "test_static.py": """
+                import pytest
+
+
+                @pytest.fixture
+                def number():
+                    return 3
+
+
+                class Base:
+                    @staticmethod
+                    def test_inherited(number):
+                        assert number == 3
+
+
+                class TestStatic(Base):
+                    @staticmethod
+                    @pytest.mark.parametrize("name, size", [("a", 1), ("bb", 2)])
+                    def test_parametrized(name, size):
+                        assert len(name) == size
+
+                    @staticmethod
+                    def test_fixture(number, tmp_path):
+                        assert number == 3 and tmp_path.is_dir()
+
+                    def test_method(self, number):
+                        assert number == 3
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path)
+    assert "5 passed" in pytest_run.output, pytest_run.output

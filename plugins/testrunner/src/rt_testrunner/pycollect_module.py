@@ -745,7 +745,10 @@ class ModuleCollection:
         for mark in marks:
             if mark.name == "usefixtures":
                 usefixtures.extend(mark.args)
-        requested = () if is_unittest else argnames(function, method=cls is not None)
+        # a test class's staticmethod takes no instance: its first argument is a fixture or a parameter, as
+        # pytest's getfuncargnames reads it (bigtree 1.5.3's parametrized ``@staticmethod`` tests)
+        method = cls is not None and not isinstance(vars_of(cls, name), staticmethod)
+        requested = () if is_unittest else argnames(function, method=method)
         if not is_unittest and self._anyio_claims(function, marks):
             usefixtures.append("anyio_backend")
         # the ini's usefixtures are pytest's outermost autouse fixtures: set up before conftest.py's
