@@ -32,6 +32,20 @@ def pytest_collection_modifyitems(session, config, items):
 """
 
 
+def _chains_under_both(tmp_path: Path, files: dict[str, str]) -> dict[str, str]:
+    """Run pytest and ``rt test`` on a project of ``files`` each: the ``chains.txt`` its conftest.py wrote,
+    the project's path shown as ``ROOT``."""
+    chains = {}
+    for runner in ("pytest", "rt"):
+        root = write_files(tmp_path / runner / "project", files)
+        result = (
+            run_pytest("-p", "no:randomly", cwd=root) if runner == "pytest" else run_cli("test", cwd=root)
+        )
+        assert result.code == 0, result.output
+        chains[runner] = (root / "chains.txt").read_text().replace(str(root), "ROOT")
+    return chains
+
+
 def test_a_tests_parents_are_pytests_session_dirs_package_module_and_class(tmp_path: Path) -> None:
     files = {
         "conftest.py": _CONFTEST,
@@ -57,14 +71,7 @@ def test_a_tests_parents_are_pytests_session_dirs_package_module_and_class(tmp_p
             pass
         """,
     }
-    chains = {}
-    for runner in ("pytest", "rt"):
-        root = write_files(tmp_path / runner / "project", files)
-        result = (
-            run_pytest("-p", "no:randomly", cwd=root) if runner == "pytest" else run_cli("test", cwd=root)
-        )
-        assert result.code == 0, result.output
-        chains[runner] = (root / "chains.txt").read_text().replace(str(root), "ROOT")
+    chains = _chains_under_both(tmp_path, files)
     expected = chains["pytest"]
     assert "('Package', 'sub', 'tests/pkg/sub', 'ROOT/tests/pkg/sub')" in expected
     assert "module's parent: ('Dir', 'tests', 'tests', 'ROOT/tests')" in expected
@@ -110,20 +117,9 @@ def pytest_collect_file(parent, file_path):
         "tests/data/cases.check": "first second",
         "tests/data/__init__.py": "",
     }
-    chains = {}
-    for runner in ("pytest", "rt"):
-        root = write_files(tmp_path / runner / "project", files)
-        result = (
-            run_pytest("-p", "no:randomly", cwd=root) if runner == "pytest" else run_cli("test", cwd=root)
-        )
-        assert result.code == 0, result.output
-        chains[runner] = [
-            line
-            for line in (root / "chains.txt").read_text().replace(str(root), "ROOT").splitlines()
-            if line.startswith("[") or "parents" in line
-        ]
-    expected = chains["pytest"]
+    chains = _chains_under_both(tmp_path, files)
+    expected = chains["pytest"].splitlines()
     assert expected[0].startswith(
         "[('', '', 'ROOT'), ('project', '.', 'ROOT'), ('tests', 'tests', 'ROOT/tests')"
     )
-    assert chains["rt"] == expected
+    assert chains["rt"].splitlines() == expected
