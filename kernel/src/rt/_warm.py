@@ -93,8 +93,8 @@ def key_material(cwd: str, environ: os._Environ[str] | dict[str, str] = os.envir
     ).encode("utf-8", "surrogateescape")
 
 
-def folder(environ: os._Environ[str] | dict[str, str] = os.environ) -> str:
-    """The per-user folder of the sockets, made with mode 0700 when missing: ``$XDG_RUNTIME_DIR/rt-warm`` (a
+def folder(environ: os._Environ[str] | dict[str, str] = os.environ, create: bool = True) -> str:
+    """The per-user folder of the sockets, made with mode 0700 when missing (``create``; the client only looks): ``$XDG_RUNTIME_DIR/rt-warm`` (a
     folder only its user can enter), else ``rt-warm-UID`` in the temporary folder. A folder that is not this
     user's, is a symbolic link, or lets anyone else in is refused (an error)."""
     runtime = environ.get("XDG_RUNTIME_DIR")
@@ -103,24 +103,27 @@ def folder(environ: os._Environ[str] | dict[str, str] = os.environ) -> str:
     else:
         base = environ.get("TMPDIR") or "/tmp"
         path = os.path.join(base, f"rt-warm-{os.getuid()}")
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    info = os.lstat(path)
+    if create:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+    info = os.lstat(path)  # FileNotFoundError (an OSError) when not made and missing: no server
     is_folder = info.st_mode & 0o170000 == 0o040000  # stat.S_ISDIR, without importing stat
     if not is_folder or info.st_uid != os.getuid() or info.st_mode & 0o077:
         raise PermissionError(f"{path} is not a folder of mode 0700 owned by this user")
     return path
 
 
-def socket_path(material: bytes, environ: os._Environ[str] | dict[str, str] = os.environ) -> str:
+def socket_path(
+    material: bytes, environ: os._Environ[str] | dict[str, str] = os.environ, create: bool = True
+) -> str:
     """The server's socket for ``material``: a short hash names it (a socket path has at most 107 bytes); two
     keys of one hash are told apart by the server, which compares the material itself."""
     import zlib
 
     digest = f"{zlib.crc32(material):08x}{zlib.adler32(material):08x}"
-    return os.path.join(folder(environ), f"{digest}.sock")
+    return os.path.join(folder(environ, create), f"{digest}.sock")
 
 
 def peer_uid(sock: _socket.socket) -> int:
@@ -144,7 +147,7 @@ def attempt(argv: list[str]) -> int | None:
     cwd = os.getcwd()
     material = key_material(cwd)
     try:
-        path = socket_path(material)
+        path = socket_path(material, create=False)  # every `rt test` asks: only a server makes the folder
     except OSError:
         return None
     if not os.path.exists(path):
