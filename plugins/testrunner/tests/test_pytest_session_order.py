@@ -30,6 +30,30 @@ def record(event):
 """
 
 
+#: SQLAlchemy's testing plugin's way with its ``__backend__`` classes: a subclass per backend set on the module,
+#: collected with pytest's ``Class.collect()`` under the module's node, whose items stand in ``items`` for the
+#: class's, each looked up by the name of the item it replaces
+_BACKEND_SUBCLASSES = """
+
+def pytest_collection_modifyitems(items):
+    rebuilt = {}
+    for node in {item.getparent(pytest.Class) for item in items} - {None}:
+        if not getattr(node.cls, "__backend__", False):
+            continue
+        module = node.getparent(pytest.Module)
+        name = f"{node.cls.__name__}_sqlite"
+        setattr(module.obj, name, type(name, (node.cls,), {"backend": "sqlite"}))
+        built = pytest.Class.from_parent(name=name, parent=module)
+        by_name = rebuilt.setdefault(node.cls, {})
+        for made in built.collect():
+            by_name.setdefault(made.name, []).append(made)
+    new = []
+    for item in items:
+        new.extend(rebuilt[item.cls].get(item.name, []) if item.cls in rebuilt else [item])
+    items[:] = new
+"""
+
+
 def _conftest(hooks: str) -> str:
     """A conftest.py with :data:`_RECORD` and ``hooks``."""
     return _RECORD + textwrap.dedent(hooks)
@@ -444,24 +468,7 @@ def test_items_a_hook_collected_itself_from_a_class_it_built_run_in_place_of_the
     write_files(
         tmp_path,
         {
-            "conftest.py": _conftest(
-                """
-
-                def pytest_collection_modifyitems(items):
-                    rebuilt = {}
-                    for node in {item.getparent(pytest.Class) for item in items} - {None}:
-                        if not getattr(node.cls, "__backend__", False):
-                            continue
-                        module = node.getparent(pytest.Module)
-                        name = f"{node.cls.__name__}_sqlite"
-                        setattr(module.obj, name, type(name, (node.cls,), {"backend": "sqlite"}))
-                        built = pytest.Class.from_parent(name=name, parent=module)
-                        rebuilt[node.cls] = {item.name: item for item in built.collect()}
-                    items[:] = [
-                        rebuilt[item.cls][item.name] if item.cls in rebuilt else item for item in items
-                    ]
-                """
-            ),
+            "conftest.py": _conftest(_BACKEND_SUBCLASSES),
             "test_backends.py": """
             from conftest import record
 
@@ -487,11 +494,82 @@ def test_items_a_hook_collected_itself_from_a_class_it_built_run_in_place_of_the
             """,
         },
     )
-    (pytest_counts, pytest_log), (rt_counts, rt_log, output) = _both(tmp_path, "-p", "no:randomly")
-    assert pytest_counts == {"pass": 4}
+    _same_backend_run(tmp_path, {"pass": 4}, "c on sqlite", "test_backends.py::TestTwo_sqlite::test_c")
+
+
+def test_a_class_a_hook_collects_itself_gives_one_item_per_parametrized_case_named_with_its_id(
+    tmp_path: Path,
+) -> None:
+    """SQLAlchemy 2.1.9's testing plugin looks each item of a class it collected itself up by the name of
+    the item it replaces (``rebuilt[cls]["test_ddl[construct]"]``): pytest's ``Class.collect()`` gives one
+    item per parametrized case, named with its id (stacked ``parametrize``, ``ids``, ``pytest.param(id=)``,
+    a fixture's ``params``). rt gave one item per function, named without an id, so the hook found nothing
+    and the cases were left out (test/base test/sql: pytest 9482 passed, 397 skipped; rt 8616, 50). pytest
+    9.2: 9 passed, 4 skipped (the marks of the class and of the method apply), the same node ids and log."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": _conftest(_BACKEND_SUBCLASSES),
+            "test_backends.py": """
+            import pytest
+
+            from conftest import record
+
+
+            @pytest.fixture(params=[1, 2], ids=["one", "two"])
+            def number(request):
+                return request.param
+
+
+            class TestTwo:
+                __backend__ = True
+                backend = None
+
+                def test_c(self):
+                    record(f"c on {self.backend}")
+
+                @pytest.mark.parametrize("x", [1, 2, pytest.param(3, id="three")])
+                @pytest.mark.parametrize("y", ["a", "b"], ids=["A", "B"])
+                def test_d(self, x, y):
+                    record(f"d {x} {y} on {self.backend}")
+
+                def test_e(self, number):
+                    record(f"e {number}")
+
+                @pytest.mark.skip(reason="method")
+                def test_f(self):
+                    pass
+
+
+            @pytest.mark.skip(reason="class")
+            class TestSkipped:
+                __backend__ = True
+
+                def test_g(self):
+                    pass
+
+                @pytest.mark.parametrize("x", [1, 2])
+                def test_h(self, x):
+                    pass
+            """,
+        },
+    )
+    _same_backend_run(
+        tmp_path,
+        {"pass": 9, "skip": 4},
+        "d 3 b on sqlite",
+        "test_backends.py::TestTwo_sqlite::test_d[B-three]",
+    )
+
+
+def _same_backend_run(root: Path, counts: dict[str, int], event: str, nodeid: str) -> None:
+    """pytest's run of ``root`` gives ``counts``, logs ``event`` and collects ``nodeid``; rt's gives the same
+    counts, log and node ids."""
+    (pytest_counts, pytest_log), (rt_counts, rt_log, output) = _both(root, "-p", "no:randomly")
+    assert pytest_counts == counts
     assert rt_counts == pytest_counts, output
-    assert "c on sqlite" in pytest_log
+    assert event in pytest_log
     assert rt_log == pytest_log, output
-    pytest_ids, rt_ids = _collected(tmp_path, "-p", "no:randomly")
-    assert "test_backends.py::TestTwo_sqlite::test_c" in pytest_ids
+    pytest_ids, rt_ids = _collected(root, "-p", "no:randomly")
+    assert nodeid in pytest_ids
     assert rt_ids == pytest_ids

@@ -37,6 +37,7 @@ from rt_testrunner.reorder import reorder_file
 
 if TYPE_CHECKING:
     from rt_testrunner import pymakeitem
+    from rt_testrunner.hook_classes import HookClasses
     from rt_testrunner.pyconfig import PytestConfig
     from rt_testrunner.pyconfig_objects import Config
     from rt_testrunner.pyids import IdRules
@@ -76,6 +77,7 @@ class ModuleCollection:
     named_hooks: dict[str, list[tuple[str, Callable[..., Any]]]]
     items: list[Any]
     deferred: list[tuple[Suite, bool]] | None
+    hook_classes: HookClasses
 
     if TYPE_CHECKING:
 
@@ -314,8 +316,15 @@ class ModuleCollection:
                 nodes[:] = collected
                 return {"session": self, "config": self.config, "items": nodes}
 
-            self._collection_hook("pytest_collection_modifyitems", hooks, arguments)
-            self._adopt_made_items([root for root, _ in pending], nodes)
+            from rt_testrunner.hook_classes import adopt_made_items
+
+            roots = [root for root, _ in pending]
+            self.hook_classes.watch(roots)  # the classes a hook collects itself are rt's test classes
+            try:
+                self._collection_hook("pytest_collection_modifyitems", hooks, arguments)
+            finally:
+                self.hook_classes.watch(None)
+            adopt_made_items(self, roots, nodes)
             kept = {id(node): position for position, node in enumerate(nodes)}
             for root, _ in pending:
                 _keep(root, kept)
@@ -330,53 +339,6 @@ class ModuleCollection:
         finish_hooks = [hook for _, hook in self.named_hooks.get("pytest_collection_finish", ())]
         if finish_hooks:
             self._collection_hook("pytest_collection_finish", finish_hooks, lambda: {"session": self})
-
-    def _adopt_made_items(self, roots: list[Suite], nodes: list[Any]) -> None:
-        """Test functions a ``pytest_collection_modifyitems`` hook collected itself and put in ``items``: a
-        ``pytest.Class`` it built under the module node of one of rt's tests and collected with pytest's own
-        ``Class.collect()`` (SQLAlchemy's testing plugin, one per database backend, of a subclass it sets on
-        the module). rt collects each such class as a test class of the file, as it collects the classes a
-        ``pytest_pycollect_makeitem`` hook answers with, and its tests stand in ``items`` for the functions."""
-        from rt_testrunner import pyforeign
-
-        known = {id(case.item.node) for root in roots for case in root.tests() if case.item is not None}
-        made = [node for node in nodes if id(node) not in known and pyforeign.is_function(node)]
-        if not made:
-            return
-        files = {case.item.file: root for root in roots for case in root.tests()[:1] if case.item is not None}
-        adopted: dict[int, list[Any]] = {}
-        for class_node in dict.fromkeys(node.parent for node in made):
-            module_node = class_node.parent
-            root = files.get(str(getattr(module_node, "path", "")))
-            if root is None or not _is_class_node(class_node) or not isinstance(class_node.obj, type):
-                continue
-            module = module_node.obj
-            base = f"{root.tests()[0].item.file}::"
-            hook = module.__dict__.get("pytest_generate_tests")
-            where = InModule(module, base[:-2], [(base, hook)] if callable(hook) else [], ())
-            before = len(root.children)
-            self._collect_class(
-                where,
-                class_node.obj,
-                class_node.name,
-                root,
-                marks_of(module),
-                is_testcase(class_node.obj),
-                class_node,
-            )
-            for suite in root.children[before:]:
-                for case in suite.tests() if isinstance(suite, Suite) else ():
-                    adopted.setdefault(id(class_node), []).append(case)
-        replaced: list[Any] = []
-        for node in nodes:
-            cases = adopted.get(id(node.parent), []) if id(node) not in known else []
-            if cases:
-                replaced.extend(
-                    c.item.node for c in cases if c.item is not None and c.item.originalname == node.name
-                )
-            elif id(node) in known or not pyforeign.is_function(node):
-                replaced.append(node)
-        nodes[:] = replaced
 
     def _claim_marked_again(self, roots: list[Suite]) -> None:
         """An async test a ``pytest_collection_modifyitems`` hook marked runs where that mark says, as one

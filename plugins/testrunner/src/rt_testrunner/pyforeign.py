@@ -39,6 +39,10 @@ def placeholder() -> Any:
         """A test function a collector took, collected by rt (never run as this node)."""
 
         obj: Any = None
+        #: the function's name (``name`` has the parameter id of the test it stands for, if any)
+        originalname = ""
+        #: the test rt collected of the function, when it stands for one (hook_classes.py)
+        rt_case: Any = None
 
         def runtest(self) -> None:  # pragma: no cover - rt runs the function it stands for
             raise NotImplementedError
@@ -72,9 +76,30 @@ def builtin_makeitem(collector: Any, name: str, obj: Any) -> Any:
     function = getattr(obj, "__func__", obj)
     if not inspect.isfunction(inspect.unwrap(function)) or not getattr(function, "__test__", True):
         return None
-    item = placeholder().from_parent(collector, name=name)
+    cases = None if id(collector) in _BY_RT else _cases_for_hook(collector, name)
+    if cases is None:
+        return _placeholder(collector, name, function)
+    return [_placeholder(collector, name, function, case) for case in cases]
+
+
+def _placeholder(collector: Any, name: str, function: Any, case: Any = None) -> Any:
+    item = placeholder().from_parent(collector, name=name if case is None else case.name)
     item.obj = function
+    item.originalname = name
+    item.rt_case = case
     return item
+
+
+def _cases_for_hook(collector: Any, name: str) -> Any:
+    """The tests rt collected of function ``name`` of ``collector``, a ``pytest.Class`` a collection hook
+    collects itself (hook_classes.py): pytest gives one item per parametrized case, named with its id, which
+    the hook may look up by name. None: rt collects the function when it collects the node."""
+    import pytest
+
+    if not isinstance(collector, pytest.Class):
+        return None
+    hook_classes = getattr(collector.session, "hook_classes", None)
+    return None if hook_classes is None else hook_classes.cases_of(collector, name)
 
 
 class CollectHooks:
@@ -101,6 +126,14 @@ def _builtin_hook(collector: Any, name: str, obj: Any) -> Any:
 _builtin_hook.pytest_impl = {"trylast": True}  # type: ignore[attr-defined]
 
 
+#: the nodes whose ``collect()`` rt itself calls now (:func:`children`): rt collects their functions then
+_BY_RT: set[int] = set()
+
+
 def children(node: Any) -> list[Any]:
     """What ``node`` (a pytest ``Module`` or ``Class`` subclass) collects, by its own ``collect()``."""
-    return list(node.collect() or ())
+    _BY_RT.add(id(node))
+    try:
+        return list(node.collect() or ())
+    finally:
+        _BY_RT.discard(id(node))
