@@ -573,3 +573,129 @@ def _same_backend_run(root: Path, counts: dict[str, int], event: str, nodeid: st
     pytest_ids, rt_ids = _collected(root, "-p", "no:randomly")
     assert nodeid in pytest_ids
     assert rt_ids == pytest_ids
+
+
+#: six modules whose ``serial`` tests a conftest.py hook moves after every other test of the session; each test
+#: logs its worker (rt's) and node id, and the module fixture its set-up and teardown
+_SERIAL_LAST = {
+    "pytest.ini": "[pytest]\nmarkers = serial\n",
+    "conftest.py": """
+    import os
+    import time
+
+    import pytest
+
+    LOG = os.path.join(os.path.dirname(__file__), "events.log")
+
+
+    def record(event):
+        worker = os.environ.get("RT_TEST_WORKER", "-")  # not pytest-xdist's: this suite may run under it
+        with open(LOG, "a") as log:
+            log.write(f"{worker} {event}\\n")
+
+
+    def pytest_collection_modifyitems(items):
+        items.sort(key=lambda item: item.get_closest_marker("serial") is not None)
+
+
+    @pytest.fixture(scope="module")
+    def mod(request):
+        record(f"set up {request.module.__name__}")
+        yield
+        record(f"tear down {request.module.__name__}")
+
+
+    @pytest.fixture(autouse=True)
+    def each(request, mod):
+        record(request.node.nodeid)
+        if os.environ.get("RT_TEST_WORKER"):
+            time.sleep(0.2)  # long enough under --parallel for the second worker to start and take a share
+    """,
+    **{
+        f"test_{name}.py": f"""
+        import pytest
+
+
+        @pytest.mark.serial
+        def test_{name}_serial():
+            pass
+
+
+        def test_{name}1():
+            pass
+
+
+        def test_{name}2():
+            pass
+
+
+        class TestK:
+            def test_k1(self):
+                pass
+
+            @pytest.mark.serial
+            def test_k2(self):
+                pass
+        """
+        for name in "abcdef"
+    },
+}
+
+
+def _by_worker(log: str) -> dict[str, list[str]]:
+    """Each worker's lines of events.log, in its order (``-``: one process)."""
+    lines: dict[str, list[str]] = {}
+    for line in log.splitlines():
+        worker, _, event = line.partition(" ")
+        lines.setdefault(worker, []).append(event)
+    return lines
+
+
+def test_parallel_workers_run_their_share_in_the_order_a_hook_set_across_files(tmp_path: Path) -> None:
+    """A conftest.py hook moves the ``serial`` tests after every other test of the session. pytest-xdist's
+    workers run their share of ``session.items`` in that order (``-n 2``: no ``serial`` test before the last
+    plain one, in either worker), and a module's fixture is set up again when a worker comes back to it. rt's
+    ``--parallel`` workers ran each file whole, in the files' order (a module's ``serial`` tests, then the next
+    module's plain ones). pytest 9.2: 30 passed; each rt worker's tests now in the one-process order, every
+    plain test before every ``serial`` one, each module's fixture set up around its own turn."""
+    write_files(tmp_path, _SERIAL_LAST)
+    (pytest_counts, pytest_log), (one_counts, one_log, output) = _both(tmp_path, "-p", "no:randomly")
+    assert pytest_counts == {"pass": 30}
+    assert one_counts == pytest_counts, output
+    assert one_log == pytest_log, output
+    order = [event for event in _by_worker(pytest_log)["-"] if "::" in event]
+    assert order[-1] == "test_f.py::TestK::test_k2"
+    log = tmp_path / "events.log"
+    log.unlink()
+    by_rt = run_cli("test", "--parallel=2", "-p", "no:randomly", cwd=tmp_path, timeout=180)
+    assert summary_counts(by_rt.stderr) == pytest_counts, by_rt.output
+    workers = _by_worker(log.read_text())
+    assert len(workers) == 2, workers  # both workers ran tests
+    ran: list[str] = []
+    for events in workers.values():
+        tests = [event for event in events if "::" in event]
+        assert tests == sorted(tests, key=order.index), events  # the session's order within the worker
+        ran += tests
+        for index, event in enumerate(events):  # each test inside its module's set-up and teardown
+            if "::" in event:
+                module = event.partition(".py")[0]
+                opened = [e for e in events[:index] if e.endswith(f" {module}")]
+                assert opened and opened[-1] == f"set up {module}", events
+    assert sorted(ran) == sorted(order)
+
+
+def test_rerun_each_follows_the_order_a_hook_set_across_files(tmp_path: Path) -> None:
+    """``--rerun-each N`` runs each turn of the session's order N times before the next, as it runs a file N
+    times: with the hook moving the ``serial`` tests last, every plain test (twice) before every ``serial``
+    one. rt ran each file whole, its reruns with it, in the files' order. pytest 9.2 (one run): 30 passed."""
+    write_files(tmp_path, _SERIAL_LAST)
+    by_pytest = run_pytest("-p", "no:randomly", cwd=tmp_path, timeout=180)
+    assert counts_from_pytest(by_pytest.stdout) == {"pass": 30}
+    log = tmp_path / "events.log"
+    order = [event for event in _by_worker(log.read_text())["-"] if "::" in event]
+    log.unlink()
+    by_rt = run_cli("test", "--rerun-each", "2", "-p", "no:randomly", cwd=tmp_path, timeout=180)
+    assert summary_counts(by_rt.stderr) == {"pass": 60}, by_rt.output
+    ran = [event for event in _by_worker(log.read_text())["-"] if "::" in event]
+    assert list(dict.fromkeys(ran)) == order, ran
+    assert all(ran.count(nodeid) == 2 for nodeid in order)

@@ -39,8 +39,12 @@ class Work:
     stop: int = 0
     part: int = 0
     parts: int = 1
+    #: a turn of the session's order: the node ids of its tests (its file's ``part`` of ``parts``)
+    segment: tuple[str, ...] | None = None
 
     def message(self) -> tuple[Any, ...]:
+        if self.segment is not None:
+            return (wire.RUN, self.index, self.segment, self.part == 0)
         if self.parts == 1:
             return (wire.RUN, self.index)
         return (wire.RUN, self.index, self.start, self.stop)
@@ -89,3 +93,25 @@ def cut(counts: Sequence[int], parts: int) -> list[tuple[int, int]]:
     if start < len(counts):
         spans.append((start, len(counts)))
     return spans
+
+
+def in_session_order(turns: Sequence[tuple[int, tuple[str, ...] | None]]) -> list[Work]:
+    """The pieces of a run whose collection hooks set an order across files (pytest-randomly, pytest-order, a
+    conftest.py moving the slow tests last), in that order: each worker's share then runs in the hooks' order,
+    as pytest-xdist's workers run theirs. ``turns``: (file index, the node ids of the turn's tests, or None
+    for a whole file), as :meth:`rt_testrunner.runner.Runner.worker_turns` gives them. A file in several
+    turns is put back together by the main process before it is reported, as a file cut in parts is."""
+    counts: dict[int, int] = {}
+    for index, ids in turns:
+        if ids is not None:
+            counts[index] = counts.get(index, 0) + 1
+    seen: dict[int, int] = {}
+    pieces: list[Work] = []
+    for index, ids in turns:
+        if ids is None:
+            pieces.append(Work(index))
+            continue
+        part = seen.get(index, 0)
+        seen[index] = part + 1
+        pieces.append(Work(index, part=part, parts=counts[index], segment=tuple(ids)))
+    return pieces

@@ -49,7 +49,7 @@ from rt.interfaces import Reporter
 from rt_testrunner import pyconfig, temp_paths, wire
 from rt_testrunner import timings as timing_files
 from rt_testrunner.discovery import TestFile
-from rt_testrunner.plan import Work, plan
+from rt_testrunner.plan import Work, in_session_order, plan
 from rt_testrunner.tally import Tally
 from rt_testrunner.zygote import ForkedProcess, ForkedZygote, Zygote
 
@@ -236,8 +236,13 @@ class Pool:
                 elif message[0] == wire.COLLECTED:
                     if message[1]:
                         self.collected = True
-                        self._cut_big_files(message[2])
+                        if len(message) > 3 and message[3] is not None:
+                            self._hand_out_in_session_order(message[3])
+                        else:
+                            self._cut_big_files(message[2])
                     else:
+                        if len(message) > 3 and message[3] is not None:  # fresh workers find them by id
+                            self._hand_out_in_session_order(message[3])
                         # no fork from there: it takes the first piece of work on this channel. A fresh
                         # worker would first spend about as long collecting as it did: the others start
                         # once it has been busy that long (a run over by then needs no other worker)
@@ -269,6 +274,11 @@ class Pool:
         self.pending = deque(
             plan([w.index for w in self.pending], weights, self.options_parallel, self.timed)
         )
+        self.size = max(1, min(self.options_parallel, len(self.pending)))
+
+    def _hand_out_in_session_order(self, turns: Sequence[tuple[int, tuple[str, ...] | None]]) -> None:
+        """The collection hooks set an order across files: hand out its turns in that order (plan.py)."""
+        self.pending = deque(in_session_order(turns))
         self.size = max(1, min(self.options_parallel, len(self.pending)))
 
     def _serve(self, started: float) -> None:

@@ -133,6 +133,8 @@ class Runner:
         self.replayed: list[dict[str, Any]] = []
         #: and the run's warnings as (where, text) pairs: the collection's, the tests'
         self.whole_run_warnings: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None = None
+        #: a ``--parallel`` worker's collected tests by node id, for the turns of the session's order (segment)
+        self._by_node_id: dict[Path, dict[str, TestCase]] = {}
 
     @property
     def counts(self) -> dict[TestStatus, int]:
@@ -145,14 +147,14 @@ class Runner:
     # -- the run -----------------------------------------------------------------------------------------------
 
     def run_sync(
-        self, files: Sequence[TestFile], order: Iterable[TestFile | FilePart] | None = None
+        self, files: Sequence[TestFile], order: Iterable[TestFile | FilePart | Segment] | None = None
     ) -> RunFinished:
         """Run everything; returns the final event (also emitted). ``order``: see :meth:`run`."""
         finished: RunFinished = self.executor.run_sync(self.run(files, order))
         return finished
 
     async def run(
-        self, files: Sequence[TestFile], order: Iterable[TestFile | FilePart] | None = None
+        self, files: Sequence[TestFile], order: Iterable[TestFile | FilePart | Segment] | None = None
     ) -> RunFinished:
         """Collect ``files`` and run them, or run the files ``order`` yields (a ``--parallel`` worker: the
         files the main process hands it, one at a time, while it collected them all as a one-process run
@@ -258,7 +260,9 @@ class Runner:
         self._stopped_by = self._collect_pytest_files(files)
         self._precollected = True
 
-    async def _run_files(self, files: Sequence[TestFile], order: Iterable[TestFile | FilePart]) -> None:
+    async def _run_files(
+        self, files: Sequence[TestFile], order: Iterable[TestFile | FilePart | Segment]
+    ) -> None:
         hook_error = await self.executor.hooks(
             self.preload_root, "before_all", deadline_ms=self.options.timeout_ms
         )
@@ -311,8 +315,8 @@ class Runner:
         """The run's turns in the order the ``pytest_collection_modifyitems`` hooks (or pytest's grouping by a
         session- or package-scoped parameter) left ``session.items``, when it is not the files' order
         (session_order.py); ``None`` in the common case, where no hook or parameter reordered anything across
-        files, or under ``--rerun-each`` (each file runs its reruns in one turn)."""
-        if not self.session.items_reordered or self.options.rerun_each != 1:
+        files. Under ``--rerun-each`` each turn runs its reruns before the next turn, as a file does."""
+        if not self.session.items_reordered:
             return None
         if _in_files_order(files, self._collected, self.session.items):
             return None
@@ -324,12 +328,62 @@ class Runner:
             session_order.link_next_items(turns, lambda case: self.schedule.selected(case, only))
         return turns
 
-    def _refuse(self, order: Iterable[TestFile | FilePart], status: int, refused: str) -> None:
+    def worker_turns(self, files: Sequence[TestFile]) -> list[tuple[int, tuple[str, ...] | None]] | None:
+        """After :meth:`precollect` in a ``--parallel`` zygote: the session's order (:meth:`_session_order`)
+        as the main process hands it out, each turn a file's index with the node ids of its tests in that
+        turn (None: the whole file), or ``None`` when the files' order is the session's (or the collection
+        stopped the run, or two tests share a node id). Node ids, so that a worker that collected for itself
+        (fresh, its hooks' order its own: pytest-randomly's seed) runs the same tests (:meth:`segment`)."""
+        if not self.session.items_reordered or self._stopped_by is not None or self._refused is not None:
+            return None  # the common case costs one look
+        turns = self._session_order(files)
+        if turns is None or self._collection_failed(files):
+            return None
+        index = {test_file.path: number for number, test_file in enumerate(files)}
+        planned: list[tuple[int, tuple[str, ...] | None]] = []
+        seen: set[str] = set()
+        for turn in turns:
+            if isinstance(turn, TestFile):
+                planned.append((index[turn.path], None))
+                continue
+            ids = tuple(str(case.item.node.nodeid) for case in turn.root.tests() if case.item is not None)
+            if seen.intersection(ids) or len(set(ids)) != len(ids):
+                return None
+            seen.update(ids)
+            planned.append((index[turn.file.path], ids))
+        return planned
+
+    def segment(self, test_file: TestFile, ids: Sequence[str], first: bool) -> Segment:
+        """A ``--parallel`` worker's turn of the session's order (:meth:`worker_turns`): the tests of
+        ``test_file`` named by ``ids``, in that order, under copies of their suites; ``first``: the file's
+        first turn, which reports what its collection left out. Its last test learns no next one (the next
+        turn may run in another worker, as pytest-xdist's worker does not know its next batch)."""
+        from rt_testrunner import session_order
+
+        whole = self._collected.get(test_file.path)
+        assert isinstance(whole, Suite)  # the worker collected it: worker_turns planned no turn otherwise
+        by_id = self._by_node_id.get(test_file.path)
+        if by_id is None:
+            by_id = {str(case.item.node.nodeid): case for case in whole.tests() if case.item is not None}
+            self._by_node_id[test_file.path] = by_id
+        missing = [nodeid for nodeid in ids if nodeid not in by_id]
+        if missing:  # as pytest-xdist's "Different tests were collected between gw0 and gw1"
+            raise RuntimeError(
+                f"this worker collected other tests than the first one ({missing[0]} is not among them):"
+                " the suite's collection differs from one process to the next"
+            )
+        cases = [by_id[nodeid] for nodeid in ids]
+        turn = session_order.Segment(test_file, session_order.tree(whole, cases), whole if first else None)
+        only = self.options.only
+        session_order.link_next_items([turn], lambda case: self.schedule.selected(case, only))
+        return turn
+
+    def _refuse(self, order: Iterable[TestFile | FilePart | Segment], status: int, refused: str) -> None:
         """pytest's usage error (an option no plugin registered, a value an option refuses) or its internal
         error at start-up: no test runs, and the run ends with pytest's status (4, 3). The first file's turn
         carries it, so a ``--parallel`` worker (whose files come one at a time) tells the main process too."""
         for item in order:
-            relative = (item.file if isinstance(item, FilePart) else item).relative
+            relative = (item if isinstance(item, TestFile) else item.file).relative
             self.recorder.interrupt(status, refused)
             self.recorder.emit(FileStarted(relative))
             self.recorder.emit(FileFinished(relative, 0.0))
@@ -515,13 +569,15 @@ class Runner:
                 return True
         return False
 
-    async def _report_collection(self, order: Iterable[TestFile | FilePart], one_process: bool) -> None:
+    async def _report_collection(
+        self, order: Iterable[TestFile | FilePart | Segment], one_process: bool
+    ) -> None:
         """The run stopped after collection: each file that failed to collect reports its error (a module
         that skipped itself its skip, as pytest counts both), and no test runs. A ``--parallel`` worker
         answers each file handed to it, with an empty file when it has nothing to report."""
         self.collection_stopped = True
         for item in order:
-            test_file = item.file if isinstance(item, FilePart) else item
+            test_file = item if isinstance(item, TestFile) else item.file
             collected = self._collected.get(test_file.path)
             if isinstance(collected, BaseException):
                 await self._run_file(test_file)

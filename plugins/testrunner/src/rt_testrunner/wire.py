@@ -255,10 +255,13 @@ EVENT = "event"  # (EVENT, TestEvent): FileStarted, TestStarted, TestFinished (a
 FILE = "file"  # (FILE, FileFinished, FileDone)
 ECHO = "echo"  # (ECHO, stdout text, stderr text): an rt-style test's captured output, printed in turn
 DONE = "done"  # (DONE,): the worker finished its session (teardown done, coverage saved) and exits
-#: (COLLECTED, forkable, parts): the zygote collected the run; whether workers may be forked from it, and the files
-#: that may run in parts (Runner.parts: file index -> selected tests per top-level child)
+#: (COLLECTED, forkable, parts, turns): the zygote collected the run; whether workers may be forked from it, the
+#: files that may run in parts (Runner.parts: file index -> selected tests per top-level child), and the session's
+#: order when a hook set one across files (Runner.worker_turns: (file index, node ids or None), else None)
 COLLECTED = "collected"
 # main to worker
-RUN = "run"  # (RUN, index into WorkerSetup.files), or (RUN, index, start, stop): some of its tests (FilePart)
+#: (RUN, index into WorkerSetup.files), (RUN, index, start, stop): some of its tests (FilePart), or (RUN, index,
+#: node ids, first): a turn of the session's order, its file's first or not (Runner.segment)
+RUN = "run"
 STOP = "stop"  # (STOP,): no more files; (STOP, results, reports, warnings): and it ends the session with the
 #: run's results, the other workers' serialized test reports and the run's warnings (collection's, tests')

@@ -146,7 +146,9 @@ def _requested(channel: wire.Channel, files: Sequence[Any], runner: Runner) -> I
                 runner.replayed = list(message[2]) if len(message) > 2 else []
                 runner.whole_run_warnings = message[3] if len(message) > 3 else None
             return
-        if len(message) == 4:  # some of the file's tests
+        if len(message) == 4 and isinstance(message[2], tuple):  # a turn of the session's order (node ids)
+            yield runner.segment(files[message[1]], message[2], message[3])
+        elif len(message) == 4:  # some of the file's tests
             yield FilePart(files[message[1]], message[2], message[3])
         else:
             yield files[message[1]]
@@ -209,10 +211,11 @@ def collect_in_zygote(channel: wire.Channel, kernel: Kernel) -> tuple[Prepared, 
     files = list(setup.files)
     with use_kernel(kernel):
         prepared.runner.precollect(files)
-        parts = prepared.runner.parts(files)
+        turns = prepared.runner.worker_turns(files)
+        parts = prepared.runner.parts(files) if turns is None else {}
     _flush_open_files()
     can_fork = forkable()
-    channel.send((wire.COLLECTED, can_fork, parts))
+    channel.send((wire.COLLECTED, can_fork, parts, turns))
     return prepared, can_fork
 
 
