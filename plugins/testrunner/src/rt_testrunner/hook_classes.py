@@ -23,25 +23,19 @@ if TYPE_CHECKING:
 
 
 class HookClasses:
-    """The test classes rt collected for a collection hook, by their ``pytest.Class`` node, while the hook
-    runs (:meth:`watch`): the files' roots are known then."""
+    """The test classes rt collected for the collection hooks, by their ``pytest.Class`` node, while the hooks
+    run (the files' roots are known then)."""
 
-    def __init__(self, session: ModuleCollection) -> None:
+    def __init__(self, session: ModuleCollection, roots: list[Suite]) -> None:
         self._session = session
-        #: the root suite of each collected file, by file, while a hook may collect classes
-        self._roots: dict[str, Suite] | None = None
+        #: the root suite of each collected file, by file
+        self._roots: dict[str, Suite] = {}
+        for root in roots:
+            first = next((case for case in root.tests() if case.item is not None), None)
+            if first is not None:
+                self._roots[first.item.file] = root
         #: the class node (kept alive: its id is the key) and the tests of each function, by function name
         self._classes: dict[int, tuple[Any, dict[str, list[TestCase]] | None]] = {}
-
-    def watch(self, roots: list[Suite] | None) -> None:
-        """``roots``: the files' roots, as the hooks start; None as they end."""
-        self._roots = None
-        if roots is not None:
-            self._roots = {}
-            for root in roots:
-                first = next((case for case in root.tests() if case.item is not None), None)
-                if first is not None:
-                    self._roots[first.item.file] = root
 
     def cases_of(self, class_node: Any, name: str) -> list[TestCase] | None:
         """The tests of function ``name`` of ``class_node``, a ``pytest.Class`` a hook built under the module
@@ -56,7 +50,7 @@ class HookClasses:
 
     def _collect(self, class_node: Any) -> dict[str, list[TestCase]] | None:
         file = str(getattr(getattr(class_node, "parent", None), "path", ""))
-        root = None if self._roots is None else self._roots.get(file)
+        root = self._roots.get(file)
         if root is None:
             return None
         cases = collect_class(self._session, class_node, root, file)

@@ -77,7 +77,7 @@ class ModuleCollection:
     named_hooks: dict[str, list[tuple[str, Callable[..., Any]]]]
     items: list[Any]
     deferred: list[tuple[Suite, bool]] | None
-    hook_classes: HookClasses
+    hook_classes: HookClasses | None
 
     if TYPE_CHECKING:
 
@@ -316,14 +316,16 @@ class ModuleCollection:
                 nodes[:] = collected
                 return {"session": self, "config": self.config, "items": nodes}
 
-            from rt_testrunner.hook_classes import adopt_made_items
+            from rt_testrunner.hook_classes import HookClasses, adopt_made_items
 
             roots = [root for root, _ in pending]
-            self.hook_classes.watch(roots)  # the classes a hook collects itself are rt's test classes
+            self.hook_classes = HookClasses(
+                self, roots
+            )  # the classes a hook collects itself: rt's test classes
             try:
                 self._collection_hook("pytest_collection_modifyitems", hooks, arguments)
             finally:
-                self.hook_classes.watch(None)
+                self.hook_classes = None
             adopt_made_items(self, roots, nodes)
             kept = {id(node): position for position, node in enumerate(nodes)}
             for root, _ in pending:

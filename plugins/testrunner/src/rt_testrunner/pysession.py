@@ -22,7 +22,6 @@ from rt_testrunner import builtin_fixtures, importing, pyplugins, pywarnings
 from rt_testrunner.async_plugins import AsyncModes
 from rt_testrunner.execute import BackendKey, backend_key
 from rt_testrunner.fixtures import FixtureDef, Registry, ScopeState, argnames
-from rt_testrunner.hook_classes import HookClasses
 from rt_testrunner.live_log import LiveLog
 from rt_testrunner.model import Suite
 from rt_testrunner.pycollect_module import ModuleCollection
@@ -225,8 +224,9 @@ class PytestSession(ModuleCollection):
         #: the files' roots waiting for the session-wide ``pytest_collection_modifyitems`` (and whether to
         #: reorder each), while the run's files are collected before its first test; None otherwise
         self.deferred: list[tuple[Suite, bool]] | None = None
-        #: the test classes a ``pytest_collection_modifyitems`` hook collects itself (hook_classes.py)
-        self.hook_classes = HookClasses(self)
+        #: the test classes a ``pytest_collection_modifyitems`` hook collects itself, while it runs
+        #: (hook_classes.py)
+        self.hook_classes = None
         self._relative: dict[str, str] = {}
         #: ``node.session`` of the pytest nodes rt makes (pycollect.session_view)
         self._session_view: Any = None
