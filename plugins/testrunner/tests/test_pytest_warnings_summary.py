@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rt.testing import run_cli, run_pytest, write_files
+from rt.testing import counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
 
 _WARNS = {
     "test_import.py": """
@@ -116,3 +116,73 @@ def test_an_initial_conftests_warning_comes_before_the_collected_files(
     assert expected.index("tests/conftest.py:3") < expected.index("alpha/conftest.py:3"), expected
     found = run_cli("test", *args, cwd=tmp_path, timeout=180)
     assert section(found.stderr) == expected, found.output
+
+
+@pytest.mark.parametrize("args", [(), ("--parallel", "2")], ids=["one process", "parallel"])
+def test_the_filters_a_plugin_adds_at_configure_and_session_start_hold_for_the_session(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """pytest runs ``pytest_configure`` and ``pytest_sessionstart`` inside one ``catch_warnings`` that ends
+    with the session: a filter an initial conftest.py adds there holds while the files are imported and the
+    tests run, below the configuration's ``filterwarnings``. SQLAlchemy's testing plugin makes its
+    ``SAWarning`` an error at session start (test/sql/test_selectable.py's ``test_alias_handles_column_context``
+    expects the error; rt showed the warning). rt ran the hooks in shorter ``catch_warnings`` blocks and lost
+    the filters. pytest 9.2: 2 failed, 2 passed, 1 error (the warning at import), 1 warning."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nfilterwarnings =\n    ignore:configured but ignored\n",
+            "conftest.py": """
+            import warnings
+
+
+            class SessionWarning(UserWarning):
+                pass
+
+
+            def pytest_configure(config):
+                warnings.filterwarnings("error", message="configured")
+
+
+            def pytest_sessionstart(session):
+                warnings.filterwarnings("error", category=SessionWarning)
+            """,
+            "test_import.py": """
+            import warnings
+
+            warnings.warn("configured, at import")
+
+
+            def test_never_collected():
+                pass
+            """,
+            "test_run.py": """
+            import warnings
+
+            from conftest import SessionWarning
+
+
+            def test_configured():
+                warnings.warn("configured")
+
+
+            def test_session():
+                warnings.warn("at session start", SessionWarning)
+
+
+            def test_the_configuration_wins():
+                warnings.warn("configured but ignored")
+
+
+            def test_other():
+                warnings.warn("other")
+            """,
+        },
+    )
+    by_pytest = run_pytest("--continue-on-collection-errors", cwd=tmp_path)
+    expected = counts_from_pytest(by_pytest.stdout)
+    assert expected == {"fail": 2, "pass": 2, "error": 1}, by_pytest.output
+    assert " 1 warning" in by_pytest.stdout
+    found = run_cli("test", "--continue-on-collection-errors", *args, cwd=tmp_path, timeout=180)
+    assert summary_counts(found.stderr) == expected, found.output
+    assert section(found.stderr) == section(by_pytest.stdout), found.output

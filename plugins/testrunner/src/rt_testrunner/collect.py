@@ -22,7 +22,7 @@ from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import SkipTest
 from rt_testrunner.pymarks import checked_marks
 from rt_testrunner.pysession import PytestSession
-from rt_testrunner.pywarnings import apply_filter, count_recorded
+from rt_testrunner.pywarnings import apply_filter, apply_kept, count_recorded
 from rt_testrunner.rewrite import load_test_module
 
 #: the flag of a file's root suite when the file was not collected (``collect_ignore``, ``--ignore``,
@@ -144,6 +144,7 @@ def warnings_while_collecting(session: PytestSession) -> Iterator[None]:
         yield
         return
     with warnings.catch_warnings(record=True) as caught:
+        apply_kept(session.plugin_filters)  # what the plugins' pytest_configure added
         if not sys.warnoptions:
             warnings.filterwarnings("always", category=DeprecationWarning)
             warnings.filterwarnings("always", category=PendingDeprecationWarning)

@@ -193,6 +193,8 @@ class PytestSession(ModuleCollection):
         self.timeout_func_only = pyconfig.flag("timeout_func_only")
         self.ini_usefixtures = pyconfig.lines("usefixtures")
         self.warning_filters = pyconfig.lines("filterwarnings")
+        #: the filters the plugins' ``pytest_configure`` and ``pytest_sessionstart`` added, kept for the session
+        self.plugin_filters: list[Any] = []
         #: pytest's warnings plugin (``-p no:warnings`` blocks it): without it pytest neither applies the
         #: ``filterwarnings`` ini and marks nor catches the warnings of a test, so neither does rt
         self.warnings_plugin = "warnings" not in self.blocked
@@ -366,7 +368,10 @@ class PytestSession(ModuleCollection):
         # rt loads a conftest.py when the first file under it is collected, always before any test runs
         hook = getattr(module, "pytest_sessionstart", None)
         if callable(hook):
-            call_hook(hook, session=self)
+            # an initial conftest.py's filters hold for the session, as pytest's; a later one's (pytest does
+            # not call its pytest_sessionstart) with the collection
+            with pywarnings.keeping_added(self.plugin_filters if initial else []):
+                call_hook(hook, session=self)
         self.load_listed_plugins(module)
 
     def _is_initial_conftest(self, module: types.ModuleType) -> bool:
@@ -387,13 +392,15 @@ class PytestSession(ModuleCollection):
     def _configuring(self, initial: bool) -> Iterator[None]:
         """pytest's warnings of ``pytest_configure``: those of the installed and ``-p`` plugins, the initial
         conftest.py files and the plugins they name are shown at once and not counted (pytest 9 configures
-        them before it records any); a conftest.py loaded while collecting warns into the collection's
-        record, counted as pytest counts it."""
+        them before it records any), and the filters they add hold for the session; a conftest.py loaded
+        while collecting warns into the collection's record, counted as pytest counts it."""
         if not initial or not self.warnings_plugin:
             yield
             return
-        with pywarnings.shown_not_counted(self.warn):
+        known = len(self.plugin_filters)
+        with pywarnings.shown_not_counted(self.warn), pywarnings.keeping_added(self.plugin_filters):
             yield
+        pywarnings.apply_kept(self.plugin_filters[known:])  # and for the rest of the collection, if it runs
 
     def load_listed_plugins(self, module: types.ModuleType) -> None:
         """The plugins a module's ``pytest_plugins`` names (a conftest.py's, or a test module's: pytest's
@@ -632,7 +639,8 @@ class PytestSession(ModuleCollection):
         self._plugins_configured = True
         with self._configuring(True):
             self._call_plugins("pytest_configure", config=self.config)
-        self._call_plugins("pytest_sessionstart", session=self)
+        with pywarnings.keeping_added(self.plugin_filters):
+            self._call_plugins("pytest_sessionstart", session=self)
         # -p MODULE: configured before collecting, as the installed ones
         previous, self._initial_plugins = self._initial_plugins, True
         try:

@@ -143,11 +143,35 @@ def apply_filter(text: str) -> None:
         return
 
 
+@contextlib.contextmanager
+def keeping_added(kept: list[Any]) -> Iterator[None]:
+    """The filters the block adds (a plugin's ``pytest_configure`` or ``pytest_sessionstart``: SQLAlchemy's
+    testing plugin makes its ``SAWarning`` an error) go into ``kept``, to hold for the rest of the session:
+    pytest runs those hooks inside one ``catch_warnings`` that ends with the session, rt inside shorter ones
+    (a conftest.py's ``pytest_sessionstart`` while the files are collected)."""
+    before = list(warnings.filters)
+    try:
+        yield
+    finally:
+        kept.extend(f for f in warnings.filters if f not in before and f not in kept)
+
+
+def apply_kept(kept: list[Any]) -> None:
+    """The filters :func:`keeping_added` kept, in their order, above the ones in place."""
+    for action, message, category, module, lineno in reversed(kept):
+        pattern = message.pattern if message is not None else ""
+        warnings.filterwarnings(
+            action, pattern, category, module.pattern if module is not None else "", lineno
+        )
+
+
 def apply_warning_filters(item: PyItem) -> None:
     """The filters a test runs under, as pytest's: the process's own (Python's defaults ignore
     ``ResourceWarning`` and ``ImportWarning``, which pytest then neither shows nor counts: coloredlogs' unclosed
-    temporary files), deprecation warnings always shown unless ``python -W`` set filters, then the
-    configuration's ``filterwarnings`` (``-W`` included) and the test's marks."""
+    temporary files), those the plugins' ``pytest_configure`` and ``pytest_sessionstart`` added, deprecation
+    warnings always shown unless ``python -W`` set filters, then the configuration's ``filterwarnings``
+    (``-W`` included) and the test's marks."""
+    apply_kept(item.session.plugin_filters)
     if not sys.warnoptions:
         warnings.filterwarnings("always", category=DeprecationWarning)
         warnings.filterwarnings("always", category=PendingDeprecationWarning)
