@@ -452,6 +452,15 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "genshi": ("0.7.12", (), {}),
     # fixture files compared in parametrized tests; the markdown ones skipped without its md extra (cmarkgfm)
     "readme-renderer": ("46.0", ("nh3", "docutils", "pygments"), {}),
+    # session 15, sweep S (scientific, geometry, file formats): a src layout through pythonpath = ["src"],
+    # conftest.py fixtures building on each other
+    "astral": ("3.2", ("tzdata", "freezegun"), {}),
+    # unittest classes inside the package (geographiclib/test)
+    "geographiclib": ("2.1", (), {}),
+    # setup.cfg's addopts naming the tests folder, python_files = test*.py, norecursedirs
+    "odfpy": ("1.4.1", ("defusedxml",), {}),
+    # setup.cfg's addopts with -vv and pytest-cov's --cov options
+    "python-barcode": ("0.16.1", ("pytest-cov", "Pillow"), {}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {

@@ -290,6 +290,7 @@ async def teardown_step(item: PyItem, nextitem: Any = None) -> BaseException | N
     _current_test(item, "teardown")
     teardown_error = await _teardown_phase(item, setup, nextitem)
     item.setup = None
+    setup.release()
     item.instance = None
     if item.log_attached:
         capture.detach(item.log_attached)
