@@ -246,3 +246,33 @@ def test_parallel_workers_get_popen_gw_folders_in_one_run_folder(tmp_path: Path)
                 workers.add(parts[len(folder)])
         assert "popen-gw0" in workers, seen
     assert not list(root.glob("*/pytest-0/.lock"))
+
+
+def test_a_bad_retention_value_stops_the_run_before_any_test_as_pytest(tmp_path: Path) -> None:
+    """pytest's tmpdir plugin reads ``tmp_path_retention_count`` and ``tmp_path_retention_policy`` when it is
+    configured, whether a test asks for a folder or not: a count ``int()`` cannot read or below 0 is its
+    internal error (status 3), a policy other than all/failed/none its usage error naming the configuration
+    file (status 4); no test runs. rt ran the tests and failed those asking for a folder at their set-up
+    (1 passed, 1 error, status 1). Now the same statuses, no test run, the reason in one line."""
+    suite = {"test_x.py": "def test_folder(tmp_path):\n    pass\n\n\ndef test_plain():\n    pass\n"}
+    cases = [
+        ("tmp_path_retention_count = -1", 3, "tmp_path_retention_count must be >= 0. Current input: -1."),
+        ("tmp_path_retention_count = many", 3, "invalid literal for int() with base 10: 'many'"),
+        (
+            "tmp_path_retention_policy = kept",
+            4,
+            "pytest.ini: config option 'tmp_path_retention_policy' expects one of 'all' | 'failed' | 'none',"
+            " got 'kept'",
+        ),
+    ]
+    for setting, status, words in cases:
+        root = tmp_path / setting.partition(" ")[0].rpartition("_")[2]
+        write_files(root, {**suite, "pytest.ini": f"[pytest]\n{setting}\n"})
+        by_pytest = run_pytest("-p", "no:randomly", cwd=root, timeout=120)
+        assert by_pytest.code == status, by_pytest.output
+        assert words in by_pytest.output
+        by_rt = run_cli("test", "-p", "no:randomly", cwd=root, timeout=120)
+        assert by_rt.code == status, by_rt.output
+        (line,) = by_rt.stderr.strip().splitlines()
+        assert words in line
+        assert "passed" not in by_rt.output and "pass" not in by_rt.stdout

@@ -9,7 +9,7 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -23,6 +23,9 @@ from rt_testrunner.discovery import (
     parse_shard,
     shard,
 )
+
+if TYPE_CHECKING:
+    from rt_testrunner.pyconfig import PytestConfig
 
 # REFERENCE.md: usage errors exit 1, like failures (the reference runtime makes no difference)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 1
@@ -40,6 +43,20 @@ class PytestUsageError(UsageError):
     exit status 4, pytest's, so that a script comparing both runners' statuses sees the same."""
 
     status = 4  # pytest's ExitCode.USAGE_ERROR (exit_status.USAGE_ERROR, a module start-up does not import)
+
+
+def _check_retention(project: PytestConfig) -> None:
+    """pytest refuses to start with a bad ``tmp_path_retention_count`` or ``_policy`` (its tmpdir plugin
+    reads them when configured, whether a test asks for a folder or not): so does ``rt test``, with its
+    status and words, before any test runs."""
+    from rt_testrunner.temp_paths import RetentionError, retention
+
+    try:
+        retention(project.values, project.inifile)
+    except RetentionError as exc:
+        refused = PytestUsageError(str(exc))
+        refused.status = exc.status
+        raise refused from None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -444,6 +461,8 @@ def parse_invocation(
         project.log_level  # noqa: B018 - read now, so a bad value is a usage error before any test runs
     except pyconfig.ConfigError as exc:
         raise UsageError(str(exc)) from None
+    if "tmp_path_retention_count" in project.values or "tmp_path_retention_policy" in project.values:
+        _check_retention(project)
     notice = extra.notice(project)
     if notice is not None:
         print(notice, file=sys.stderr)

@@ -37,6 +37,39 @@ _POLICIES = ("all", "failed", "none")
 _SHARED: dict[str, Path] = {}
 
 
+class RetentionError(ValueError):
+    """A ``tmp_path_retention_count`` or ``tmp_path_retention_policy`` pytest refuses to start with: ``status``
+    is its exit status (3, its internal error, for a count; 4, its usage error, for a policy)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def retention(values: dict[str, Any], inifile: Path | None = None) -> tuple[int, str]:
+    """The run's ``tmp_path_retention_count`` and ``tmp_path_retention_policy`` (pytest's ini options), checked
+    as pytest checks them when it configures its tmpdir plugin, before it collects: a count ``int()`` does
+    not read or below 0 is its internal error, a policy other than its three its usage error, naming the
+    configuration file (:class:`RetentionError`, in pytest's words)."""
+    raw = values.get("tmp_path_retention_count", 3)
+    try:
+        count = int(raw)
+    except (TypeError, ValueError) as exc:
+        raise RetentionError(f"internal error: tmp_path_retention_count: {exc}", 3) from None
+    if count < 0:
+        raise RetentionError(
+            f"internal error: tmp_path_retention_count must be >= 0. Current input: {count}.", 3
+        )
+    policy = str(values.get("tmp_path_retention_policy", "all"))
+    if policy not in _POLICIES:
+        expected = " | ".join(repr(choice) for choice in _POLICIES)
+        raise RetentionError(
+            f"{inifile}: config option 'tmp_path_retention_policy' expects one of {expected}, got {policy!r}",
+            4,
+        )
+    return count, policy
+
+
 class TempPathFactory:
     """``tmp_path_factory`` (and ``config._tmp_path_factory``): numbered folders under the run's base folder,
     made when first asked for (a run that never asks makes none)."""
@@ -59,12 +92,7 @@ class TempPathFactory:
     def from_config(cls, values: dict[str, Any], basetemp: str | None) -> TempPathFactory:
         """The factory of a run whose configuration has ``values`` (``tmp_path_retention_count`` and
         ``tmp_path_retention_policy``, pytest's ini options) and ``--basetemp``."""
-        count = int(values.get("tmp_path_retention_count", 3))
-        if count < 0:
-            raise ValueError(f"tmp_path_retention_count must be >= 0. Current input: {count}.")
-        policy = str(values.get("tmp_path_retention_policy", "all"))
-        if policy not in _POLICIES:
-            raise ValueError(f"tmp_path_retention_policy must be one of {', '.join(_POLICIES)}: {policy!r}")
+        count, policy = retention(values)
         return cls(Path(basetemp) if basetemp else None, count, policy)
 
     @property
