@@ -673,3 +673,109 @@ def test_trylast_runtest_hooks_run_after_pytests_own_set_up_call_and_teardown(tm
     expected = counts_from_pytest(run_pytest(cwd=tmp_path, timeout=180).stdout)
     assert expected == {"pass": 2}
     assert found == expected, output
+
+
+def test_marks_hooks_give_a_class_or_module_node_select_its_tests_with_m_and_k(tmp_path: Path) -> None:
+    """pytest's ``-m`` and ``-k`` read ``item.iter_markers()`` and ``item.keywords`` after the collection hooks,
+    and a test's markers include those of its class and module nodes: a ``pytest_collection_modifyitems``
+    that marks a class (``item.getparent(pytest.Class).add_marker``), one that marks ``item.parent`` or the
+    module, and a ``pytest_itemcollected`` that marks ``item.parent`` select those tests. rt read the test's
+    own marks only: ``-m heavy`` ran none of them ("No tests matched the filters"), ``-m "not heavy"`` all,
+    and a ``skip`` or ``xfail`` mark given to a class so was not applied (its tests ran and failed). pytest
+    9.2: the same tests for each expression; 7 passed, 1 skipped, 1 xfailed without one."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nmarkers =\n    heavy\n    via_parent\n    at_collect\n    whole_module\n",
+            "conftest.py": """
+            import pytest
+
+
+            def pytest_collection_modifyitems(items):
+                for item in items:
+                    node = item.getparent(pytest.Class)
+                    if node is not None and node.name == "TestBig":
+                        node.add_marker("heavy")
+                    if item.name == "test_parent_marked":
+                        item.parent.add_marker("via_parent")
+                    if item.name == "test_in_marked_module":
+                        item.getparent(pytest.Module).add_marker("whole_module")
+                    if node is not None and node.name == "TestDropped":
+                        node.add_marker(pytest.mark.skip(reason="by the hook"))
+                    if node is not None and node.name == "TestKnown":
+                        node.add_marker(pytest.mark.xfail(reason="by the hook", strict=True))
+
+
+            def pytest_itemcollected(item):
+                if item.name == "test_seen_at_collect":
+                    item.parent.add_marker(pytest.mark.at_collect)
+
+
+            def pytest_runtest_setup(item):
+                if item.get_closest_marker("heavy") is None and item.cls is not None:
+                    assert item.cls.__name__ != "TestBig", "the class's mark is not the test's"
+                with open("ran.log", "a") as log:
+                    log.write(item.nodeid + "\\n")
+            """,
+            "test_m.py": """
+            class TestBig:
+                def test_one(self):
+                    pass
+
+                def test_two(self):
+                    pass
+
+
+            class TestOther:
+                def test_parent_marked(self):
+                    pass
+
+                def test_seen_at_collect(self):
+                    pass
+
+
+            def test_plain():
+                pass
+
+
+            class TestDropped:
+                def test_never_run(self):
+                    raise AssertionError("skipped by the hook's mark")
+
+
+            class TestKnown:
+                def test_known_failure(self):
+                    raise AssertionError("expected to fail by the hook's mark")
+            """,
+            "test_n.py": """
+            def test_in_marked_module():
+                pass
+
+
+            def test_other():
+                pass
+            """,
+        },
+    )
+    expressions = [
+        ("-m", "heavy"),
+        ("-m", "not heavy and (via_parent or at_collect or whole_module)"),
+        ("-k", "heavy or at_collect"),
+    ]
+    log = tmp_path / "ran.log"
+    for flag, expression in expressions:
+        log.unlink(missing_ok=True)
+        by_pytest = run_pytest("-p", "no:randomly", flag, expression, cwd=tmp_path)
+        pytest_ran = sorted(log.read_text().splitlines()) if log.exists() else []
+        log.unlink(missing_ok=True)
+        by_rt = run_cli("test", "-p", "no:randomly", flag, expression, cwd=tmp_path)
+        rt_ran = sorted(log.read_text().splitlines()) if log.exists() else []
+        pytest_counts = counts_from_pytest(by_pytest.stdout)
+        assert pytest_counts.get("pass"), (expression, by_pytest.output)
+        assert summary_counts(by_rt.stderr)["pass"] == pytest_counts["pass"], (expression, by_rt.output)
+        assert rt_ran == pytest_ran, expression
+    # and a skip or xfail mark the hook gives a class skips its tests or expects them to fail
+    by_pytest = run_pytest("-p", "no:randomly", cwd=tmp_path)
+    by_rt = run_cli("test", "-p", "no:randomly", cwd=tmp_path)
+    assert counts_from_pytest(by_pytest.stdout) == {"pass": 7, "skip": 1, "xfail": 1}
+    assert summary_counts(by_rt.stderr) == counts_from_pytest(by_pytest.stdout), by_rt.output

@@ -140,6 +140,7 @@ class ParentNode(_OfItem):
     def add_marker(self, marker: Any, append: bool = True) -> None:
         mark = Mark(marker) if isinstance(marker, str) else unpack_mark(marker)
         self.added_markers.insert(len(self.added_markers) if append else 0, mark)
+        MARKED_ABOVE[0] += 1
 
     # -- what pytest's own nodes read of their parent: a hook may build one under this node, as SQLAlchemy's
     # testing plugin builds a ``pytest.Class`` of a subclass under the module (``Class.from_parent``) and
@@ -195,6 +196,26 @@ def class_path(cls: type) -> str:
     """A test class's part of its tests' node ids: ``TestOuter::TestInner`` for a class defined inside
     another, which pytest collects as the outer one's child."""
     return cls.__qualname__.replace(".", "::")
+
+
+#: how many marks ``add_marker`` gave the module, class, folder and session nodes (a collection hook's, such as
+#: ``item.parent.add_marker("slow")``): while none, a test's marks are its own (the common case pays one look)
+MARKED_ABOVE = [0]
+
+
+def marks_added_above(node: Any) -> list[tuple[Any, Any]]:
+    """The marks ``add_marker`` gave the nodes above a test, each with its node, nearest first: pytest's
+    ``item.iter_markers()`` yields them after the test's own (its module's and class's own marks are among the
+    test's already), so ``-m``, ``-k`` and the hooks that read a test's marks see them."""
+    from rt_testrunner.scope_nodes import ScopeNode
+
+    found: list[tuple[Any, Any]] = []
+    for above in _iter_parents(node.parent):
+        if isinstance(above, ParentNode):
+            found += [(above, mark) for mark in above.added_markers]
+        elif isinstance(above, ScopeNode):
+            found += [(above, mark) for mark in above.own_markers]
+    return found
 
 
 def _iter_parents(node: Any) -> Iterator[Any]:
@@ -474,10 +495,15 @@ class Node(_OfItem):
         are the set-up's, gone with it."""
 
     def iter_markers(self, name: str | None = None) -> Iterator[Any]:
+        if MARKED_ABOVE[0]:
+            return (mark for _, mark in self.iter_markers_with_node(name))
         return (m for m in self.own_markers if name is None or m.name == name)
 
     def iter_markers_with_node(self, name: str | None = None) -> Iterator[tuple[Any, Any]]:
-        return ((self, m) for m in self.iter_markers(name))
+        pairs = [(self, mark) for mark in self.own_markers]
+        if MARKED_ABOVE[0]:
+            pairs += marks_added_above(self)
+        return (pair for pair in pairs if name is None or pair[1].name == name)
 
     def get_closest_marker(self, name: str, default: Any = None) -> Any:
         return next(self.iter_markers(name), default)
@@ -652,10 +678,16 @@ class PyItem:
         words.update(getattr(self.function, "__dict__", {}).keys())
         if self.node is not None:
             words.update(self.node.keywords.added)
+            if MARKED_ABOVE[0]:
+                words.update(mark.name for _, mark in marks_added_above(self.node))
         return words
 
     def mark_names(self) -> set[str]:
-        return {m.name for m in (self.node.own_markers if self.node is not None else self.marks)}
+        """The names ``-m`` matches: pytest's ``item.iter_markers()`` after the collection hooks, so a mark a
+        hook gave the test's class or module counts too."""
+        if self.node is None:
+            return {m.name for m in self.marks}
+        return {m.name for m in self.node.iter_markers()}
 
     def setup_node(self) -> None:
         """The end of the set-up phase, after the fixtures: nothing for a test function (a conftest.py's item

@@ -46,8 +46,8 @@ def _namespace(item: PyItem) -> dict[str, Any]:
 
 def check_skips(item: PyItem) -> tuple[str, Any, bool] | None:
     """Raise for skip/skipif marks; the xfail spec ``(reason, raises, strict)`` when one applies."""
-    marks = item.node.own_markers
-    for mark in marks:
+    # iter_markers: a mark a collection hook gave the test's class or module counts too, as in pytest
+    for mark in item.node.iter_markers():
         if mark.name == "skip":
             raise SkipTest(mark.kwargs.get("reason") or (mark.args[0] if mark.args else "unconditional skip"))
         if mark.name == "skipif":
@@ -66,7 +66,7 @@ def xfail_spec(item: PyItem) -> tuple[str, Any, bool] | None:
     ``--runxfail``, which runs and reports such tests as if they were not marked (pytest's)."""
     if item.session.pyconfig.runxfail:
         return None
-    for mark in item.node.own_markers:
+    for mark in item.node.iter_markers("xfail"):
         if mark.name == "xfail":
             conditions = mark.args or ((mark.kwargs["condition"],) if "condition" in mark.kwargs else ())
             if conditions and not any(_evaluate(c, item) for c in conditions):

@@ -177,7 +177,7 @@ def apply_warning_filters(item: PyItem) -> None:
         warnings.filterwarnings("always", category=PendingDeprecationWarning)
     for text in item.session.warning_filters:
         apply_filter(text)
-    for mark in reversed(item.node.own_markers):
+    for mark in reversed(list(item.node.iter_markers())):  # a hook's mark on its class too
         if mark.name == "filterwarnings":
             for text in mark.args:
                 apply_filter(text)

@@ -52,9 +52,11 @@ class ScopeNode:
 
     def add_marker(self, marker: Any, append: bool = True) -> None:
         from rt_testrunner.pymarks import Mark, unpack_mark
+        from rt_testrunner.pynodes import MARKED_ABOVE
 
         mark = Mark(marker) if isinstance(marker, str) else unpack_mark(marker)
         self.own_markers.insert(len(self.own_markers) if append else 0, mark)
+        MARKED_ABOVE[0] += 1  # the tests below it have it too (pynodes.marks_added_above)
 
     def iter_parents(self) -> Iterator[Any]:
         node: Any = self
