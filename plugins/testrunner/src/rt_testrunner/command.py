@@ -714,7 +714,7 @@ def _initial_paths(filters: list[str], project: Any, root: Path) -> tuple[Path, 
     """The paths a pytest run starts from, as pytest's ``_initialpaths``: the paths given (a node id's file),
     else ``testpaths`` when run from the rootdir, else the folder rt runs in."""
     given = [
-        (root / name.partition("::")[0]).resolve()
+        Path(os.path.abspath(root / name.partition("::")[0]))
         for name in filters
         if is_explicit_path(name, root) and (root / name.partition("::")[0]).exists()
     ]
@@ -925,7 +925,7 @@ def _not_ignored(files: list[Any], project: Any, root: Path) -> list[Any]:
         return files
     import fnmatch
 
-    ignored = [str((root / entry).resolve()) for entry in project.ignore]
+    ignored = [os.path.abspath(root / entry) for entry in project.ignore]
     globs = [os.path.join(root, pattern) for pattern in project.ignore_globs]
 
     def kept(path: Path) -> bool:

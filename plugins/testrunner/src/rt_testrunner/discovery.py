@@ -227,13 +227,14 @@ def _walk(directory: Path, patterns: Patterns = DEFAULT_PATTERNS, root: Path | N
     pytest_project = pytest_project or patterns.pytest_project
     claims: dict[str, frozenset[str]] = {str(directory): inherited}
     others: list[str] = []  # files no test pattern or conftest.py claims: the plugins' hooks may
-    for current, dirnames, filenames in os.walk(directory):
+    for current, dirnames, filenames in os.walk(directory, followlinks=True):
         dirnames[:] = sorted(
             d
             for d in dirnames
             if d not in SKIPPED_DIRECTORIES
             and not patterns.skips(os.path.join(current, d))
             and not os.path.exists(os.path.join(current, d, "pyvenv.cfg"))
+            and not _loops(os.path.join(current, d))
         )
         claimed = claims.get(current, frozenset())
         if "conftest.py" in filenames:
@@ -243,6 +244,8 @@ def _walk(directory: Path, patterns: Patterns = DEFAULT_PATTERNS, root: Path | N
             claims[os.path.join(current, d)] = claimed
         for name in sorted(filenames):
             path = os.path.join(current, name)
+            if not os.path.isfile(path):
+                continue  # a broken link, or a link to something else than a file: pytest skips them too
             if patterns.wanted(path) or patterns.is_doctest_text(Path(path)) or is_claimed(name, claimed):
                 yield Path(path)
             else:
@@ -252,6 +255,18 @@ def _walk(directory: Path, patterns: Patterns = DEFAULT_PATTERNS, root: Path | N
         for path in others:
             if is_claimed(os.path.basename(path), plugin_claims):
                 yield Path(path)
+
+
+def _loops(path: str) -> bool:
+    """``path`` is a symbolic link to a folder that holds it (``up -> ..``): walked, it would give the same
+    files again under ever longer paths. pytest follows such a link until the system refuses the path (the
+    same tests collected once per level); rt follows every other link to a folder, as pytest does, and
+    leaves this one out."""
+    if not os.path.islink(path):
+        return False
+    target = os.path.realpath(path)
+    here = os.path.realpath(os.path.dirname(path))
+    return here == target or here.startswith(target.rstrip(os.sep) + os.sep)
 
 
 def _doctest_only(path: Path, patterns: Patterns) -> bool:
@@ -297,7 +312,9 @@ def discover(root: Path, filters: Sequence[str], patterns: Patterns = DEFAULT_PA
     position: dict[Path, int] = {}
     for index, argument in enumerate(explicit):
         path_part, _, node = argument.partition("::")
-        target = (root / path_part).resolve() if not path_part.startswith("/") else Path(path_part).resolve()
+        # as pytest's ``absolutepath``: ``..`` taken away, symbolic links kept (a ``tests`` linking to a shared
+        # folder gives node ids under ``tests/``, and its modules their names there)
+        target = Path(os.path.abspath(root / path_part))
         if target.is_dir():
             for path in _walk(target, patterns, root):
                 found[path] = _found(path, root, patterns)

@@ -172,9 +172,9 @@ class PytestSession(ModuleCollection):
         self.named_hooks: dict[str, list[tuple[str, Callable[..., Any]]]] = {}
         #: pytest-asyncio's ``pytest_asyncio_loop_factories(config, item)``: the loops its tests run on
         self.loop_factory_hooks: list[tuple[str, Callable[..., Any]]] = []
-        #: what ``collect_ignore`` and ``--ignore`` leave out (resolved paths), ``collect_ignore_glob`` and
-        #: ``--ignore-glob`` patterns (absolute)
-        self.ignored: set[str] = {str((root / entry).resolve()) for entry in pyconfig.ignore}
+        #: what ``collect_ignore`` and ``--ignore`` leave out (absolute paths, symbolic links kept as pytest keeps
+        #: them), ``collect_ignore_glob`` and ``--ignore-glob`` patterns (absolute)
+        self.ignored: set[str] = {os.path.abspath(root / entry) for entry in pyconfig.ignore}
         self.ignore_globs: list[str] = [os.path.join(root, pattern) for pattern in pyconfig.ignore_globs]
         self.finder = importing.install(
             pyconfig.python_files,
@@ -351,7 +351,7 @@ class PytestSession(ModuleCollection):
         self.registry.add_namespace(module.__dict__, baseid)
         for name in ("collect_ignore",):
             for entry in getattr(module, name, None) or ():
-                self.ignored.add(str((Path(module.__file__ or ".").parent / entry).resolve()))
+                self.ignored.add(os.path.abspath(Path(module.__file__ or ".").parent / entry))
         for entry in getattr(module, "collect_ignore_glob", None) or ():
             self.ignore_globs.append(str(Path(module.__file__ or ".").parent / entry))
         hook = getattr(module, "pytest_addoption", None)
