@@ -100,6 +100,9 @@ class RewritingFinder:
         #: pytest's ``--import-mode=importlib``: each file is imported from where it is and ``sys.path`` is left
         #: as it is (see :func:`_import_by_location`)
         self.by_location = False
+        #: the rootdir, which names a file outside any package under ``--import-mode=importlib``
+        #: (:func:`location_name`)
+        self.root: Path | None = None
 
     def add_test_dir(self, directory: Path) -> None:
         self.test_dirs.add(str(directory))
@@ -259,6 +262,7 @@ def install(
     unique_names: bool = False,
     spec_project: bool = False,
     by_location: bool = False,
+    root: Path | None = None,
 ) -> RewritingFinder:
     """Put the rewriting finder on ``sys.meta_path`` just before the path finder (once per process): after the
     built-in and frozen importers, which answer first for their modules as in any import, and where the
@@ -278,6 +282,7 @@ def install(
     _FINDER.unique_names = unique_names
     _FINDER.spec_project = spec_project
     _FINDER.by_location = by_location
+    _FINDER.root = root
     return _FINDER
 
 
@@ -349,6 +354,8 @@ def import_path(path: Path) -> types.ModuleType:
         if previous is not None and _same_file(previous, path) is False:
             del sys.modules[name]
     if _FINDER is not None and _FINDER.by_location:
+        if "." not in name and basedir == path.parent and _FINDER.root is not None:
+            name = location_name(path, _FINDER.root)
         return _import_by_location(name, path)
     base = str(basedir)
     if not sys.path or sys.path[0] != base:
@@ -371,6 +378,21 @@ def import_path(path: Path) -> types.ModuleType:
             "give the test files unique names or make their folders packages (__init__.py)"
         )
     return module
+
+
+def location_name(path: Path, root: Path) -> str:
+    """The name pytest's ``--import-mode=importlib`` gives a file outside any package: its path from the
+    rootdir, dotted (``tests/test_x.py`` is ``tests.test_x``, so two ``test_x.py`` in two folders are two
+    modules and pickling finds each), a ``.`` in a folder's name made ``_``; a file outside the rootdir is
+    named by its whole path."""
+    stem = path.with_suffix("")
+    try:
+        parts = stem.relative_to(root).parts
+    except ValueError:
+        parts = stem.parts[1:]
+    if len(parts) >= 2 and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(part.replace(".", "_") for part in parts)
 
 
 def _import_by_location(name: str, path: Path) -> types.ModuleType:
@@ -419,6 +441,11 @@ def _import_package(name: str, directory: Path) -> types.ModuleType:
         spec.submodule_search_locations = [str(directory)]
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
+        # the folders above it too (``tests`` of ``tests.sub``): ``pickle`` imports each part of a name
+        parent_name, _, last = name.rpartition(".")
+        if parent_name:
+            parent = sys.modules.get(parent_name) or _import_package(parent_name, directory.parent)
+            setattr(parent, last, module)
         return module
 
 

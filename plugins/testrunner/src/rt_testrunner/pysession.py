@@ -183,6 +183,7 @@ class PytestSession(ModuleCollection):
             unique_names=_import_mode(pyconfig) != "importlib",
             spec_project=pyconfig.inifile is None,
             by_location=_import_mode(pyconfig) == "importlib",
+            root=Path(pyconfig.rootdir),
         )
         self.xfail_strict = _strict_xfail(pyconfig)
         if pyconfig.runxfail:
