@@ -85,7 +85,7 @@ def test_a_tests_parents_are_pytests_session_dirs_package_module_and_class(tmp_p
 def test_a_conftest_collectors_items_have_the_folders_and_session_above(tmp_path: Path) -> None:
     """A conftest.py's ``pytest_collect_file`` gets the file's folder as ``parent``; its items' chain goes up
     through the folders' ``Dir`` nodes to the ``Session``, as under pytest (rt's folder node had no parent, so
-    ``listchain()`` began with it). The folder node given to the hook is rt's own (not of pytest's class)."""
+    ``listchain()`` began with it)."""
     files = {
         "conftest.py": """
 import pytest
@@ -123,3 +123,83 @@ def pytest_collect_file(parent, file_path):
         "[('', '', 'ROOT'), ('project', '.', 'ROOT'), ('tests', 'tests', 'ROOT/tests')"
     )
     assert chains["rt"].splitlines() == expected
+
+
+_PACKAGE_ONLY_CONFTEST = """
+import pytest
+
+
+class CaseFile(pytest.File):
+    def collect(self):
+        yield CaseItem.from_parent(self, name="case")
+
+
+class CaseItem(pytest.Item):
+    def runtest(self):
+        pass
+
+
+def _shown(node):
+    return (node.__class__.__name__, node.nodeid)
+
+
+def pytest_collect_file(parent, file_path):
+    # as pytest-yaml-style plugins: a file is a case file under a package or a plain folder only
+    if file_path.suffix == ".case" and isinstance(parent, (pytest.Package, pytest.Dir)):
+        kind = "package" if isinstance(parent, pytest.Package) else "dir"
+        with open("chains.txt", "a") as out:
+            out.write(f"collect_file {file_path.name}: {kind} {isinstance(parent, pytest.Directory)}\\n")
+        return CaseFile.from_parent(parent, path=file_path)
+
+
+def pytest_sessionstart(session):
+    pytest.started_session = session
+
+
+def pytest_collection_modifyitems(session, config, items):
+    with open("chains.txt", "a") as out:
+        for item in items:
+            chain = item.listchain()
+            same = [
+                item.session is chain[0],
+                session is chain[0],
+                pytest.started_session is chain[0],
+                all(node.session is chain[0] for node in chain),
+            ]
+            package = item.getparent(pytest.Package)
+            out.write(f"{item.nodeid}: {[_shown(n) for n in chain]} {same} {package and package.nodeid}\\n")
+
+
+@pytest.fixture
+def request_session(request):
+    return request.session is request.node.listchain()[0]
+"""
+
+
+def test_the_folder_node_given_to_collect_file_is_pytests_dir_or_package_and_one_session(
+    tmp_path: Path,
+) -> None:
+    """A conftest.py's ``pytest_collect_file`` that collects only when ``isinstance(parent, pytest.Package)``
+    (or ``pytest.Dir``) gets pytest's folder node under rt too (rt's own folder class collected nothing:
+    0 tests where pytest has 3); and ``item.session``, every node's ``session``, the hooks' ``session`` and
+    ``request.session`` are the ``Session`` node at the top of ``listchain()``, one object as pytest's
+    (rt's were its session and a view of it, so ``item.session is item.listchain()[0]`` was False)."""
+    files = {
+        "conftest.py": _PACKAGE_ONLY_CONFTEST,
+        "top.case": "",
+        "plain/one.case": "",
+        "pkg/__init__.py": "",
+        "pkg/two.case": "",
+        "pkg/test_session.py": """
+        class TestSession:
+            def test_is_one(self, request, request_session):
+                assert request_session
+                assert request.node.session is request.node.listchain()[0]
+        """,
+    }
+    chains = _chains_under_both(tmp_path, files)
+    expected = chains["pytest"]
+    assert "collect_file two.case: package True" in expected
+    assert "pkg/two.case::case: [('Session', ''), ('Dir', '.'), ('Package', 'pkg'), ('CaseFile'" in expected
+    assert "[True, True, True, True] pkg" in expected
+    assert sorted(chains["rt"].splitlines()) == sorted(expected.splitlines())

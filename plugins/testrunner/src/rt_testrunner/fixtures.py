@@ -692,7 +692,9 @@ class FixtureRequest:
 
     @property
     def session(self) -> Any:
-        return self._item.session
+        from rt_testrunner.scope_nodes import session_node
+
+        return session_node(self._item.session)
 
     def addfinalizer(self, finalizer: Callable[[], Any]) -> None:
         if self._fixture is None or self._fixture.scope == "function":

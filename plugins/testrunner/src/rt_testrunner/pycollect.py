@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -115,71 +115,16 @@ def _legacy_node_fspath() -> None:
         Node.fspath = property(legacypath.Node_fspath, legacypath.Node_fspath_set)  # type: ignore[method-assign, unused-ignore]
 
 
-class DirectoryNode:
+def directory_node(path: Path, session: PytestSession) -> Any:
     """The parent given to ``pytest_collect_file`` and above a ``pytest_pycollect_makeitem`` collector:
-    pytest's node of the file's folder."""
+    pytest's node of the file's folder, the one ``Dir`` or ``Package`` of that folder in the session
+    (scope_nodes.py), so a hook's ``isinstance(parent, pytest.Package)`` or ``pytest.Dir`` holds as under
+    pytest (pytest-yaml-style hooks that collect only under a package or folder collected nothing) and the
+    ``File.from_parent(parent, path=...)`` it builds has pytest's chain above it."""
+    from rt_testrunner.scope_nodes import folder_node
 
-    def __init__(self, path: Path, session: PytestSession) -> None:
-        _legacy_node_fspath()
-        self.path = path
-        self.session = session_view(session)
-        self.config = session.config
-        relative = session.relative(str(path))
-        self.nodeid = "" if relative in (".", "") else relative
-        self.name = path.name
-        #: the folders' nodes above it up to the session, as pytest's ``Dir``/``Package`` chain (scope_nodes.py)
-        self.parent: Any = _folder_parent(path, session)
-        self.own_markers: list[Any] = []
-        # pytest's folder nodes above the file: their names are keywords of its items (``-k sub``)
-        self.keywords: dict[str, Any] = dict.fromkeys(self.nodeid.split("/") if self.nodeid else [], True)
-        self.extra_keyword_matches: set[str] = set()
-        self.stash: dict[Any, Any] = {}
-        try:  # pytest 9.2's structured node ids: a child's id is made from its parent's
-            from _pytest.nodeid import NodeId  # type: ignore[import-not-found, unused-ignore]
-
-            self.id = NodeId(path=self.nodeid)
-        except ImportError:
-            pass
-
-    @property
-    def fspath(self) -> Any:
-        return self.path
-
-    @property
-    def ihook(self) -> Any:
-        return self.config.hook
-
-    def iter_parents(self) -> Iterator[Any]:
-        node: Any = self
-        while node is not None:
-            yield node
-            node = node.parent
-
-    def listchain(self) -> list[Any]:
-        return list(reversed(list(self.iter_parents())))
-
-    def iter_markers(self, name: str | None = None) -> Iterator[Any]:
-        return iter(())
-
-    def get_closest_marker(self, name: str, default: Any = None) -> Any:
-        return default
-
-    def getparent(self, cls: Any) -> Any:
-        return self if isinstance(self, cls) else None
-
-    def __repr__(self) -> str:
-        return f"<Dir {self.name}>"
-
-
-def _folder_parent(path: Path, session: PytestSession) -> Any:
-    """The node above folder ``path``'s: its parent folder's, the session's for the rootdir (or a folder
-    outside it)."""
-    from rt_testrunner.scope_nodes import folder_node, session_node
-
-    root = Path(session.pyconfig.rootdir)
-    if path == root or root not in path.parents:
-        return session_node(session)
-    return folder_node(session, path.parent)
+    _legacy_node_fspath()
+    return folder_node(session, path)
 
 
 def collect_file(
@@ -193,7 +138,7 @@ def collect_file(
     hooks = session.hooks_for("pytest_collect_file", str(path))
     if not hooks:
         return
-    parent = DirectoryNode(path.parent, session)
+    parent = directory_node(path.parent, session)
     for hook in ordered(hooks):
         from rt_testrunner.fixtures import argnames
 
@@ -214,7 +159,7 @@ def make_module(path: Path, into: Suite, session: PytestSession, selectors: tupl
     hooks = session.hooks_for("pytest_pycollect_makemodule", str(path))
     if not hooks:
         return False
-    available = {"module_path": path, "parent": DirectoryNode(path.parent, session)}
+    available = {"module_path": path, "parent": directory_node(path.parent, session)}
     answer = pyplugins.call("pytest_pycollect_makemodule", hooks, available, firstresult=True)
     if answer is None or type(answer) is pytest.Module:
         return False
@@ -438,7 +383,15 @@ class CustomItem(PyItem):
 
     def keywords(self) -> set[str]:
         node = self.node
-        words = {n.name for n in node.listchain()}
+        import pytest
+
+        # the names of its collectors, but the session's and the rootdir's, as pytest's -k matches them
+        words = {
+            n.name
+            for n in node.listchain()
+            if not isinstance(n, pytest.Session)
+            and not (isinstance(n, pytest.Directory) and isinstance(n.parent, pytest.Session))
+        }
         words.update(node.keywords)
         words.update(node.listextrakeywords() if hasattr(node, "listextrakeywords") else ())
         words.update(m.name for m in node.iter_markers())

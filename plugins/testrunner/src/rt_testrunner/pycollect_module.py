@@ -87,6 +87,9 @@ class ModuleCollection:
 
         def relative(self, file: str) -> str: ...
 
+        @property
+        def node(self) -> Any: ...
+
         def load_listed_plugins(self, module: types.ModuleType) -> None: ...
 
     def _enter_module(
@@ -266,7 +269,7 @@ class ModuleCollection:
 
             def arguments() -> dict[str, Any]:
                 nodes[:] = [case.item.node for case in root.tests() if case.item is not None]
-                return {"session": self, "config": self.config, "items": nodes}
+                return {"session": self.node, "config": self.config, "items": nodes}
 
             self._collection_hook("pytest_collection_modifyitems", hooks, arguments)
             _keep(root, {id(node): position for position, node in enumerate(nodes)})
@@ -314,7 +317,7 @@ class ModuleCollection:
 
             def arguments() -> dict[str, Any]:
                 nodes[:] = collected
-                return {"session": self, "config": self.config, "items": nodes}
+                return {"session": self.node, "config": self.config, "items": nodes}
 
             from rt_testrunner.hook_classes import HookClasses, adopt_made_items
 
@@ -340,7 +343,7 @@ class ModuleCollection:
         self.items = nodes
         finish_hooks = [hook for _, hook in self.named_hooks.get("pytest_collection_finish", ())]
         if finish_hooks:
-            self._collection_hook("pytest_collection_finish", finish_hooks, lambda: {"session": self})
+            self._collection_hook("pytest_collection_finish", finish_hooks, lambda: {"session": self.node})
 
     def _claim_marked_again(self, roots: list[Suite]) -> None:
         """An async test a ``pytest_collection_modifyitems`` hook marked runs where that mark says, as one

@@ -66,9 +66,9 @@ class ItemMaker:
         if self._module_node is None:
             import pytest
 
-            from rt_testrunner.pycollect import DirectoryNode
+            from rt_testrunner.pycollect import directory_node
 
-            node = pytest.Module.from_parent(DirectoryNode(self.path.parent, self.session), path=self.path)
+            node = pytest.Module.from_parent(directory_node(self.path.parent, self.session), path=self.path)
             node._obj = self.module  # noqa: SLF001 - pytest's own cache of the imported module: no second import
             self._module_node = node
         return self._module_node

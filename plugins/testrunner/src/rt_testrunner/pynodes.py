@@ -94,7 +94,10 @@ class _OfItem:
 
     @property
     def session(self) -> Any:
-        return self._item.session
+        """pytest's ``Session`` node, the top of ``listchain()``: one object for every node of the session."""
+        from rt_testrunner.scope_nodes import session_node
+
+        return session_node(self._item.session)
 
     @property
     def module(self) -> Any:
@@ -145,14 +148,6 @@ class ParentNode(_OfItem):
     # -- what pytest's own nodes read of their parent: a hook may build one under this node, as SQLAlchemy's
     # testing plugin builds a ``pytest.Class`` of a subclass under the module (``Class.from_parent``) and
     # collects it with pytest's ``Class.collect()`` (its fixture manager and hooks are rt's, pyforeign.py)
-
-    @property
-    def session(self) -> Any:
-        """The session of the pytest nodes rt makes (pycollect.session_view): rt's, with the hook proxy and
-        fixture manager pytest's collectors ask their session for."""
-        from rt_testrunner.pycollect import session_view
-
-        return session_view(self._item.session)
 
     @property
     def ihook(self) -> Any:

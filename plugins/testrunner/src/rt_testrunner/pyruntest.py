@@ -678,7 +678,7 @@ def session_finished(
     session.exitstatus = exitstatus
     if session.finish_hooks:
         pyplugins.call(
-            "pytest_sessionfinish", session.finish_hooks, {"session": session, "exitstatus": exitstatus}
+            "pytest_sessionfinish", session.finish_hooks, {"session": session.node, "exitstatus": exitstatus}
         )
     config = session.config
     temp_folders = config.stash.get("rt:tmp_path_factory")

@@ -372,7 +372,7 @@ class PytestSession(ModuleCollection):
             # an initial conftest.py's filters hold for the session, as pytest's; a later one's (pytest does
             # not call its pytest_sessionstart) with the collection
             with pywarnings.keeping_added(self.plugin_filters if initial else []):
-                call_hook(hook, session=self)
+                call_hook(hook, session=self.node)
         self.load_listed_plugins(module)
 
     def _is_initial_conftest(self, module: types.ModuleType) -> bool:
@@ -583,6 +583,14 @@ class PytestSession(ModuleCollection):
                 if module.__name__ == "_pytest.pytester":
                     self._pytester_registered(module)
 
+    @property
+    def node(self) -> Any:
+        """pytest's ``Session`` node of this session (scope_nodes.py): what the hooks get as ``session``, and
+        ``item.session``, ``request.session`` and the top of ``item.listchain()``, one object as pytest's."""
+        from rt_testrunner.scope_nodes import session_node
+
+        return session_node(self)
+
     def _fixture_manager(self) -> Any:
         """``config.pluginmanager.get_plugin("funcmanage")``: pytest's fixture manager, in rt's shapes."""
         from rt_testrunner.pycollect import session_view
@@ -641,7 +649,7 @@ class PytestSession(ModuleCollection):
         with self._configuring(True):
             self._call_plugins("pytest_configure", config=self.config)
         with pywarnings.keeping_added(self.plugin_filters):
-            self._call_plugins("pytest_sessionstart", session=self)
+            self._call_plugins("pytest_sessionstart", session=self.node)
         # -p MODULE: configured before collecting, as the installed ones
         previous, self._initial_plugins = self._initial_plugins, True
         try:

@@ -35,6 +35,13 @@ class ScopeNode:
         self.extra_keyword_matches: set[str] = set()
 
     @property
+    def id(self) -> Any:
+        """pytest 9.2's structured node id, which a child built under this node extends."""
+        from _pytest.nodeid import NodeId  # type: ignore[import-not-found, unused-ignore]
+
+        return NodeId(path=self.nodeid)
+
+    @property
     def fspath(self) -> Any:
         from rt_testrunner.pynodes import legacy_path
 
@@ -81,8 +88,6 @@ class ScopeNode:
     __class__ = property(_pytest_class)
 
     def __getattr__(self, name: str) -> Any:
-        if self.kind == "session" and not name.startswith("__"):
-            return getattr(self.session, name)
         raise AttributeError(name)
 
     def __repr__(self) -> str:
@@ -90,7 +95,35 @@ class ScopeNode:
 
 
 class Session(ScopeNode):
-    """The session's node, of pytest's class name (a fixture that names ``type(request.node)`` sees it)."""
+    """The session's node, of pytest's class name (a fixture that names ``type(request.node)`` sees it), and
+    the one ``session`` of every node, item and request, as pytest's (``item.session is
+    item.listchain()[0]``; a plugin that keeps the session its ``pytest_sessionstart`` got and compares finds
+    it again). It answers anything else from rt's session (``items``, ``testscollected``, ``shouldstop``,
+    the hook proxy and fixture manager pytest's collectors ask for), and what a plugin sets on it
+    (``session.shouldstop = "..."``) is set there."""
+
+    #: the node's own attributes (ScopeNode's): everything else is rt's session's
+    _OWN = frozenset(
+        {"kind", "name", "nodeid", "path", "parent", "session", "config", "stash", "own_markers", "keywords"}
+        | {"extra_keyword_matches", "_view"}
+    )
+
+    def __init__(self, view: Any) -> None:
+        object.__setattr__(self, "_view", view)
+        super().__init__("session", "", "", Path(view.root), None, self)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._view, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._OWN:
+            object.__setattr__(self, name, value)
+        elif name in vars(self._view):  # the view's own: its fixture manager, the initial paths
+            setattr(self._view, name, value)
+        else:
+            setattr(self._view._session, name, value)  # noqa: SLF001 - rt's session behind the view
 
 
 class Package(ScopeNode):
@@ -125,11 +158,13 @@ def session_node(session: Any) -> ScopeNode:
     """The session's node (one per session): ``request.node`` of a session-scoped fixture."""
     from rt_testrunner.pycollect import session_view
 
+    if isinstance(session, Session):
+        return session
     view = session_view(session)
     nodes: dict[str, ScopeNode] = view.scope_nodes
     node = nodes.get("")
     if node is None:
-        node = nodes[""] = Session("session", "", "", Path(session.root), None, view)
+        node = nodes[""] = Session(view)
     return node
 
 
@@ -147,7 +182,7 @@ def folder_node(session: Any, path: Path, package: bool | None = None) -> ScopeN
     ``__init__.py`` (or ``package``), else a ``Dir``; its parent is its folder's node, the rootdir's (node id
     ``"."``, as pytest 9's) the session's. A folder outside the rootdir hangs from the session directly."""
     top = session_node(session)
-    nodes: dict[str, ScopeNode] = top.session.scope_nodes
+    nodes: dict[str, ScopeNode] = top.scope_nodes
     key = f"dir:{path}"
     node = nodes.get(key)
     if node is not None:
@@ -163,8 +198,8 @@ def folder_node(session: Any, path: Path, package: bool | None = None) -> ScopeN
         parent = folder_node(session, path.parent) if inside else top
         nodeid = session.relative(str(path)) if inside else str(path)
     if package:
-        node = Package("package", path.name, nodeid, path, parent, top.session)
+        node = Package("package", path.name, nodeid, path, parent, top)
     else:
-        node = Dir("dir", path.name, nodeid, path, parent, top.session)
+        node = Dir("dir", path.name, nodeid, path, parent, top)
     nodes[key] = node
     return node
