@@ -421,3 +421,40 @@ def test_a_configuration_name_nothing_registers(tmp_path: Path) -> None:
     result = run_cli("test", "--strict-config", cwd=tmp_path, timeout=180)
     assert result.code == 4, result.output
     assert "!!! usage error: Unknown config option: foo_bar !!!" in result.stderr, result.output
+
+
+#: a plugin loaded with ``-p`` that registers a flag, a counted flag and an option with a value
+_FLAG_PLUGIN = """
+def pytest_addoption(parser):
+    group = parser.getgroup("flags")
+    group.addoption("--with-flag", action="store_true", default=False)
+    group.addoption("--loud", action="count", default=0)
+    group.addoption("--label", default="none")
+"""
+
+
+def test_the_word_after_a_plugins_flag_in_addopts_is_a_path(tmp_path: Path) -> None:
+    """``addopts = -p flagplugin --with-flag tests --label x --loud other``: pytest parses ``addopts`` once the
+    plugin has registered its options, so ``tests`` and ``other`` are paths (a flag takes no word) and ``x``
+    is ``--label``'s value. rt took every word after an option it does not know for that option's values and
+    ran the whole project (2 passed and 1 failed, the file no path names). pytest 9.2: 2 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\naddopts = -p flagplugin --with-flag tests --label x --loud other\n",
+            "flagplugin.py": _FLAG_PLUGIN,
+            "tests/test_flags.py": """
+            def test_values(pytestconfig):
+                assert pytestconfig.getoption("with_flag") is True
+                assert pytestconfig.getoption("label") == "x"
+                assert pytestconfig.getoption("loud") == 1
+            """,
+            "other/test_other.py": "def test_other():\n    pass\n",
+            "skipped/test_not_named.py": "def test_not_named():\n    raise AssertionError('not a path of addopts')\n",
+        },
+    )
+    environ = {"PYTHONPATH": str(tmp_path)}
+    pytest_run = run_pytest(cwd=tmp_path, env=environ)
+    assert counts_from_pytest(pytest_run.stdout) == {"pass": 2}, pytest_run.output
+    result = run_cli("test", cwd=tmp_path, env=environ, timeout=180)
+    assert summary_counts(result.stderr) == {"pass": 2}, result.output

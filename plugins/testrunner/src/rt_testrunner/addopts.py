@@ -16,6 +16,9 @@ reason), as a usage error on the command line.
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -322,20 +325,45 @@ def option_words(config: PytestConfig) -> list[str]:
 
 def read(config: PytestConfig) -> AddOpts:
     """The project's ``addopts`` and ``PYTEST_ADDOPTS``, sorted into what rt applies, ignores and does not
-    support."""
-    return parse(option_words(config), command_line=False)
+    support; an option a conftest.py or a plugin registers takes as many words as it registers
+    (:func:`registered_arity`)."""
+    words = option_words(config)
+    return parse(words, command_line=False, arity=registered_arity(config, words))
+
+
+def registered_arity(
+    config: PytestConfig, words: Sequence[str] = (), root: Path | None = None
+) -> Callable[[str], int | None]:
+    """How many words an option takes that pytest's initial conftest.py files or the plugins (installed, or
+    named by ``-p`` in ``words`` or on the command line) register, read from their sources before any of them
+    loads (option_sources.py): pytest parses ``addopts`` once they have registered their options, so the word
+    after a plugin's flag is a path (``addopts = --some-flag tests``), and the one after an option with a
+    value is that value."""
+    from rt_testrunner import option_sources
+    from rt_testrunner.pyplugins import p_values
+
+    names = [*p_values(words), *config.plugin_options]
+    root = Path.cwd() if root is None else root
+    path = [*(str(config.rootdir / entry) for entry in config.args("pythonpath")), *sys.path]
+    if str(root) not in path:
+        path.insert(0, str(root))
+    return option_sources.option_arity(root, config.rootdir, names, path)
 
 
 def _positive(value: str) -> int | None:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
-def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
+def parse(
+    words: list[str], *, command_line: bool = True, arity: Callable[[str], int | None] | None = None
+) -> AddOpts:
     """pytest's options in ``words``, sorted into what rt applies, ignores and does not support: one reading
     for ``addopts`` and for ``rt test``'s command line, so that an option means the same in both. Three mean
     something on the command line only: ``-n`` (in ``addopts``, rt keeps its own choice of processes, which
     changes no outcome, and says so), ``-c`` and ``--rootdir`` (``addopts`` is read from the configuration
-    they choose; pytest ignores them there too)."""
+    they choose; pytest ignores them there too). ``arity``: how many words an option rt does not know takes,
+    as the conftest.py file or plugin that registers it says (None: nothing known of it; the words after it
+    are then its values)."""
     fields: dict[str, Any] = {}
     doctest_globs: list[str] = []
     warnings: list[str] = []
@@ -488,7 +516,15 @@ def parse(words: list[str], *, command_line: bool = True) -> AddOpts:
             unsupported.append((word if not has_value or "=" in word else f"{name} {value}", UNKNOWN))
             foreign.append((word, name))
             unknown_words.append(word)
-            unknown_open = not has_value
+            count = None if has_value or arity is None else arity(name)
+            if count is None or count < 0:  # none known, or an open number (option_sources.OPEN)
+                unknown_open = not has_value
+            else:  # registered: its own number of values, and the words after them are paths
+                for _ in range(count):
+                    if index < len(words) and not words[index].startswith("-"):
+                        unsupported[-1] = (f"{unsupported[-1][0]} {words[index]}", UNKNOWN)
+                        unknown_words.append(words[index])
+                        index += 1
     return AddOpts(
         doctest_globs=tuple(doctest_globs),
         warnings=tuple(warnings),

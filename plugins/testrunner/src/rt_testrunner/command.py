@@ -684,16 +684,10 @@ def _plugin_options(
 
 def _registered_with_value(option: str, root: Path, project: Any) -> bool:
     """``option`` is registered with a value by one of the conftest.py files pytest loads before it parses its
-    command line (the folder the run starts in, its parents up to the rootdir, its ``test*`` subfolders),
-    read from their source (option_sources.py): then the word after it is its value, as under pytest, even
-    when that word names a test path (``--basedir tests``)."""
-    from rt_testrunner import option_sources
-
-    folders = [root, *root.parents]
-    folders = folders[: folders.index(project.rootdir) + 1] if project.rootdir in folders else [root]
-    folders += sorted(child for child in root.glob("test*") if child.is_dir())
-    conftests = [folder / "conftest.py" for folder in folders if (folder / "conftest.py").is_file()]
-    return option_sources.takes_value(option, conftests)
+    command line (the folder the run starts in, its parents up to the rootdir, its ``test*`` subfolders) or
+    by a plugin, read from their source (option_sources.py): then the word after it is its value, as under
+    pytest, even when that word names a test path (``--basedir tests``)."""
+    return addopts.registered_arity(project, addopts.option_words(project), root)(option) not in (None, 0)
 
 
 def _addopts_paths(words: tuple[str, ...], root: Path) -> list[str]:

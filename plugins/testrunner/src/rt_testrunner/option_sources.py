@@ -1,17 +1,21 @@
-"""Whether an option a conftest.py registers takes a value, known before any conftest.py is imported.
+"""Whether an option a conftest.py or a plugin registers takes a value, known before any of them is imported.
 
 ``rt test --basedir tests``: rt picks its test paths before the conftest.py files load (they are loaded
 while collecting), so it cannot ask the option itself whether ``tests`` is its value or a test path. pytest
 parses its command line once its initial conftest.py files have registered their options, so ``tests`` is
 ``--basedir``'s value there. rt reads the ``parser.addoption(...)`` calls of those conftest.py files' source
 (parsed, never run): an option registered without a flag action (``store_true``, ``count`` ...) or
-``nargs=0`` takes the word after it, whatever that word names.
+``nargs=0`` takes the word after it, whatever that word names. The same holds of the plugins' options
+(installed ``pytest11`` plugins, ``-p NAME``), read from their modules' source: ``addopts = --some-flag
+tests`` gives ``tests`` to pytest as a path when the plugin registers ``--some-flag`` as a flag
+(:func:`arity`).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 #: argparse's actions that take no value
@@ -20,33 +24,123 @@ _FLAG_ACTIONS = frozenset(
 )
 
 
+#: :func:`arity` of an option whose number of values is open (``nargs="*"``, ``"+"``, ``"?"``)
+OPEN = -1
+
+
 def takes_value(option: str, conftests: Iterable[Path]) -> bool:
     """``option`` (``--basedir``) is registered by one of ``conftests`` with an action that takes a value."""
-    for path in conftests:
-        try:
-            tree = ast.parse(path.read_bytes(), str(path))
-        except (OSError, SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if _registers(node, option):
-                assert isinstance(node, ast.Call)
-                return _valued(node)
-    return False
+    return arity(option, conftests) not in (None, 0)
 
 
-def _registers(node: ast.AST, option: str) -> bool:
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
-        return False
-    if node.func.attr not in ("addoption", "_addoption"):
-        return False
-    return any(isinstance(arg, ast.Constant) and arg.value == option for arg in node.args)
+def arity(option: str, sources: Iterable[Path | str]) -> int | None:
+    """How many words ``option`` takes, as the first of ``sources`` (files, or module texts) that registers
+    it says: 0 for a flag, ``nargs`` when it is a number (1 without it), :data:`OPEN` for ``*``, ``+`` and
+    ``?``; None when none registers it."""
+    for source in sources:
+        for name, count in registrations(source):
+            if _matches(option, name):
+                return count
+    return None
 
 
-def _valued(call: ast.Call) -> bool:
+def registrations(source: Path | str) -> Iterator[tuple[str, int]]:
+    """Each option a ``parser.addoption(...)`` call of ``source`` registers, with its :func:`arity`; a name
+    made by an f-string (pytest-benchmark's ``f"--{prefix}columns"``) as a pattern, ``*`` for each
+    replacement field (see :func:`_matches`)."""
+    try:
+        text = source.read_bytes() if isinstance(source, Path) else source
+        tree = ast.parse(text, str(source) if isinstance(source, Path) else "<plugin>")
+    except (OSError, SyntaxError, ValueError):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _called(node.func) in ("addoption", "_addoption"):
+            count = _arity(node)
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith("-"):
+                    yield arg.value, count
+                elif isinstance(arg, ast.JoinedStr):
+                    yield _pattern(arg), count
+
+
+def _called(function: ast.expr) -> str | None:
+    """The name a call is made by: ``group.addoption(...)``, or ``addoption(...)`` handed over as a function
+    (pytest-benchmark's ``add_display_options(addoption)``)."""
+    if isinstance(function, ast.Attribute):
+        return function.attr
+    return function.id if isinstance(function, ast.Name) else None
+
+
+def _pattern(name: ast.JoinedStr) -> str:
+    return "".join(
+        part.value.replace("*", "") if isinstance(part, ast.Constant) and isinstance(part.value, str) else "*"
+        for part in name.values
+    )
+
+
+def _matches(option: str, registered: str) -> bool:
+    """``option`` is ``registered``, or fits its pattern (``--*columns``: the constant parts in order, each
+    ``*`` one or more characters)."""
+    if "*" not in registered:
+        return option == registered
+    import fnmatch
+
+    return registered.startswith("-") and fnmatch.fnmatchcase(option, registered.replace("*", "?*"))
+
+
+def plugin_texts(plugin_names: Iterable[str], path: Sequence[str]) -> Iterator[str]:
+    """The sources of the modules ``-p`` names (``plugin_names``) and of the installed plugins (unless
+    ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` is set), found on ``path`` without importing them; only those that
+    call ``addoption``."""
+    from rt_testrunner.plugin_sources import module_source
+    from rt_testrunner.pyplugins import AUTOLOAD_OFF, pytest11
+
+    modules = [name for name in plugin_names if name and not name.startswith("no:")]
+    if not os.environ.get(AUTOLOAD_OFF):
+        modules += [entry.value.split(":")[0].strip() for entry in pytest11(path)]
+    for module in dict.fromkeys(modules):
+        text = module_source(module, path)
+        if "addoption" in text:
+            yield text
+
+
+def _arity(call: ast.Call) -> int:
+    count = 1
     for keyword in call.keywords:
         value = keyword.value
         if keyword.arg == "action" and isinstance(value, ast.Constant) and value.value in _FLAG_ACTIONS:
-            return False
-        if keyword.arg == "nargs" and isinstance(value, ast.Constant) and value.value == 0:
-            return False
-    return True
+            return 0
+        if keyword.arg == "nargs" and isinstance(value, ast.Constant):
+            count = value.value if isinstance(value.value, int) else OPEN
+    return count
+
+
+def initial_conftests(root: Path, rootdir: Path) -> list[Path]:
+    """The conftest.py files pytest loads before it parses its command line: in the folder the run starts in
+    (``root``), its parents up to the rootdir, and its ``test*`` subfolders."""
+    folders = [root, *root.parents]
+    folders = folders[: folders.index(rootdir) + 1] if rootdir in folders else [root]
+    folders += sorted(child for child in root.glob("test*") if child.is_dir())
+    return [folder / "conftest.py" for folder in folders if (folder / "conftest.py").is_file()]
+
+
+def option_arity(
+    root: Path, rootdir: Path, plugin_names: Sequence[str], path: Sequence[str]
+) -> Callable[[str], int | None]:
+    """:func:`arity` of an option, as registered by the initial conftest.py files, then by the plugins'
+    modules: their sources are read once, when an option is first asked for."""
+    known: dict[str, int] | None = None
+
+    def ask(option: str) -> int | None:
+        nonlocal known
+        if known is None:
+            known = {}
+            sources: list[Path | str] = [*initial_conftests(root, rootdir), *plugin_texts(plugin_names, path)]
+            for source in sources:
+                for name, count in registrations(source):
+                    known.setdefault(name, count)
+        if option in known:
+            return known[option]
+        return next((count for name, count in known.items() if "*" in name and _matches(option, name)), None)
+
+    return ask

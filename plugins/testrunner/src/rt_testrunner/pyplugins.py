@@ -223,7 +223,7 @@ def call(name: str, hooks: Sequence[Hook], available: Mapping[str, Any], firstre
     return result
 
 
-def _p_values(words: Iterable[str]) -> Iterator[str]:
+def p_values(words: Iterable[str]) -> Iterator[str]:
     """The values of ``-p`` among ``words``: ``-p NAME``, ``-pNAME`` and ``-p=NAME``, stripped of spaces as
     pytest strips them (trio's TOML addopts list has the one item ``"-p trio._tests.pytest_plugin"``)."""
     pending = False
@@ -241,7 +241,7 @@ def blocked_names(words: Iterable[str]) -> set[str]:
     """The plugins ``-p no:NAME`` blocks among ``words`` (``addopts`` and the command line), each under its
     name and ``pytest_NAME``, as pytest blocks them."""
     blocked: set[str] = set()
-    for value in _p_values(words):
+    for value in p_values(words):
         if value.startswith("no:"):
             name = value[3:]
             blocked.update({name, f"pytest_{name}"})
@@ -251,7 +251,7 @@ def blocked_names(words: Iterable[str]) -> set[str]:
 def named_plugins(words: Iterable[str]) -> list[str]:
     """The plugins ``-p NAME`` (not ``no:``) loads among ``words``, in order."""
     named: list[str] = []
-    for value in _p_values(words):
+    for value in p_values(words):
         if value and not value.startswith("no:") and value not in named:
             named.append(value)
     return named
