@@ -203,3 +203,36 @@ def test_the_folder_node_given_to_collect_file_is_pytests_dir_or_package_and_one
     assert "pkg/two.case::case: [('Session', ''), ('Dir', '.'), ('Package', 'pkg'), ('CaseFile'" in expected
     assert "[True, True, True, True] pkg" in expected
     assert sorted(chains["rt"].splitlines()) == sorted(expected.splitlines())
+
+
+def test_a_plugin_setting_session_shouldstop_or_shouldfail_ends_the_run(tmp_path: Path) -> None:
+    """A ``pytest_runtest_makereport`` hook that sets ``item.session.shouldstop`` (or ``shouldfail``), as
+    pytest's stepwise plugin does: pytest's run loop starts no further test, prints the reason and exits 2
+    (``Interrupted``) or 1 (``Failed``). rt never read either and ran every test (the third one failed).
+    pytest 9.2: 2 passed, status 2 and 1."""
+    for attribute, status in (("shouldstop", 2), ("shouldfail", 1)):
+        files = {
+            "conftest.py": f"""
+def pytest_runtest_makereport(item, call):
+    if call.when == "call" and item.name == "test_stops":
+        item.session.{attribute} = "enough for now"
+""",
+            "test_run.py": """
+            def test_first():
+                pass
+
+
+            def test_stops():
+                pass
+
+
+            def test_never_started():
+                raise AssertionError("the run should have stopped")
+            """,
+        }
+        root = write_files(tmp_path / attribute, files)
+        pytest_run = run_pytest("-p", "no:randomly", cwd=root)
+        rt_run = run_cli("test", cwd=root)
+        assert "2 passed" in pytest_run.stdout and pytest_run.code == status, pytest_run.output
+        assert " 2 pass\n" in rt_run.stderr and " 0 fail\n" in rt_run.stderr, rt_run.output
+        assert "enough for now" in rt_run.stderr and rt_run.code == status, rt_run.output

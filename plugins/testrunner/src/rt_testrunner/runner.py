@@ -967,6 +967,8 @@ class Runner:
             if case.item is not None:
                 recorder.reruns += 1
         recorder.subtests_passed += outcome.subtests_passed
+        if case.item is not None:
+            self._stop_when_asked(recorder)
         if case.item is not None and outcomes.interrupt_reason(outcome.error) is not None:
             # pytest.exit() in a pytest-style test: pytest reports no result for that test, only the reason
             # the run stopped (in the summary) and its returncode
@@ -1038,6 +1040,17 @@ class Runner:
             )
         if interrupted:
             recorder.interrupt(outcomes.exit_code(outcome.error))
+
+    def _stop_when_asked(self, recorder: Recorder) -> None:
+        """A plugin's or conftest.py's ``session.shouldfail`` or ``session.shouldstop`` (pytest's stepwise, a
+        ``pytest_runtest_makereport`` hook that ends the run): no further test starts, as pytest's run loop
+        stops after the test that set it, with its line and status (1 for ``shouldfail``, pytest's
+        ``Failed``; 2 for ``shouldstop``, its ``Interrupted``)."""
+        session = self.session
+        if session.shouldfail:
+            recorder.interrupt(1, str(session.shouldfail))
+        elif session.shouldstop:
+            recorder.interrupt(2, f"Interrupted: {session.shouldstop}")
 
 
 def _in_files_order(files: Sequence[TestFile], collected: dict[Path, Any], items: Sequence[Any]) -> bool:
