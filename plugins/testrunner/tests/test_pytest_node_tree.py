@@ -236,3 +236,61 @@ def pytest_runtest_makereport(item, call):
         assert "2 passed" in pytest_run.stdout and pytest_run.code == status, pytest_run.output
         assert " 2 pass\n" in rt_run.stderr and " 0 fail\n" in rt_run.stderr, rt_run.output
         assert "enough for now" in rt_run.stderr and rt_run.code == status, rt_run.output
+
+
+def test_session_testsfailed_counts_the_failed_reports(tmp_path: Path) -> None:
+    """``session.testsfailed`` (pytest-cov's ``--no-cov-on-fail`` reads it in its run loop, pytest-rerunfailures
+    lowers it): pytest counts each failed report of a test, its set-up's, call's and teardown's, not an expected
+    failure. rt's session had no such attribute (an AttributeError in the hook). pytest 9.2: 3."""
+    files = {
+        "conftest.py": """
+import pytest
+
+
+def pytest_sessionfinish(session, exitstatus):
+    with open("chains.txt", "a") as out:
+        out.write(f"testsfailed {session.testsfailed} {exitstatus}\\n")
+
+
+@pytest.fixture
+def broken_teardown():
+    yield
+    raise RuntimeError("teardown")
+
+
+@pytest.fixture
+def broken_setup():
+    raise RuntimeError("set-up")
+""",
+        "test_counted.py": """
+        import pytest
+
+
+        def test_passes():
+            pass
+
+
+        def test_fails():
+            assert False
+
+
+        def test_teardown_fails(broken_teardown):
+            pass
+
+
+        def test_setup_fails(broken_setup):
+            pass
+
+
+        @pytest.mark.xfail
+        def test_expected():
+            assert False
+        """,
+    }
+    chains = {}
+    for runner in ("pytest", "rt"):
+        root = write_files(tmp_path / runner, files)
+        run_pytest("-p", "no:randomly", cwd=root) if runner == "pytest" else run_cli("test", cwd=root)
+        chains[runner] = (root / "chains.txt").read_text()
+    assert chains["pytest"] == "testsfailed 3 1\n"
+    assert chains["rt"] == chains["pytest"]

@@ -209,6 +209,9 @@ class PytestSession(ModuleCollection):
         self.loaded_plugins: set[str] = set()
         self.shouldstop: bool | str = False
         self.shouldfail: bool | str = False
+        #: pytest's ``session.testsfailed``: the failed reports of the tests run so far (set-up, call, teardown;
+        #: not an expected failure), which plugins read (pytest-cov's ``--no-cov-on-fail``) and change
+        self.testsfailed = 0
         #: pytest's ``session.exitstatus``, set when the session finishes (plugins' sessionfinish hooks read it)
         self.exitstatus = 0
         self.items: list[Any] = []

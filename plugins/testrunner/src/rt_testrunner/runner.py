@@ -968,6 +968,9 @@ class Runner:
                 recorder.reruns += 1
         recorder.subtests_passed += outcome.subtests_passed
         if case.item is not None:
+            self.session.testsfailed += (status in (TestStatus.FAIL, TestStatus.ERROR)) + (
+                outcome.teardown_error is not None and status is not TestStatus.XFAIL
+            )
             self._stop_when_asked(recorder)
         if case.item is not None and outcomes.interrupt_reason(outcome.error) is not None:
             # pytest.exit() in a pytest-style test: pytest reports no result for that test, only the reason
