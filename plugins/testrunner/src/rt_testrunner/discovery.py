@@ -244,17 +244,22 @@ def _walk(directory: Path, patterns: Patterns = DEFAULT_PATTERNS, root: Path | N
             claims[os.path.join(current, d)] = claimed
         for name in sorted(filenames):
             path = os.path.join(current, name)
-            if not os.path.isfile(path):
-                continue  # a broken link, or a link to something else than a file: pytest skips them too
             if patterns.wanted(path) or patterns.is_doctest_text(Path(path)) or is_claimed(name, claimed):
-                yield Path(path)
+                if _is_file(path):
+                    yield Path(path)
             else:
                 others.append(path)
     if pytest_project and others and patterns.plugin_claims:
         plugin_claims = patterns.plugin_claims
         for path in others:
-            if is_claimed(os.path.basename(path), plugin_claims):
+            if is_claimed(os.path.basename(path), plugin_claims) and _is_file(path):
                 yield Path(path)
+
+
+def _is_file(path: str) -> bool:
+    """``path``, listed among a folder's files, is one: not a broken link, nor a link to something else than
+    a file, which pytest skips too. Asked of the files kept only (one ``stat`` each)."""
+    return os.path.isfile(path)
 
 
 def _loops(path: str) -> bool:
