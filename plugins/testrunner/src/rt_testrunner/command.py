@@ -964,7 +964,7 @@ def run_sys_path(project: Any, root: Path) -> list[str]:
 
 def run(args: argparse.Namespace, kernel: Any) -> int:
     from rt import _attrs_codecache
-    from rt_testrunner.exiting import freeze_at_exit
+    from rt_testrunner.exiting import freeze_at_exit, relax_collector, restore_collector
 
     # the runner's attrs classes get their stored methods; given back to attrs before the first test file
     _attrs_codecache.install()
@@ -982,9 +982,11 @@ def run(args: argparse.Namespace, kernel: Any) -> int:
         if zygotes.available():
             # first thing: its start-up (Python, rt, the runner) overlaps this process's own preparation
             zygote = zygotes.Zygote.start(root)
+    relax_collector()  # after the zygote's start: its process collects as it always did
     try:
         return _run(args, kernel, root, zygote, command_line)
     finally:
+        restore_collector()  # when the run ended before its first test
         sys.argv = command_line
         _attrs_codecache.uninstall()  # when the run ended before its tests (a usage error, no files)
         if zygote is not None:

@@ -1,5 +1,6 @@
-"""How an ``rt test`` process ends: ``gc.freeze()`` just before the interpreter's teardown; and the freeze
-of rt's start-up (:func:`freeze_start_up`) before the first test file.
+"""How an ``rt test`` process ends: ``gc.freeze()`` just before the interpreter's teardown; the freeze of
+rt's start-up (:func:`freeze_start_up`) before the first test file; and rarer young collections from the
+start of the run to its first test (:func:`relax_collector`).
 
 At exit, Python clears every module and runs full garbage collections over every object still alive: the
 suite's modules, pytest's, rt's. Those collections were most of the teardown's cost, 0.05-0.09 s of CPU at
@@ -64,3 +65,39 @@ def freeze_start_up() -> None:
 START_UP_MODULES: list[str] = []
 #: True in a warm server's child (rt_testrunner.warm_server), where it is frozen already
 START_UP_FROZEN = False
+
+
+#: allocations between two young collections from the start of ``rt test`` to its first test (Python's: 700)
+START_UP_THRESHOLD = 50_000
+#: the collector's thresholds before :func:`relax_collector`, and those it set, while they are relaxed
+_RELAXED: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = []
+
+
+def relax_collector() -> None:
+    """Young collections every 50,000 allocations instead of 700, until :func:`restore_collector` (before the
+    first test runs). rt's start-up, ``import pytest``, the plugins, conftest.py files and the test modules
+    allocate objects that nearly all live to the end of the run, and each young collection traversed the new
+    ones again: 11 M instructions of a one-test run that imports pytest (943 M), 17 M of 2,000 trivial tests,
+    6 M of toolz's suite (callgrind, docs/benchmarks.md "Speed (session 15)"). Only the collector's timing
+    changes, and only before the tests: reference cycles made meanwhile are collected later, and at most
+    50,000 new objects wait for it (not the collector off: a suite's collection may make garbage without
+    bound). Nothing when the collector is off or already rarer than that."""
+    if _RELAXED:
+        return
+    before = gc.get_threshold()
+    if before[0] == 0 or before[0] >= START_UP_THRESHOLD:
+        return
+    relaxed = (START_UP_THRESHOLD, before[1], before[2])
+    gc.set_threshold(*relaxed)
+    _RELAXED.append((before, relaxed))
+
+
+def restore_collector() -> None:
+    """The thresholds of before :func:`relax_collector` back, before the first test runs: the tests see the
+    interpreter's own, as under pytest; thresholds the suite's code set meanwhile (a conftest.py calling
+    ``gc.set_threshold``) are left as it set them."""
+    if not _RELAXED:
+        return
+    before, relaxed = _RELAXED.pop()
+    if gc.get_threshold() == relaxed:
+        gc.set_threshold(*before)

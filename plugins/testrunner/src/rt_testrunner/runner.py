@@ -34,6 +34,7 @@ from rt_testrunner import (
     capture,
     clock,
     collect,
+    exiting,
     importing,
     outcomes,
     pyconfig,
@@ -417,6 +418,7 @@ class Runner:
                 self._finish_collection(files)
                 capture.settle_tempdir()
                 self._refused = self._stop_at_start_up()
+                exiting.restore_collector()  # the suite is collected: the tests see Python's thresholds
 
     def _stop_at_start_up(self) -> tuple[int, str] | None:
         """pytest's internal error at start-up (:attr:`PytestSession.internal_error`), else its usage error
@@ -646,6 +648,7 @@ class Runner:
         ``leaving``, the next file to run (``None``: the last one, or a worker's next one, not known yet); the
         file that ``ends_run`` (the last of a one-process run) tears the package and session fixtures down
         after its own scopes."""
+        exiting.restore_collector()  # a file of rt's patterns, imported when its turn comes, or a worker's
         started = clock.perf_counter()
         collected = self._collected.get(test_file.path)
         if isinstance(collected, Suite) and collected.flags is collect.IGNORED:
