@@ -461,6 +461,13 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "odfpy": ("1.4.1", ("defusedxml",), {}),
     # setup.cfg's addopts with -vv and pytest-cov's --cov options
     "python-barcode": ("0.16.1", ("pytest-cov", "Pillow"), {}),
+    # session 15, sweep R: JOSE objects signed with cryptography's keys, test data files next to the tests
+    "josepy": ("2.2.0", ("cryptography",), {"PYTHONPATH": "src"}),
+    # pyproject.toml's addopts (--doctest-modules: the root's tasks.py imports invoke; pytest-cov's reports,
+    # --junitxml) win over setup.cfg's [tool:pytest] and its asyncio_mode = auto, which neither runner reads
+    "cacheout": ("0.17.0", ("pytest-asyncio", "pytest-cov", "invoke"), {"PYTHONPATH": "src"}),
+    # a tests package whose conftest.py has parametrized fixtures, pytest-rerunfailures installed, 213 warnings
+    "logbook": ("1.10.1", ("pytest-rerunfailures",), {"PYTHONPATH": "src"}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {

@@ -16,7 +16,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from rt_testrunner.outcomes import SkipTest
 from rt_testrunner.pyconfig import DEFAULT_NORECURSE, DEFAULT_PYTHON_FILES, PytestConfig
+from rt_testrunner.pyoption_names import option_dest
 
 _LINE_LISTS = ("markers", "filterwarnings", "usefixtures")
 #: pytest's strictness ini values and their defaults (None: as ``strict``)
@@ -376,15 +378,18 @@ class Config:
         return found
 
     def getoption(self, name: str, default: Any = _NOTSET, skip: bool = False) -> Any:
-        dest = name.lstrip("-").replace("-", "_")
-        if hasattr(self.option, dest):
-            value = getattr(self.option, dest)
-            if value is None and default is not _NOTSET:
+        """pytest's: ``name`` is the option's attribute or any of its strings (``-v``, ``--tb``); an option
+        not registered gives ``default``, else skips the test with ``skip``, else is a ValueError; with
+        ``skip`` a value of None does the same. A registered option's None is its value otherwise."""
+        dest = option_dest(name, self.option_specs)
+        value = getattr(self.option, dest, _NOTSET)
+        if value is _NOTSET or (value is None and skip):
+            if default is not _NOTSET:
                 return default
-            return value
-        if default is not _NOTSET:
-            return default
-        raise ValueError(f"no option named {name!r}")
+            if skip:
+                raise SkipTest(f"no {dest!r} option found")
+            raise ValueError(f"no option named {dest!r}")
+        return value
 
     getvalue = getoption
 
