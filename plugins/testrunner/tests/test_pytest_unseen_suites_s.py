@@ -147,3 +147,48 @@ def test_a_tests_fixture_values_are_freed_after_its_teardown(tmp_path: Path) -> 
     )
     pytest_run, _ = same_counts_as_pytest(tmp_path, "-p", "no:randomly")
     assert "13 passed" in pytest_run.output, pytest_run.output
+
+
+def test_collect_ignore_is_read_when_a_path_is_collected(tmp_path: Path) -> None:
+    """asdf 6.0.0: asdf/_jsonschema/conftest.py has ``collect_ignore_glob = []`` and a ``pytest_configure``
+    that appends ``"*"`` unless its ``--jsonschema`` option is given, so pytest leaves the vendored
+    jsonschema's tests out (2180 passed). rt copied a conftest.py's ``collect_ignore`` and
+    ``collect_ignore_glob`` when it imported the file, before that hook ran, and ran 6,700 more tests. pytest
+    reads them each time it asks whether a path is ignored, from the innermost conftest.py above it that has
+    the name: a folder's own list (here an empty one) hides its parents'. pytest 9.2: 3 passed, and 5 with
+    ``--with-sub``."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+                collect_ignore = ["pkg/other/test_w.py", "pkg/test_b.py"]
+
+
+                def pytest_addoption(parser):
+                    parser.addoption("--with-sub", action="store_true", default=False)
+            """,
+            "pkg/__init__.py": "",
+            "pkg/test_a.py": "def test_a():\n    pass\n",
+            "pkg/test_b.py": "def test_b():\n    pass\n",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/conftest.py": """
+                collect_ignore_glob = []
+                collect_ignore = []
+
+
+                def pytest_configure(config):
+                    if not config.option.with_sub:
+                        collect_ignore_glob.append("*_x.py")
+                        collect_ignore.append("test_y.py")
+            """,
+            "pkg/sub/test_x.py": "def test_x():\n    pass\n",
+            "pkg/sub/test_y.py": "def test_y():\n    pass\n",
+            "pkg/sub/test_z.py": "def test_z():\n    pass\n",
+            "pkg/other/conftest.py": "collect_ignore = []\n",
+            "pkg/other/test_w.py": "def test_w():\n    pass\n",
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path)
+    assert "3 passed" in pytest_run.output, pytest_run.output
+    pytest_run, _ = same_counts_as_pytest(tmp_path, "--with-sub")
+    assert "5 passed" in pytest_run.output, pytest_run.output

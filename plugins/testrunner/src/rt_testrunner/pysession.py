@@ -353,11 +353,6 @@ class PytestSession(ModuleCollection):
 
     def _register_initial_or_not(self, module: types.ModuleType, baseid: str, initial: bool) -> None:
         self.registry.add_namespace(module.__dict__, baseid)
-        for name in ("collect_ignore",):
-            for entry in getattr(module, name, None) or ():
-                self.ignored.add(os.path.abspath(Path(module.__file__ or ".").parent / entry))
-        for entry in getattr(module, "collect_ignore_glob", None) or ():
-            self.ignore_globs.append(str(Path(module.__file__ or ".").parent / entry))
         hook = getattr(module, "pytest_addoption", None)
         if callable(hook):
             before = set(self.config.registered_options)
@@ -776,9 +771,11 @@ class PytestSession(ModuleCollection):
         ``pytest_ignore_collect(collection_path, config)`` hook of a conftest.py above it (True: ignored;
         False or None: not, the first answer that is not None wins, as pytest's firstresult hook)."""
         text = str(path)
-        if any(text == ignored or text.startswith(ignored + os.sep) for ignored in self.ignored):
+        ignored = [*self.ignored, *self._conftest_pathlist("collect_ignore", path.parent)]
+        if any(text == entry or text.startswith(entry + os.sep) for entry in ignored):
             return True
-        if any(fnmatch.fnmatch(text, pattern) for pattern in self.ignore_globs):
+        globs = [*self.ignore_globs, *self._conftest_pathlist("collect_ignore_glob", path.parent)]
+        if any(fnmatch.fnmatch(text, pattern) for pattern in globs):
             return True
         for baseid, hook in reversed(self.ignore_hooks):
             if text.startswith(baseid) or not baseid:
@@ -791,6 +788,21 @@ class PytestSession(ModuleCollection):
                 if answer is not None:
                     return bool(answer)
         return False
+
+    def _conftest_pathlist(self, name: str, folder: Path) -> list[str]:
+        """pytest's ``config._getconftest_pathlist(name, folder)``: the list ``name`` (``collect_ignore``,
+        ``collect_ignore_glob``) of the innermost conftest.py at or above ``folder`` that has one, its entries
+        made absolute from that conftest.py's folder. Read when asked, as pytest reads it: a conftest.py's
+        ``pytest_configure`` may fill it after the import (asdf 6.0.0's ``collect_ignore_glob.append("*")``
+        unless ``--jsonschema`` is given, which rt read before that hook ran: 6,700 more tests than pytest's),
+        and a folder's own list hides its parents'."""
+        for candidate in (folder, *folder.parents):
+            module = self.conftests.get(str(candidate))
+            if module is None or not hasattr(module, name):
+                continue
+            base = Path(module.__file__ or ".").parent
+            return [os.path.abspath(base / entry) for entry in getattr(module, name) or ()]
+        return []
 
     def asyncio_backend(self, item: PyItem) -> BackendKey:
         """The asyncio loop of a test pytest-asyncio runs: the one factory of the conftest's
