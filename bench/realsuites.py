@@ -461,6 +461,12 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "odfpy": ("1.4.1", ("defusedxml",), {}),
     # setup.cfg's addopts with -vv and pytest-cov's --cov options
     "python-barcode": ("0.16.1", ("pytest-cov", "Pillow"), {}),
+    # pythonpath = "src" with testpaths, numpy-dependent tests, pickling of the library's classes
+    "affine": ("3.0.1", ("numpy",), {}),
+    # hypothesis strategies over tile coordinates, click's CliRunner
+    "mercantile": ("1.2.1", ("hypothesis", "click"), {}),
+    # tests inside the package, xfail marks, numpy's testing helpers
+    "quantities": ("0.16.4", ("numpy",), {}),
     # session 15, sweep R: JOSE objects signed with cryptography's keys, test data files next to the tests
     "josepy": ("2.2.0", ("cryptography",), {"PYTHONPATH": "src"}),
     # pyproject.toml's addopts (--doctest-modules: the root's tasks.py imports invoke; pytest-cov's reports,
