@@ -235,7 +235,12 @@ def test_other_reporters_see_the_same_run(tmp_path: Path, args: tuple[str, ...],
     assert single.returncode == parallel.returncode == 1
 
     def lines(text: str) -> list[str]:
-        kept = [TIMING.sub("", line) for line in text.splitlines() if not line.startswith("Ran ")]
+        # and not the line saying no worker is forked (an installed plugin's thread: pytest-rerunfailures')
+        kept = [
+            TIMING.sub("", line)
+            for line in text.splitlines()
+            if not line.startswith(("Ran ", "rt test --parallel: threads run"))
+        ]
         return sorted(line for line in kept if line.strip(".")) if "--dots" in args else sorted(kept)
 
     # the same lines (files finish in another order, so sorted), and as many dots
@@ -739,6 +744,39 @@ def test_the_zygote_collects_once_and_the_workers_inherit_the_imported_modules(
         assert zygote.isdisjoint(ran for _, ran in tests)
         buffered = Path(f"{log}.buffered").read_text().splitlines()
         assert sorted(buffered) == [f"written once by test_m{i}" for i in range(4)]
+
+
+def test_a_thread_a_plugin_starts_when_configured_is_named_in_one_line(tmp_path: Path) -> None:
+    """A conftest.py's (or an installed plugin's) ``pytest_configure`` that starts a thread (pytest-rerunfailures
+    starts its server there when pytest-xdist is installed) runs in the zygote, which then cannot fork the
+    workers safely: it runs tests itself and the other workers start fresh, each collecting the suite again.
+    rt did so without a word (the run as slow as one process's, nothing said why). Now one line names the
+    thread and the module of what it runs; the results are pytest's (2 passed)."""
+    files = {
+        "conftest.py": """
+            import threading
+            import time
+
+
+            def keep():
+                time.sleep(600)
+
+
+            def pytest_configure(config):
+                threading.Thread(target=keep, name="keeper", daemon=True).start()
+        """,
+        "test_a.py": "def test_a():\n    pass\n",
+        "test_b.py": "def test_b():\n    pass\n",
+    }
+    project = write(tmp_path / "p", files)
+    by_pytest = run_pytest("-p", "no:randomly", cwd=project)
+    assert counts_from_pytest(by_pytest.stdout) == {"pass": 2}
+    result = rt_test(project, "--parallel=2", "-p", "no:randomly")
+    assert result.returncode == 0, result.stderr
+    assert counts(result.stderr) == {"pass": 2, "fail": 0}
+    told = [line for line in result.stderr.splitlines() if line.startswith("rt test --parallel: threads run")]
+    assert len(told) == 1, result.stderr
+    assert "'keeper' of conftest" in told[0]
 
 
 #: what a test module builds while imported is seen by the collector's introspection in every worker (leak

@@ -243,6 +243,8 @@ class Pool:
                     else:
                         if len(message) > 3 and message[3] is not None:  # fresh workers find them by id
                             self._hand_out_in_session_order(message[3])
+                        if self.size > 1 and len(message) > 4:  # other workers would have been forked
+                            _tell_no_fork(message[4])
                         # no fork from there: it takes the first piece of work on this channel. A fresh
                         # worker would first spend about as long collecting as it did: the others start
                         # once it has been busy that long (a run over by then needs no other worker)
@@ -687,6 +689,16 @@ def _end(process: subprocess.Popen[bytes] | ForkedProcess | ForkedZygote) -> Non
 
 def _opens_file(message: tuple[Any, ...]) -> bool:
     return message[0] == wire.EVENT and isinstance(message[1], FileStarted)
+
+
+def _tell_no_fork(threads: str) -> None:
+    """One line when the zygote cannot fork the workers (a thread runs there once the suite is collected),
+    so a run slower than expected says why, and which thread to look at."""
+    print(
+        f"rt test --parallel: threads run once the suite is collected ({threads}), so no worker is forked"
+        " from it: tests start in that process and the other workers each collect the suite again",
+        file=sys.stderr,
+    )
 
 
 def _echo(out_text: str, err_text: str) -> None:

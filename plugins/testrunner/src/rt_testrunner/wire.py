@@ -255,9 +255,10 @@ EVENT = "event"  # (EVENT, TestEvent): FileStarted, TestStarted, TestFinished (a
 FILE = "file"  # (FILE, FileFinished, FileDone)
 ECHO = "echo"  # (ECHO, stdout text, stderr text): an rt-style test's captured output, printed in turn
 DONE = "done"  # (DONE,): the worker finished its session (teardown done, coverage saved) and exits
-#: (COLLECTED, forkable, parts, turns): the zygote collected the run; whether workers may be forked from it, the
-#: files that may run in parts (Runner.parts: file index -> selected tests per top-level child), and the session's
-#: order when a hook set one across files (Runner.worker_turns: (file index, node ids or None), else None)
+#: (COLLECTED, forkable, parts, turns, threads): the zygote collected the run; whether workers may be forked from
+#: it, the files that may run in parts (Runner.parts: file index -> selected tests per top-level child), the
+#: session's order when a hook set one across files (Runner.worker_turns: (file index, node ids or None), else
+#: None), and the threads that keep it from forking (worker.running_threads; "" when it can fork)
 COLLECTED = "collected"
 # main to worker
 #: (RUN, index into WorkerSetup.files), (RUN, index, start, stop): some of its tests (FilePart), or (RUN, index,

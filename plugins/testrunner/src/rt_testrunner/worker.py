@@ -215,7 +215,7 @@ def collect_in_zygote(channel: wire.Channel, kernel: Kernel) -> tuple[Prepared, 
         parts = prepared.runner.parts(files) if turns is None else {}
     _flush_open_files()
     can_fork = forkable()
-    channel.send((wire.COLLECTED, can_fork, parts, turns))
+    channel.send((wire.COLLECTED, can_fork, parts, turns, "" if can_fork else running_threads()))
     return prepared, can_fork
 
 
@@ -250,6 +250,28 @@ def forkable() -> bool:
         import threading
 
         return threading.active_count() == 1
+
+
+def running_threads() -> str:
+    """The threads that keep the zygote from forking, for the line the main process prints: each Python
+    thread's name and the module of what it runs (a plugin's ``pytest_configure``, a conftest.py or a test
+    module started it), and how many a C library started (Linux lists them, Python does not)."""
+    import threading
+
+    described = []
+    for thread in threading.enumerate():
+        if thread is threading.main_thread():
+            continue
+        runs = getattr(thread, "_target", None) or type(thread).run
+        module = getattr(runs, "__module__", None)
+        described.append(f"{thread.name!r} of {module}" if module else repr(thread.name))
+    try:
+        others = len(os.listdir("/proc/self/task")) - 1 - len(described)
+    except OSError:
+        others = 0
+    if others > 0:
+        described.append(f"{others} started outside Python")
+    return ", ".join(described) or "a thread"
 
 
 def serve(channel: wire.Channel, kernel: Kernel | None = None, prepared: Prepared | None = None) -> None:
