@@ -779,6 +779,61 @@ def test_a_thread_a_plugin_starts_when_configured_is_named_in_one_line(tmp_path:
     assert "'keeper' of conftest" in told[0]
 
 
+def test_the_worker_that_ends_the_session_has_every_deselected_test(tmp_path: Path) -> None:
+    """``terminalreporter.stats["deselected"]`` and ``session.testscollected`` in the worker that ends the
+    session (where ``pytest_terminal_summary`` runs once, with the whole run's reports): the tests ``-k`` left
+    out of every file, as pytest's one session has them. rt's held those of the files that worker ran only
+    (pytest-json-report's summary counts them). pytest 9.2: 8 passed, 8 deselected, 8 collected."""
+    files = {
+        "conftest.py": """
+            import os
+            import time
+
+            import pytest
+
+            HERE = os.path.dirname(__file__)
+            SESSION = []
+
+
+            def pytest_sessionstart(session):
+                SESSION.append(session)
+
+
+            @pytest.fixture(autouse=True)
+            def slow(request):
+                worker = os.environ.get("RT_TEST_WORKER")
+                if worker:
+                    with open(os.path.join(HERE, "ran.txt"), "a") as out:
+                        out.write(worker + "\\n")
+                if worker == "1":
+                    time.sleep(0.6)  # the first worker is slow: the second one takes files too
+
+
+            def pytest_terminal_summary(terminalreporter):
+                left_out = sorted(item.nodeid for item in terminalreporter.stats.get("deselected", []))
+                with open(os.path.join(HERE, "summary.txt"), "w") as out:
+                    out.write("\\n".join([str(SESSION[0].testscollected), *left_out]))
+        """,
+        **{
+            f"test_{n}.py": "def test_kept():\n    pass\n\n\ndef test_dropped():\n    pass\n"
+            for n in "abcdefgh"
+        },
+    }
+    project = write(tmp_path / "p", files)
+    by_pytest = run_pytest("-p", "no:randomly", "-k", "not dropped", cwd=project)
+    assert counts_from_pytest(by_pytest.stdout) == {"pass": 8}
+    assert "8 deselected" in by_pytest.stdout
+    summary = project / "summary.txt"
+    expected = summary.read_text()
+    assert expected.splitlines()[:2] == ["8", "test_a.py::test_dropped"]
+    summary.unlink()
+    result = rt_test(project, "--parallel=2", "-p", "no:randomly", "-k", "not dropped")
+    assert result.returncode == 0, result.stderr
+    assert counts(result.stderr)["pass"] == 8
+    assert set((project / "ran.txt").read_text().split()) == {"1", "2"}  # both workers ran files
+    assert summary.read_text() == expected
+
+
 #: what a test module builds while imported is seen by the collector's introspection in every worker (leak
 #: checks, objgraph, Hypothesis's register_random read gc.get_referrers and gc.get_objects)
 REFERRERS = {

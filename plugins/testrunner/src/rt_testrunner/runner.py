@@ -134,6 +134,8 @@ class Runner:
         self.replayed: list[dict[str, Any]] = []
         #: and the run's warnings as (where, text) pairs: the collection's, the tests'
         self.whole_run_warnings: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] | None = None
+        #: the files whose left-out tests this process told (pytest_deselected): a --parallel worker's own
+        self._told_deselected: set[Path] = set()
         #: a ``--parallel`` worker's collected tests by node id, for the turns of the session's order (segment)
         self._by_node_id: dict[Path, dict[str, TestCase]] = {}
 
@@ -518,6 +520,8 @@ class Runner:
         # controller: a plugin's summary from them in pytest_unconfigure (pytest-md-report's) is printed once
         own = self.recorder.results if self.summary else []
         results = self.whole_run if self.whole_run is not None else own
+        if self.whole_run is not None:
+            self._deselected_elsewhere()
         if self.replayed:
             from rt_testrunner.report_replay import replay
 
@@ -525,6 +529,22 @@ class Runner:
         session_finished(
             self.session, self._session_status(), lambda: results, self.summary, self.whole_run_warnings
         )
+
+    def _deselected_elsewhere(self) -> None:
+        """In the ``--parallel`` worker that ends the session: the tests the filters left out of the files
+        other workers ran join its own (``terminalreporter.stats["deselected"]``, ``session.testscollected``),
+        as pytest's one session has them all. Every worker collected every file, so each knows them; the
+        ``pytest_deselected`` hooks were called where each file ran."""
+        session = self.session
+        selected = self.schedule.selected
+        for path, root in self._collected.items():
+            if path in self._told_deselected or not isinstance(root, Suite):
+                continue
+            items = [
+                case.item for case in root.tests() if case.item is not None and not selected(case, False)
+            ]
+            session.deselected += len(items)
+            session.deselected_items += items
 
     def _session_status(self) -> int:
         """The ``exitstatus`` the conftests' ``pytest_sessionfinish`` hooks get: pytest's status of the run so
@@ -704,6 +724,7 @@ class Runner:
             whole = root if segment is None else segment.whole
             only_mode = self.options.only or any(t.has("only") for t in (whole or root).tests())
             if whole is not None and run == 1 and (span is None or span[0] == 0):  # left-out tests count once
+                self._told_deselected.add(test_file.path)
                 left_out = [t for t in whole.tests() if not self.schedule.selected(t, False)]
                 self.filtered_out += len(left_out)
                 pytest_items = [t.item for t in left_out if t.item is not None]
