@@ -67,3 +67,61 @@ def test_getoption_takes_any_of_an_options_strings(tmp_path: Path) -> None:
     )
     pytest_run, _ = same_counts_as_pytest(tmp_path)
     assert "4 passed, 2 skipped" in pytest_run.stdout, pytest_run.output
+
+
+def test_a_hook_makes_a_report_from_the_item_and_its_call(tmp_path: Path) -> None:
+    """pyrate-limiter 4.5.1 with pytest-retry 1.7.0 (``retries = 2`` in its configuration): the plugin's
+    ``pytest_runtest_makereport`` wrapper runs a failed test again and makes the retry's report with
+    ``pytest.TestReport.from_item_and_call(item, call)``, which in pytest 9.2 reads ``item.id``, the test's
+    structured node id. rt's test node had none: the hook raised, and the retried test failed with rt's
+    PluginHookError. Here a conftest.py makes such a report for every phase, parametrized tests and a
+    class's among them, and a last test checks their node ids. pytest 9.2: 5 passed."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+
+            MADE = []
+
+
+            @pytest.hookimpl(hookwrapper=True)
+            def pytest_runtest_makereport(item, call):
+                yield
+                report = pytest.TestReport.from_item_and_call(item, call)
+                MADE.append((str(item.id), report.nodeid, report.when))
+            """,
+            "test_made.py": """
+            import pytest
+
+            from conftest import MADE
+
+
+            @pytest.mark.parametrize("value", [1, "a::b"])
+            def test_value(value):
+                pass
+
+
+            class TestIt:
+                def test_method(self):
+                    pass
+
+
+            def test_plain():
+                pass
+
+
+            def test_zz_reports():
+                assert all(structured == nodeid for structured, nodeid, _ in MADE), MADE
+                assert {nodeid for _, nodeid, _ in MADE} == {
+                    "test_made.py::test_value[1]",
+                    "test_made.py::test_value[a::b]",
+                    "test_made.py::TestIt::test_method",
+                    "test_made.py::test_plain",
+                    "test_made.py::test_zz_reports",
+                }
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path, "-p", "no:randomly")
+    assert "5 passed" in pytest_run.stdout, pytest_run.output

@@ -518,6 +518,19 @@ class Node(_OfItem):
         return self._parent
 
     @property
+    def id(self) -> Any:
+        """pytest 9.2's structured node id of the test, as its ``Function`` builds it: the parent's with the
+        function's own name and the parameters' id. pytest's ``TestReport.from_item_and_call`` reads it, and
+        pytest-retry makes each retry's report so."""
+        from _pytest.nodeid import NodeId  # type: ignore[import-not-found, unused-ignore]
+
+        parent_id = getattr(self.parent, "id", None)
+        if not isinstance(parent_id, NodeId) or parent_id.params is not None:
+            return NodeId.parse(self.nodeid)
+        params = self._item.param_id if self._item.callspec.ids else None
+        return parent_id.child(self.originalname).with_params(params)
+
+    @property
     def location(self) -> tuple[str, int | None, str]:
         """pytest's ``item.location``: relative path, 0-based line, dotted name inside the module (each phase's
         report carries it: worked out once)."""
