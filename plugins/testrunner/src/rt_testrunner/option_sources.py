@@ -14,6 +14,7 @@ tests`` gives ``tests`` to pytest as a path when the plugin registers ``--some-f
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -128,19 +129,45 @@ def option_arity(
     root: Path, rootdir: Path, plugin_names: Sequence[str], path: Sequence[str]
 ) -> Callable[[str], int | None]:
     """:func:`arity` of an option, as registered by the initial conftest.py files, then by the plugins'
-    modules: their sources are read once, when an option is first asked for."""
-    known: dict[str, int] | None = None
+    modules: their sources are read when an option is first asked for, once per process, and only those that
+    name the option (or make option names with f-strings) are parsed."""
+    key = (root, rootdir, tuple(plugin_names), tuple(path))
+
+    sources: list[str] | None = None
 
     def ask(option: str) -> int | None:
-        nonlocal known
-        if known is None:
-            known = {}
-            sources: list[Path | str] = [*initial_conftests(root, rootdir), *plugin_texts(plugin_names, path)]
-            for source in sources:
-                for name, count in registrations(source):
-                    known.setdefault(name, count)
-        if option in known:
-            return known[option]
-        return next((count for name, count in known.items() if "*" in name and _matches(option, name)), None)
+        nonlocal sources
+        if sources is None:
+            sources = _source_texts(*key)
+        texts = [text for text in sources if option in text or "f'-" in text or 'f"-' in text]
+        found = [registered for text in texts for registered in _registered(text)]
+        exact = next((count for name, count in found if name == option), None)
+        if exact is not None:
+            return exact
+        return next((count for name, count in found if "*" in name and _matches(option, name)), None)
 
     return ask
+
+
+def _source_texts(
+    root: Path, rootdir: Path, plugin_names: tuple[str, ...], path: tuple[str, ...]
+) -> list[str]:
+    """The initial conftest.py files' texts, read at each call (a long-lived process sees them change), then
+    the plugins' (read once per process)."""
+    texts = []
+    for conftest in initial_conftests(root, rootdir):
+        try:
+            texts.append(conftest.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+    return [*texts, *_plugin_texts(plugin_names, path)]
+
+
+@functools.cache
+def _plugin_texts(plugin_names: tuple[str, ...], path: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(plugin_texts(plugin_names, path))
+
+
+@functools.cache
+def _registered(text: str) -> tuple[tuple[str, int], ...]:
+    return tuple(registrations(text))
