@@ -30,6 +30,21 @@ def record(event):
 """
 
 
+#: a test module of two classes: TestOne (test_a, test_b) and TestTwo (test_c)
+_TWO_CLASSES = """
+class TestOne:
+    def test_a(self):
+        pass
+
+    def test_b(self):
+        pass
+
+
+class TestTwo:
+    def test_c(self):
+        pass
+"""
+
 #: SQLAlchemy's testing plugin's way with its ``__backend__`` classes: a subclass per backend set on the module,
 #: collected with pytest's ``Class.collect()`` under the module's node, whose items stand in ``items`` for the
 #: class's, each looked up by the name of the item it replaces
@@ -429,23 +444,7 @@ def test_a_hook_sees_one_node_per_class_and_builds_pytest_classes_under_them(tmp
                         record(f"end of {node.name}")
                 """
             ),
-            "test_classes.py": """
-            class TestOne:
-                def test_a(self):
-                    pass
-
-                def test_b(self):
-                    pass
-
-
-            class TestTwo:
-                def test_c(self):
-                    pass
-
-
-            def test_outside():
-                pass
-            """,
+            "test_classes.py": _TWO_CLASSES + "\n\ndef test_outside():\n    pass\n",
         },
     )
     (pytest_counts, pytest_log), (rt_counts, rt_log, output) = _both(tmp_path, "-p", "no:randomly")
@@ -699,3 +698,41 @@ def test_rerun_each_follows_the_order_a_hook_set_across_files(tmp_path: Path) ->
     ran = [event for event in _by_worker(log.read_text())["-"] if "::" in event]
     assert list(dict.fromkeys(ran)) == order, ran
     assert all(ran.count(nodeid) == 2 for nodeid in order)
+
+
+def test_a_class_fixture_is_torn_down_in_the_last_test_of_its_class_before_a_teardown_wrapper_goes_on(
+    tmp_path: Path,
+) -> None:
+    """pytest tears a class's fixtures down in the teardown phase of its last test (``teardown_exact(
+    nextitem)``), so a ``pytest_runtest_teardown`` wrapper's code after its ``yield`` runs after them.
+    SQLAlchemy 2.1.9's testing plugin drops the class's tables in a class fixture and ends the class's
+    database work in such a wrapper: rt tore the fixture down later, with the class, and its ``DROP TABLE``
+    failed (test/dialect/sqlite/test_reflection.py: 2 errors where pytest has none). pytest 9.2: 3 passed,
+    each class's fixture torn down before the wrapper says the class ended."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": _conftest(
+                """
+
+                @pytest.fixture(scope="class", autouse=True)
+                def per_class(request):
+                    yield
+                    record(f"fixture of {request.cls.__name__} torn down")
+
+
+                @pytest.hookimpl(hookwrapper=True)
+                def pytest_runtest_teardown(item, nextitem):
+                    yield
+                    if nextitem is None or nextitem.getparent(pytest.Class) is not item.getparent(pytest.Class):
+                        record(f"after the teardown of {item.name}, the last of {item.cls.__name__}")
+                """
+            ),
+            "test_classes.py": _TWO_CLASSES,
+        },
+    )
+    (pytest_counts, pytest_log), (rt_counts, rt_log, output) = _both(tmp_path, "-p", "no:randomly")
+    assert pytest_counts == {"pass": 3}
+    assert rt_counts == pytest_counts, output
+    assert pytest_log.startswith("fixture of TestOne torn down\nafter the teardown of test_b"), pytest_log
+    assert rt_log == pytest_log, output

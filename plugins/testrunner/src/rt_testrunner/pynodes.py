@@ -622,6 +622,8 @@ class PyItem:
     call_timeout_ms: int | None = None
     #: the test that runs after this one in its file (``nextitem`` of the protocol and teardown hooks)
     next_item: PyItem | None = None
+    #: whether the runner linked ``next_item`` (None then means no test follows in this process's turn)
+    next_known: bool = False
     #: a unittest test's second error (its ``tearDown`` or a cleanup failing after the test failed): pytest
     #: reports it as the test's teardown error (pyunittest.py)
     unittest_teardown_error: BaseException | None = None

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from rt_testrunner import capture, clock, pyplugins, pywarnings
-from rt_testrunner.fixtures import NOTSET, FixtureDef, Setup
+from rt_testrunner.fixtures import NOTSET, FixtureDef, Setup, scope_key
 from rt_testrunner.pynodes import Node
 from rt_testrunner.pyplugins import is_wrapper
 from rt_testrunner.pyskipping import check_skips, xfail_spec
@@ -376,9 +376,30 @@ async def _tear_down(item: PyItem, setup: Setup, raising: bool) -> BaseException
         item.teardown_node()
     except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
         error = exc
+    try:
+        ending = _class_ending(item)
+        if inspect.isawaitable(ending):
+            await ending
+    except BaseException as exc:  # noqa: BLE001 - reported as the test's teardown error
+        error = exc
     if error is not None and raising:
         raise error
     return error
+
+
+def _class_ending(item: PyItem) -> Any:
+    """The class's fixtures torn down in its last test's own teardown when the next test (``nextitem``) is
+    in another class, as pytest's ``teardown_exact(nextitem)``: a ``pytest_runtest_teardown`` wrapper's code
+    after its ``yield`` then runs after them (SQLAlchemy's testing plugin drops the class's tables in a
+    class fixture, then ends the class's database work in its wrapper: rt tore the fixture down later, with
+    the class's suite, and its ``DROP TABLE`` failed). When the runner did not link the tests (no hook
+    reads ``nextitem``), the class's suite tears them down."""
+    following = item.next_item
+    if item.cls is None or not item.next_known:
+        return None
+    if following is not None and following.cls is item.cls and following.file == item.file:
+        return None
+    return item.session.scopes.finish(scope_key("class", item))
 
 
 def _current_test(item: PyItem, when: str) -> None:

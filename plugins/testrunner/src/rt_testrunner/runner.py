@@ -768,6 +768,7 @@ class Runner:
         for index, case in enumerate(ordered):
             if case.item is not None:
                 case.item.next_item = ordered[index + 1].item if index + 1 < len(ordered) else None
+                case.item.next_known = True
 
     def _pytest_cases(
         self, root: Suite, test_file: TestFile, only_mode: bool, span: tuple[int, int] | None

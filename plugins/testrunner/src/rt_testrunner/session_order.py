@@ -124,5 +124,6 @@ def link_next_items(turns: Sequence[TestFile | Segment], selected: Callable[[Tes
             if previous is not None:
                 previous.next_item = case.item
             previous = case.item
+            previous.next_known = True
     if previous is not None:
         previous.next_item = None
