@@ -192,3 +192,48 @@ def test_collect_ignore_is_read_when_a_path_is_collected(tmp_path: Path) -> None
     assert "3 passed" in pytest_run.output, pytest_run.output
     pytest_run, _ = same_counts_as_pytest(tmp_path, "--with-sub")
     assert "5 passed" in pytest_run.output, pytest_run.output
+
+
+def test_captured_stdout_is_read_back_after_a_seek(tmp_path: Path) -> None:
+    """pyexcel 0.7.6: ``sheet.save_to_memory("csv", sys.stdout)`` writes the CSV to ``sys.stdout``, seeks to
+    0 and returns the stream, which its tests read back (``stream.read() == "1\\r\\n"``). pytest's
+    ``sys.stdout`` while it captures is a file holding the phase's output (its fd capture's temporary file),
+    readable and seekable; rt's raised ``io.UnsupportedOperation: read`` (2 failed where pytest has 0). What
+    a fixture printed in the set-up phase is not in the call phase's. pytest 9.2: 3 passed."""
+    write_files(
+        tmp_path,
+        {
+            "test_read_back.py": """
+                import sys
+
+                import pytest
+
+
+                @pytest.fixture
+                def noisy():
+                    print("set up")
+
+
+                def test_read_back(noisy):
+                    print("1")
+                    sys.stdout.seek(0)
+                    assert sys.stdout.read() == "1\\n"
+
+
+                def test_read_part():
+                    assert sys.stdout.readable() and sys.stdout.seekable()
+                    sys.stdout.write("abc")
+                    sys.stdout.seek(0)
+                    assert sys.stdout.read(2) == "ab"
+                    assert sys.stdout.read() == "c"
+
+
+                def test_stderr():
+                    sys.stderr.write("err")
+                    sys.stderr.seek(0)
+                    assert sys.stderr.read() == "err"
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path)
+    assert "3 passed" in pytest_run.output, pytest_run.output

@@ -98,10 +98,38 @@ class Capture:
 
     #: where each phase of a pytest test (setup, call, teardown) starts in ``out``, ``err`` and ``log``
     phases: list[tuple[str, int, int, int]] = attrs.Factory(list)
+    #: where ``sys.stdout.read()`` (``sys.stderr.read()``) goes on in the phase's output after a ``seek``
+    positions: dict[str, int] = attrs.Factory(dict)
+
+    def seek(self, which: str, offset: int, whence: int) -> int:
+        """``sys.stdout.seek`` while the test's output is captured: pytest's ``sys.stdout`` is a file (its
+        fd capture's temporary file, ``--capture=sys``'s ``CaptureIO``) that holds the phase's output, so
+        a library may seek back and read what it printed (pyexcel 0.7.6's ``save_to_memory("csv",
+        sys.stdout)`` seeks to 0, and its tests read the CSV back from the stream it returns)."""
+        text = self._phase_text(which)
+        base = {0: 0, 1: self.positions.get(which, len(text)), 2: len(text)}.get(whence)
+        if base is None:
+            raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
+        self.positions[which] = max(0, base + offset)
+        return self.positions[which]
+
+    def read(self, which: str, size: int | None) -> str:
+        """``sys.stdout.read`` while captured: the phase's output from where the last ``seek`` left it
+        (nothing, at the end, before any)."""
+        text = self._phase_text(which)
+        start = self.positions.get(which, len(text))
+        end = len(text) if size is None or size < 0 else start + size
+        self.positions[which] = max(start, min(end, len(text)))
+        return text[start:end]
+
+    def _phase_text(self, which: str) -> str:
+        out, err = self.phase_output()
+        return out if which == "out" else err
 
     def enter(self, when: str) -> None:
         """A pytest test enters phase ``when``: what it writes from now on is shown under that phase's
         title (``Captured stdout setup``), as pytest's report sections are."""
+        self.positions.clear()
         if self.fixture is not None:
             self.fixture.push()  # what capsys took and the test did not read: the previous phase's too
         _reassert_streams()
@@ -428,6 +456,31 @@ class _Router(_Unpicklable, io.TextIOBase):
 
     def writable(self) -> bool:
         return True
+
+    def readable(self) -> bool:
+        """Captured, a file, as pytest's ``sys.stdout`` is (:meth:`Capture.seek`); else the real stream's."""
+        return _current() is not None or self._real.readable()
+
+    def seekable(self) -> bool:
+        return _current() is not None or self._real.seekable()
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        capture = _current()
+        if capture is None:
+            return self._real.seek(offset, whence)
+        return capture.seek(self._which, offset, whence)
+
+    def tell(self) -> int:
+        capture = _current()
+        if capture is None:
+            return self._real.tell()
+        return capture.seek(self._which, 0, 1)
+
+    def read(self, size: int | None = -1) -> str:
+        capture = _current()
+        if capture is None:
+            return self._real.read(-1 if size is None else size)
+        return capture.read(self._which, size)
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
