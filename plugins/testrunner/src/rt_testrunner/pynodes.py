@@ -634,6 +634,9 @@ class PyItem:
     #: pytest's collector above the test when a suite's or plugin's own collector made it (pytest-describe's
     #: block): the test node's parent, so ``item.listchain()`` shows it
     collector: Any = None
+    #: :attr:`nodeid` once made: asked for several times at each phase of the test (``PYTEST_CURRENT_TEST``,
+    #: the report, the hooks), and made of fields that do not change once the test is collected
+    _nodeid: str | None = attrs.field(default=None, init=False, repr=False)
 
     #: a test function (pytest's ``Function``), which ``pytest_pyfunc_call`` calls; not a conftest's own item
     is_function = True
@@ -649,7 +652,10 @@ class PyItem:
 
     @property
     def nodeid(self) -> str:
-        return f"{self.session.relative(self.file)}::{self.inner_id}"
+        found = self._nodeid
+        if found is None:
+            found = self._nodeid = f"{self.session.relative(self.file)}::{self.inner_id}"
+        return found
 
     @property
     def package(self) -> str | None:
