@@ -349,9 +349,12 @@ def interrupted(project: Path, env: dict[str, str]) -> subprocess.CompletedProce
     started.unlink(missing_ok=True)
     process = start(project, env)
     deadline = time.monotonic() + 120
-    while not started.exists() and time.monotonic() < deadline:
+    # the test has written its pid and closed the file once it is readable; a moment more and it sleeps, so
+    # Ctrl-C lands on the same line in every run (under load it could land on the open() line)
+    while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert started.exists()
+    assert started.read_text()
+    time.sleep(0.2)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)

@@ -339,7 +339,6 @@ def registered_arity(
     loads (option_sources.py): pytest parses ``addopts`` once they have registered their options, so the word
     after a plugin's flag is a path (``addopts = --some-flag tests``), and the one after an option with a
     value is that value."""
-    from rt_testrunner import option_sources
     from rt_testrunner.pyplugins import p_values
 
     names = [*p_values(words), *config.plugin_options]
@@ -347,7 +346,19 @@ def registered_arity(
     path = [*(str(config.rootdir / entry) for entry in config.args("pythonpath")), *sys.path]
     if str(root) not in path:
         path.insert(0, str(root))
-    return option_sources.option_arity(root, config.rootdir, names, path)
+    asked: Callable[[str], int | None] | None = None
+
+    def ask(option: str) -> int | None:
+        # option_sources is imported at the first option rt does not know itself: a run whose addopts hold
+        # only rt's and pytest's options never loads it (test_a_plain_run_imports_only_what_it_needs)
+        nonlocal asked
+        if asked is None:
+            from rt_testrunner import option_sources
+
+            asked = option_sources.option_arity(root, config.rootdir, names, path)
+        return asked(option)
+
+    return ask
 
 
 def _positive(value: str) -> int | None:

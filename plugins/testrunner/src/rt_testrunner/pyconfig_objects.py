@@ -18,7 +18,6 @@ from typing import Any
 
 from rt_testrunner.outcomes import SkipTest
 from rt_testrunner.pyconfig import DEFAULT_NORECURSE, DEFAULT_PYTHON_FILES, PytestConfig
-from rt_testrunner.pyoption_names import option_dest
 
 _LINE_LISTS = ("markers", "filterwarnings", "usefixtures")
 #: pytest's strictness ini values and their defaults (None: as ``strict``)
@@ -381,7 +380,14 @@ class Config:
         """pytest's: ``name`` is the option's attribute or any of its strings (``-v``, ``--tb``); an option
         not registered gives ``default``, else skips the test with ``skip``, else is a ValueError; with
         ``skip`` a value of None does the same. A registered option's None is its value otherwise."""
-        dest = option_dest(name, self.option_specs)
+        if name.startswith("-"):
+            # imported here: the table of pytest's option strings is only needed for a dashed name, and a
+            # plain run asks by attribute (test_a_plain_run_imports_only_what_it_needs)
+            from rt_testrunner.pyoption_names import option_dest
+
+            dest = option_dest(name, self.option_specs)
+        else:
+            dest = name
         value = getattr(self.option, dest, _NOTSET)
         if value is _NOTSET or (value is None and skip):
             if default is not _NOTSET:
