@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rt.testing import CliResult, run_cli, run_pytest, summary_counts, write_files
+from rt.testing import CliResult, counts_from_pytest, run_cli, run_pytest, summary_counts, write_files
 
 Result = CliResult
 project = write_files
@@ -1355,3 +1355,46 @@ def test_conftest_runtest_teardown_hook(tmp_path: Path) -> None:
     # as pytest counts it: the test passed, and its teardown is an error
     assert counts(result) == {"pass": 2, "error": 1}, result.output
     assert (tmp_path / "log.txt").read_text() == "hook test_one\nfixture test_one\nhook test_two\n"
+
+
+def test_skipif_marks_are_evaluated_before_skip_marks(tmp_path: Path) -> None:
+    """pytest evaluates every ``skipif`` of a test before its ``skip`` marks: the reason is the skipif's, and a
+    skipif condition that fails to evaluate is an error at set-up even under a ``skip``. rt took the marks in
+    their order, so the nearest ``skip`` won. pytest 9.2: 2 skipped (both by their skipif), 1 error."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "test_marks.py": """
+            import pytest
+
+
+            @pytest.mark.skip(reason="plain skip")
+            @pytest.mark.skipif(True, reason="by skipif")
+            def test_both():
+                pass
+
+
+            @pytest.mark.skipif(True, reason="by skipif below")
+            @pytest.mark.skip(reason="plain skip above")
+            def test_both_other_way():
+                pass
+
+
+            @pytest.mark.skip(reason="plain")
+            @pytest.mark.skipif("undefined_name", reason="bad")
+            def test_bad_condition():
+                pass
+            """,
+        },
+    )
+    by_pytest = run_pytest("-rs", cwd=tmp_path)
+    expected = counts_from_pytest(by_pytest.stdout)
+    assert expected == {"skip": 2, "error": 1}, by_pytest.output
+    assert "plain skip" not in by_pytest.stdout, by_pytest.output
+    found = run_cli("test", "--junit-xml", "junit.xml", cwd=tmp_path, timeout=180)
+    assert summary_counts(found.stderr) == expected, found.output
+    skipped = ET.parse(tmp_path / "junit.xml").getroot().iter("skipped")
+    assert sorted(node.get("message", "") for node in skipped) == ["by skipif", "by skipif below"], (
+        found.output
+    )

@@ -423,13 +423,15 @@ def test_a_configuration_name_nothing_registers(tmp_path: Path) -> None:
     assert "!!! usage error: Unknown config option: foo_bar !!!" in result.stderr, result.output
 
 
-#: a plugin loaded with ``-p`` that registers a flag, a counted flag and an option with a value
+#: a plugin loaded with ``-p`` that registers a flag, a counted flag, an option with a value and one with an
+#: optional value
 _FLAG_PLUGIN = """
 def pytest_addoption(parser):
     group = parser.getgroup("flags")
     group.addoption("--with-flag", action="store_true", default=False)
     group.addoption("--loud", action="count", default=0)
     group.addoption("--label", default="none")
+    group.addoption("--maybe", nargs="?", const="bare", default=None)
 """
 
 
@@ -458,3 +460,26 @@ def test_the_word_after_a_plugins_flag_in_addopts_is_a_path(tmp_path: Path) -> N
     assert counts_from_pytest(pytest_run.stdout) == {"pass": 2}, pytest_run.output
     result = run_cli("test", cwd=tmp_path, env=environ, timeout=180)
     assert summary_counts(result.stderr) == {"pass": 2}, result.output
+
+
+def test_an_option_with_an_optional_value_takes_one_word_of_addopts(tmp_path: Path) -> None:
+    """``nargs="?"`` (pytest-benchmark's ``--benchmark-compare``) takes the next word, at most one, as argparse
+    does: ``addopts = -p flagplugin --maybe val tests`` runs ``tests``. rt took every word up to the next
+    option as its values and ran the whole project. pytest 9.2: 1 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\naddopts = -p flagplugin --maybe val tests\n",
+            "flagplugin.py": _FLAG_PLUGIN,
+            "tests/test_maybe.py": """
+            def test_value(pytestconfig):
+                assert pytestconfig.getoption("maybe") == "val"
+            """,
+            "skipped/test_not_named.py": "def test_not_named():\n    raise AssertionError('not a path of addopts')\n",
+        },
+    )
+    environ = {"PYTHONPATH": str(tmp_path)}
+    pytest_run = run_pytest(cwd=tmp_path, env=environ)
+    assert counts_from_pytest(pytest_run.stdout) == {"pass": 1}, pytest_run.output
+    result = run_cli("test", cwd=tmp_path, env=environ, timeout=180)
+    assert summary_counts(result.stderr) == {"pass": 1}, result.output

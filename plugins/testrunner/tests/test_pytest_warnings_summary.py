@@ -186,3 +186,64 @@ def test_the_filters_a_plugin_adds_at_configure_and_session_start_hold_for_the_s
     found = run_cli("test", "--continue-on-collection-errors", *args, cwd=tmp_path, timeout=180)
     assert summary_counts(found.stderr) == expected, found.output
     assert section(found.stderr) == section(by_pytest.stdout), found.output
+
+
+def test_the_farthest_filterwarnings_mark_wins_as_under_pytest(tmp_path: Path) -> None:
+    """pytest applies a test's ``filterwarnings`` marks nearest first (``item.iter_markers``), each in front of
+    the filters before it, so the module's or class's mark (or one a hook gives the class) wins over the test's
+    own; rt applied them farthest first, the test's own winning. pytest 9.2: 3 failed, 1 passed."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+
+
+            def pytest_collection_modifyitems(items):
+                for item in items:
+                    if item.name == "test_hook":
+                        item.parent.add_marker(pytest.mark.filterwarnings("error::UserWarning"))
+            """,
+            "test_marks.py": """
+            import warnings
+
+            import pytest
+
+            pytestmark = pytest.mark.filterwarnings("error::UserWarning")
+
+
+            @pytest.mark.filterwarnings("ignore::UserWarning")
+            def test_module_wins():
+                warnings.warn("x", UserWarning)
+
+
+            @pytest.mark.filterwarnings("ignore::RuntimeWarning")
+            def test_other_category():
+                warnings.warn("y", RuntimeWarning)
+
+
+            class TestClassWins:
+                pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+                @pytest.mark.filterwarnings("error::UserWarning")
+                def test_module_above_the_class(self):
+                    warnings.warn("z", UserWarning)
+            """,
+            "test_hooked.py": """
+            import warnings
+
+            import pytest
+
+
+            class TestHooked:
+                @pytest.mark.filterwarnings("ignore::UserWarning")
+                def test_hook(self):
+                    warnings.warn("w", UserWarning)
+            """,
+        },
+    )
+    by_pytest = run_pytest(cwd=tmp_path)
+    expected = counts_from_pytest(by_pytest.stdout)
+    assert expected == {"fail": 3, "pass": 1}, by_pytest.output
+    found = run_cli("test", cwd=tmp_path, timeout=180)
+    assert summary_counts(found.stderr) == expected, found.output

@@ -8,7 +8,7 @@ parses its command line once its initial conftest.py files have registered their
 ``nargs=0`` takes the word after it, whatever that word names. The same holds of the plugins' options
 (installed ``pytest11`` plugins, ``-p NAME``), read from their modules' source: ``addopts = --some-flag
 tests`` gives ``tests`` to pytest as a path when the plugin registers ``--some-flag`` as a flag
-(:func:`arity`).
+(:func:`option_arity`).
 """
 
 from __future__ import annotations
@@ -25,28 +25,12 @@ _FLAG_ACTIONS = frozenset(
 )
 
 
-#: :func:`arity` of an option whose number of values is open (``nargs="*"``, ``"+"``, ``"?"``)
+#: the number of words an option takes when it is open (``nargs="*"``, ``"+"``): every word up to the next option
 OPEN = -1
 
 
-def takes_value(option: str, conftests: Iterable[Path]) -> bool:
-    """``option`` (``--basedir``) is registered by one of ``conftests`` with an action that takes a value."""
-    return arity(option, conftests) not in (None, 0)
-
-
-def arity(option: str, sources: Iterable[Path | str]) -> int | None:
-    """How many words ``option`` takes, as the first of ``sources`` (files, or module texts) that registers
-    it says: 0 for a flag, ``nargs`` when it is a number (1 without it), :data:`OPEN` for ``*``, ``+`` and
-    ``?``; None when none registers it."""
-    for source in sources:
-        for name, count in registrations(source):
-            if _matches(option, name):
-                return count
-    return None
-
-
 def registrations(source: Path | str) -> Iterator[tuple[str, int]]:
-    """Each option a ``parser.addoption(...)`` call of ``source`` registers, with its :func:`arity`; a name
+    """Each option a ``parser.addoption(...)`` call of ``source`` registers, with how many words it takes (:func:`_arity`); a name
     made by an f-string (pytest-benchmark's ``f"--{prefix}columns"``) as a pattern, ``*`` for each
     replacement field (see :func:`_matches`)."""
     try:
@@ -112,7 +96,8 @@ def _arity(call: ast.Call) -> int:
         if keyword.arg == "action" and isinstance(value, ast.Constant) and value.value in _FLAG_ACTIONS:
             return 0
         if keyword.arg == "nargs" and isinstance(value, ast.Constant):
-            count = value.value if isinstance(value.value, int) else OPEN
+            # "?" takes the next word when there is one that is no option, as argparse does: one word at most
+            count = value.value if isinstance(value.value, int) else 1 if value.value == "?" else OPEN
     return count
 
 
@@ -128,8 +113,9 @@ def initial_conftests(root: Path, rootdir: Path) -> list[Path]:
 def option_arity(
     root: Path, rootdir: Path, plugin_names: Sequence[str], path: Sequence[str]
 ) -> Callable[[str], int | None]:
-    """:func:`arity` of an option, as registered by the initial conftest.py files, then by the plugins'
-    modules: their sources are read when an option is first asked for, once per process, and only those that
+    """How many words an option takes (0 for a flag, ``nargs`` when it is a number, 1 without it or with
+    ``nargs="?"``, :data:`OPEN` for ``*`` and ``+``; None when nothing registers it), as registered by the
+    initial conftest.py files, then by the plugins' modules: their sources are read when an option is first asked for, once per process, and only those that
     name the option (or make option names with f-strings) are parsed."""
     key = (root, rootdir, tuple(plugin_names), tuple(path))
 

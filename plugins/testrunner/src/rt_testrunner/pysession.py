@@ -172,8 +172,9 @@ class PytestSession(ModuleCollection):
         self.named_hooks: dict[str, list[tuple[str, Callable[..., Any]]]] = {}
         #: pytest-asyncio's ``pytest_asyncio_loop_factories(config, item)``: the loops its tests run on
         self.loop_factory_hooks: list[tuple[str, Callable[..., Any]]] = []
-        #: what ``collect_ignore`` and ``--ignore`` leave out (absolute paths, symbolic links kept as pytest keeps
-        #: them), ``collect_ignore_glob`` and ``--ignore-glob`` patterns (absolute)
+        #: what ``--ignore`` leaves out (absolute paths, symbolic links kept as pytest keeps them) and the
+        #: ``--ignore-glob`` patterns (absolute); ``collect_ignore``/``collect_ignore_glob`` are read from the
+        #: conftest.py files when a path is collected
         self.ignored: set[str] = {os.path.abspath(root / entry) for entry in pyconfig.ignore}
         self.ignore_globs: list[str] = [os.path.join(root, pattern) for pattern in pyconfig.ignore_globs]
         self.finder = importing.install(

@@ -46,10 +46,11 @@ def _namespace(item: PyItem) -> dict[str, Any]:
 
 def check_skips(item: PyItem) -> tuple[str, Any, bool] | None:
     """Raise for skip/skipif marks; the xfail spec ``(reason, raises, strict)`` when one applies."""
-    # iter_markers: a mark a collection hook gave the test's class or module counts too, as in pytest
-    for mark in item.node.iter_markers():
-        if mark.name == "skip":
-            raise SkipTest(mark.kwargs.get("reason") or (mark.args[0] if mark.args else "unconditional skip"))
+    # iter_markers: a mark a collection hook gave the test's class or module counts too, as in pytest; every
+    # skipif is evaluated before any skip, as pytest's evaluate_skip_marks does (the reason shown, and a
+    # skipif condition that fails to evaluate is an error even under a skip mark)
+    marks = list(item.node.iter_markers())
+    for mark in marks:
         if mark.name == "skipif":
             conditions = mark.args or ((mark.kwargs["condition"],) if "condition" in mark.kwargs else (True,))
             for condition in conditions:
@@ -58,6 +59,9 @@ def check_skips(item: PyItem) -> tuple[str, Any, bool] | None:
                         f"condition: {condition}" if isinstance(condition, str) else ""
                     )
                     raise SkipTest(reason)
+    for mark in marks:
+        if mark.name == "skip":
+            raise SkipTest(mark.kwargs.get("reason") or (mark.args[0] if mark.args else "unconditional skip"))
     return xfail_spec(item)
 
 

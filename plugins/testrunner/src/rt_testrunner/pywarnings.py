@@ -177,7 +177,9 @@ def apply_warning_filters(item: PyItem) -> None:
         warnings.filterwarnings("always", category=PendingDeprecationWarning)
     for text in item.session.warning_filters:
         apply_filter(text)
-    for mark in reversed(list(item.node.iter_markers())):  # a hook's mark on its class too
+    # nearest first, as pytest applies them: each goes in front, so the farthest mark (module, class, a hook's
+    # mark on its class) wins over the test's own, as under pytest
+    for mark in item.node.iter_markers():
         if mark.name == "filterwarnings":
             for text in mark.args:
                 apply_filter(text)
