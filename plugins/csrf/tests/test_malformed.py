@@ -100,10 +100,15 @@ def test_over_long_input_is_refused(
     "suffix", ["=", "==", "===", "\x00", " \x00", "\x00 ", "\n", "A", "AAAA", "\x00\x00"]
 )
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_suffixes_follow_the_reference_leniency(csrf: Any, encoding: str, suffix: str) -> None:
-    token = csrf.generate(SECRET, encoding=encoding)
+@pytest.mark.parametrize("algorithm", DIGESTS)
+def test_suffixes_follow_the_reference_leniency(
+    csrf: Any, encoding: str, suffix: str, algorithm: str
+) -> None:
+    """Every algorithm: a token of 96 bytes (blake2b512, sha512) has no base64 padding, so ``===`` after it is
+    three padding characters, which base64 never has (Hypothesis found the fast path accepting it)."""
+    token = csrf.generate(SECRET, encoding=encoding, algorithm=algorithm)
     candidate = token + suffix
-    assert csrf.verify(candidate, secret=SECRET, encoding=encoding) is _still_valid(
+    assert csrf.verify(candidate, secret=SECRET, encoding=encoding, algorithm=algorithm) is _still_valid(
         candidate, token, encoding
     )
 
