@@ -435,6 +435,15 @@ def pytest_addoption(parser):
 """
 
 
+def _both_pass_with_the_plugin(project: Path, passed: int) -> None:
+    """pytest and rt, with ``flagplugin`` importable, each pass ``passed`` tests in ``project``."""
+    environ = {"PYTHONPATH": str(project)}
+    pytest_run = run_pytest(cwd=project, env=environ)
+    assert counts_from_pytest(pytest_run.stdout) == {"pass": passed}, pytest_run.output
+    result = run_cli("test", cwd=project, env=environ, timeout=180)
+    assert summary_counts(result.stderr) == {"pass": passed}, result.output
+
+
 def test_the_word_after_a_plugins_flag_in_addopts_is_a_path(tmp_path: Path) -> None:
     """``addopts = -p flagplugin --with-flag tests --label x --loud other``: pytest parses ``addopts`` once the
     plugin has registered its options, so ``tests`` and ``other`` are paths (a flag takes no word) and ``x``
@@ -455,11 +464,7 @@ def test_the_word_after_a_plugins_flag_in_addopts_is_a_path(tmp_path: Path) -> N
             "skipped/test_not_named.py": "def test_not_named():\n    raise AssertionError('not a path of addopts')\n",
         },
     )
-    environ = {"PYTHONPATH": str(tmp_path)}
-    pytest_run = run_pytest(cwd=tmp_path, env=environ)
-    assert counts_from_pytest(pytest_run.stdout) == {"pass": 2}, pytest_run.output
-    result = run_cli("test", cwd=tmp_path, env=environ, timeout=180)
-    assert summary_counts(result.stderr) == {"pass": 2}, result.output
+    _both_pass_with_the_plugin(tmp_path, 2)
 
 
 def test_an_option_with_an_optional_value_takes_one_word_of_addopts(tmp_path: Path) -> None:
@@ -478,8 +483,4 @@ def test_an_option_with_an_optional_value_takes_one_word_of_addopts(tmp_path: Pa
             "skipped/test_not_named.py": "def test_not_named():\n    raise AssertionError('not a path of addopts')\n",
         },
     )
-    environ = {"PYTHONPATH": str(tmp_path)}
-    pytest_run = run_pytest(cwd=tmp_path, env=environ)
-    assert counts_from_pytest(pytest_run.stdout) == {"pass": 1}, pytest_run.output
-    result = run_cli("test", cwd=tmp_path, env=environ, timeout=180)
-    assert summary_counts(result.stderr) == {"pass": 1}, result.output
+    _both_pass_with_the_plugin(tmp_path, 1)
