@@ -35,8 +35,14 @@ def load_plugins_for(files: Sequence[TestFile], session: PytestSession) -> None:
     pytest: pytest has them configured before it imports any module, so a plugin that sets the application
     up (pytest-django, from ``DJANGO_SETTINGS_MODULE``) has done so for the modules that do not import
     pytest too (django-constance 4.4.0, whose first test modules import Django's models)."""
-    if not session.plugins_loaded and any(module_imports_pytest(test_file.path) for test_file in files):
-        session.load_plugins()
+    if session.plugins_loaded:
+        return
+    for test_file in files:
+        if module_imports_pytest(test_file.path):
+            session.load_plugins()
+            return
+        # read once: load_file does not read it again (1-6 ms for 200 files), unless it reloads the file
+        session.without_pytest_import.add(test_file.path)
 
 
 def load_file(test_file: TestFile, session: PytestSession, reload: bool = False) -> Suite:
@@ -54,7 +60,7 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
     root = Suite(None)
     if test_file.custom:
         session.load_plugins()  # a file only a plugin's hook may collect, before any conftest.py loads
-    elif not session.plugins_loaded and module_imports_pytest(test_file.path):
+    elif not session.plugins_loaded and _may_import_pytest(test_file, session, reload):
         # a test module of a project without pytest's configuration or conftest.py that imports pytest (or a
         # plugin's module): pytest has its plugins configured before it imports the module (pytest-bdd's
         # scenarios() reads the configuration its pytest_configure kept, at import)
@@ -119,6 +125,15 @@ def load_file(test_file: TestFile, session: PytestSession, reload: bool = False)
         _add_doctests(module, test_file.path, root, session, test_file.selectors)
         root.children.extend(tests)
     return root
+
+
+def _may_import_pytest(test_file: TestFile, session: PytestSession, reload: bool) -> bool:
+    """Whether the test module imports pytest, read from its source unless :func:`load_plugins_for` read it
+    before the run (a file it did not see: one a folder collector yields, a rerun that reloads the file, which
+    may have changed since)."""
+    if not reload and test_file.path in session.without_pytest_import:
+        return False
+    return module_imports_pytest(test_file.path)
 
 
 def _add_file_collectors(test_file: TestFile, root: Suite, session: PytestSession) -> None:

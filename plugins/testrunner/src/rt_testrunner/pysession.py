@@ -123,6 +123,8 @@ class PytestSession(ModuleCollection):
         #: the installed plugins (entry points ``pytest11``) and the objects they registered, in order
         self.plugins: list[Any] = []
         self.plugins_loaded = False
+        #: the test files :func:`collect.load_plugins_for` read before the run and found not importing pytest
+        self.without_pytest_import: set[Path] = set()
         self._plugins_configured = False
         #: why pytest would stop at start-up with an INTERNALERROR (status 3) where rt goes on otherwise: an
         #: installed plugin's start-up hook raised a warning the suite's filters turn into an error; the run
