@@ -344,3 +344,49 @@ def test_a_warning_hook_that_raises_ends_the_run_as_pytests_internal_error(tmp_p
         assert rt_run.code == 3, rt_run.output
         assert "INTERNALERROR: pytest_warning_recorded raised RuntimeError: hook failed" in rt_run.output
         assert told.read_text() == expected
+
+
+def test_a_warning_hook_that_raises_after_the_collection_stops_the_run_before_any_test(
+    tmp_path: Path,
+) -> None:
+    """The collection's warnings reach ``pytest_warning_recorded`` when the collection ends; a hook raising
+    there leaves pytest's ``pytest_collection``: INTERNALERROR, status 3, before any test. rt printed one line
+    and ran every test, then stopped with status 3. The same under pytest 9.2, ``rt test`` and ``rt test
+    --parallel 2``: status 3, the hook told the import's warning, no test run."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            def pytest_warning_recorded(warning_message, when, nodeid, location):
+                with open("told.txt", "a") as out:
+                    out.write(f"{when} {nodeid!r} {warning_message.message}\\n")
+                raise RuntimeError("hook failed")
+            """,
+            "test_w.py": """
+            import warnings
+
+            warnings.warn("at import")
+
+
+            def test_a():
+                open("ran.txt", "a").write("test_a\\n")
+
+
+            def test_b():
+                open("ran.txt", "a").write("test_b\\n")
+            """,
+        },
+    )
+    told, ran = tmp_path / "told.txt", tmp_path / "ran.txt"
+    pytest_run = run_pytest("-p", "no:randomly", cwd=tmp_path)
+    assert pytest_run.code == 3, pytest_run.output
+    assert not ran.exists()
+    expected = told.read_text()
+    assert expected == "collect '' at import\n", expected
+    for args in ((), ("--parallel", "2")):
+        told.unlink()
+        rt_run = run_cli("test", "-p", "no:randomly", *args, cwd=tmp_path)
+        assert rt_run.code == 3, rt_run.output
+        assert "INTERNALERROR: pytest_warning_recorded raised RuntimeError: hook failed" in rt_run.output
+        assert not ran.exists(), ran.read_text()
+        assert set(told.read_text().splitlines()) == set(expected.splitlines())

@@ -181,7 +181,7 @@ def warnings_while_collecting(session: PytestSession) -> Iterator[None]:
             if caught and hooks:  # after the collection, as pytest's warnings plugin tells them
                 from rt_testrunner.pywarnings import tell_recorded
 
-                tell_recorded([hook for _, hook in hooks], caught, "collect", "")
+                tell_recorded([hook for _, hook in hooks], caught, "collect", "", session)
 
 
 def _import(test_file: TestFile, session: PytestSession, reload: bool) -> ModuleType:

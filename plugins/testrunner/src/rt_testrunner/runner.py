@@ -417,20 +417,24 @@ class Runner:
         test module imports (structlog's process name needs ``multiprocessing`` imported). Files of the spec's
         own patterns that cannot be imported by name (``x.test.py``) still load just before they run, as the
         reference runtime loads them. What a file raises while loading is kept and reported when its turn
-        comes, in file order; the file whose import raised KeyboardInterrupt or pytest.exit() is returned."""
-        with collect.warnings_while_collecting(self.session):
-            self.session.start_collection()
-            try:
-                if files:
-                    collect.load_plugins_for(files, self.session)
-                    self.session.load_initial_conftests()
-                return self._collect_each(files)
-            finally:
-                self._not_found = self._node_ids_not_found(files)
-                self._finish_collection(files)
-                capture.settle_tempdir()
-                self._refused = self._stop_at_start_up(files)
-                exiting.restore_collector()  # the suite is collected: the tests see Python's thresholds
+        comes, in file order; the file whose import raised KeyboardInterrupt or pytest.exit() is returned.
+        The collection's warnings reach the ``pytest_warning_recorded`` hooks when it ends, as pytest's warnings
+        plugin hands them on, before the start-up check: a hook raising there stops the run before any test."""
+        try:
+            with collect.warnings_while_collecting(self.session):
+                self.session.start_collection()
+                try:
+                    if files:
+                        collect.load_plugins_for(files, self.session)
+                        self.session.load_initial_conftests()
+                    return self._collect_each(files)
+                finally:
+                    self._not_found = self._node_ids_not_found(files)
+                    self._finish_collection(files)
+                    capture.settle_tempdir()
+        finally:
+            self._refused = self._stop_at_start_up(files)
+            exiting.restore_collector()  # the suite is collected: the tests see Python's thresholds
 
     def _stop_at_start_up(self, files: Sequence[TestFile]) -> tuple[int, str] | None:
         """pytest's internal error at start-up (:attr:`PytestSession.internal_error`), else its usage error
@@ -441,7 +445,7 @@ class Runner:
 
             return USAGE_ERROR, self.session.conftest_import_error
         refused = self.session.tell_unknown_options()
-        if self.session.internal_error is None and refused is None:
+        if self.session.internal_error is None and self.session.hook_error is None and refused is None:
             if self._not_found is None:
                 return None
             from rt_testrunner.exit_status import USAGE_ERROR
@@ -451,6 +455,8 @@ class Runner:
 
         if self.session.internal_error is not None:
             return INTERNAL_ERROR, f"internal error: {self.session.internal_error}"
+        if self.session.hook_error is not None:
+            return INTERNAL_ERROR, f"INTERNALERROR: {self.session.hook_error}"
         return USAGE_ERROR, f"usage error: {refused}"
 
     def _node_ids_not_found(self, files: Sequence[TestFile]) -> str | None:
