@@ -363,6 +363,61 @@ def test_a_set_up_error_is_rerun_as_pytest_rerunfailures_reruns_it(tmp_path: Pat
     assert "1 failed, 2 passed, 1 error, 4 rerun" in pytest_run.stdout, pytest_run.output
 
 
+def test_a_failed_teardown_is_rerun_as_pytest_rerunfailures_reruns_it(tmp_path: Path) -> None:
+    """pytest-rerunfailures 16.7 reruns a test whose teardown failed, after logging the passed (or skipped)
+    call report of that attempt, which pytest counts and lists as a result of its own. rt left the teardown
+    error an error and did not rerun: 2 passed, 1 error where pytest 9.2 counts 4 passed, 1 skipped,
+    2 rerun (one process and ``--parallel 2``; the JUnit file lists each result as pytest's)."""
+    write_files(
+        tmp_path,
+        {
+            "test_teardown_reruns.py": """
+            import pytest
+
+            RUNS = {}
+
+
+            def fixture_failing_once(name):
+                @pytest.fixture
+                def fixture():
+                    yield
+                    RUNS[name] = RUNS.get(name, 0) + 1
+                    if RUNS[name] == 1:
+                        raise RuntimeError("teardown fails once")
+
+                return fixture
+
+
+            passing = fixture_failing_once("passing")
+            skipping = fixture_failing_once("skipping")
+
+
+            @pytest.mark.flaky(reruns=2)
+            def test_passes(passing):
+                pass
+
+
+            @pytest.mark.flaky(reruns=2)
+            def test_skips(skipping):
+                pytest.skip("skipped in the call")
+
+
+            def test_plain():
+                pass
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path, "-p", "no:randomly", "-p", "rerunfailures")
+    assert "3 passed, 2 skipped, 2 rerun" in pytest_run.stdout, pytest_run.output
+    parallel = run_cli("test", "-p", "no:randomly", "--parallel", "2", cwd=tmp_path)
+    assert summary_counts(parallel.stderr) == counts_from_pytest(pytest_run.stdout), parallel.output
+    run_pytest("-p", "no:randomly", "--junitxml", "pytest.xml", cwd=tmp_path)
+    run_cli("test", "-p", "no:randomly", "--junitxml", "rt.xml", cwd=tmp_path)
+    expected = [case.get("name") for case in ET.parse(tmp_path / "pytest.xml").getroot().iter("testcase")]
+    assert expected == ["test_passes", "test_passes", "test_skips", "test_skips", "test_plain"]
+    assert [case.get("name") for case in ET.parse(tmp_path / "rt.xml").getroot().iter("testcase")] == expected
+
+
 def _properties(path: Path) -> dict[str, list[tuple[str | None, str | None]]]:
     """Each ``<testcase>``'s ``<property>`` (name, value) pairs of a JUnit file, by the test's name."""
     return {

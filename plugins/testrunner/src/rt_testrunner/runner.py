@@ -1033,10 +1033,28 @@ class Runner:
             status, failure, reason = recorder.judge(case, outcome, timeout_ms)
             # a pytest test's set-up error is retried too, as pytest-rerunfailures reruns any failed phase
             retried = status is TestStatus.FAIL or (case.item is not None and status is TestStatus.ERROR)
-            if not retried or attempt > retries:
+            teardown_only = case.item is not None and _rerun_for_teardown(status, outcome)
+            if not (retried or teardown_only) or attempt > retries:
                 break
             if failure is not None:
                 earlier.append(failure)
+            elif teardown_only:
+                # pytest-rerunfailures logs the attempt's call report before the teardown's it reruns for:
+                # a result of its own, as pytest counts and lists it (3 passed, 1 rerun for 2 tests)
+                recorder.record(
+                    TestFinished(
+                        test_file.relative,
+                        case.path,
+                        status,
+                        duration,
+                        attempt,
+                        run_label,
+                        location=location,
+                        output=outcome.captured,
+                        reason=reason,
+                        suite_lines=case.suite.lines,
+                    )
+                )
             attempt += 1
             if case.item is not None:
                 recorder.reruns += 1
@@ -1132,6 +1150,12 @@ class Runner:
             recorder.interrupt(2, f"Interrupted: {session.shouldstop}")
         elif session.hook_error is not None:
             recorder.interrupt(3, f"INTERNALERROR: {session.hook_error}")
+
+
+def _rerun_for_teardown(status: TestStatus, outcome: Outcome) -> bool:
+    """A pytest test whose call passed or skipped and whose teardown failed: pytest-rerunfailures reruns it
+    for the failed teardown report (one with ``wasxfail``, an xfail test's, it leaves alone)."""
+    return outcome.teardown_error is not None and status in (TestStatus.PASS, TestStatus.SKIP)
 
 
 def _in_files_order(files: Sequence[TestFile], collected: dict[Path, Any], items: Sequence[Any]) -> bool:
