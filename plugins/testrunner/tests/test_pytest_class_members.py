@@ -335,3 +335,82 @@ def test_a_test_class_instance_stays_with_its_item(tmp_path: Path) -> None:
         log.unlink()
         rt_run = run_cli("test", *args, cwd=tmp_path)
         assert log.read_text() == expected, rt_run.output
+
+
+#: hooks that read a ``unittest.TestCase`` test's ``item.obj`` in each phase, and the test that checks it is
+#: the method bound to the case it runs on
+_UNITTEST_OBJ_CONFTEST = """
+import unittest
+
+SEEN = []
+
+
+def _bound(item, when):
+    obj = item.obj
+    owner = getattr(obj, "__self__", None)
+    SEEN.append((item.name, when, type(obj).__name__, owner is item.instance, isinstance(owner, unittest.TestCase)))
+
+
+def pytest_runtest_setup(item):
+    _bound(item, "setup")
+
+
+def pytest_runtest_call(item):
+    _bound(item, "call")
+
+
+def pytest_runtest_teardown(item):
+    _bound(item, "teardown")
+
+
+def pytest_sessionfinish(session):
+    with open("log.txt", "w") as out:
+        out.write("\\n".join(map(repr, SEEN)))
+"""
+
+_UNITTEST_OBJ_MODULE = """
+import unittest
+
+import pytest
+
+
+class TestCaseStyle(unittest.TestCase):
+    def test_u(self):
+        assert self.__class__.__name__ == "TestCaseStyle"
+
+    def test_v(self):
+        pass
+
+
+@pytest.fixture
+def case_seen(request):
+    return request.node.obj
+
+
+def test_plain(case_seen):
+    assert case_seen is test_plain
+"""
+
+
+def test_a_unittest_tests_obj_is_its_method_bound_to_the_case(tmp_path: Path) -> None:
+    """Plugins read ``item.obj.__self__`` and ``item.instance`` of a ``unittest.TestCase`` test: pytest's
+    ``item.obj`` is the test's method bound to the case instance it runs on (``item.instance``); rt gave the
+    unbound function (``function``, no ``__self__``). pytest 9.2: 3 passed, the same log."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\n",
+            "conftest.py": _UNITTEST_OBJ_CONFTEST,
+            "test_cases.py": _UNITTEST_OBJ_MODULE,
+        },
+    )
+    log = tmp_path / "log.txt"
+    pytest_run = run_pytest("-p", "no:randomly", cwd=tmp_path)
+    expected = log.read_text()
+    assert "('test_u', 'call', 'method', True, True)" in expected, pytest_run.output
+    assert "3 passed" in pytest_run.stdout, pytest_run.output
+    for args in ((), ("--parallel", "2")):
+        log.unlink()
+        rt_run = run_cli("test", *args, cwd=tmp_path)
+        assert log.read_text() == expected, rt_run.output
+        assert " 3 pass" in rt_run.stderr, rt_run.output

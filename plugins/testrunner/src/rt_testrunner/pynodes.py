@@ -436,12 +436,13 @@ class Node(_OfItem):
 
     @property
     def obj(self) -> Any:
-        """The test function, bound to the test's instance while it runs (as pytest's ``Function.obj``), or the
-        one a plugin set in its place."""
+        """The test function, bound to the test's instance (as pytest's ``Function.obj``: a
+        ``unittest.TestCase``'s method bound to the case that runs it, whose ``__self__`` plugins read), or
+        the one a plugin set in its place."""
         if self.replaced_obj is not None:
             return self.replaced_obj
         instance = test_instance(self._item)
-        if instance is not None and not self._item.is_unittest:
+        if instance is not None:
             return getattr(instance, self._item.originalname, self._item.function)
         return self._item.function
 
