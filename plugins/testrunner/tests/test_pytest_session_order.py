@@ -600,6 +600,40 @@ def test_a_mark_a_hook_gives_a_class_it_built_selects_its_tests_with_m_and_k(tmp
         assert rt_ids == pytest_ids, args
 
 
+def test_marks_a_hook_gives_a_class_it_built_after_collecting_it_apply_to_its_tests(tmp_path: Path) -> None:
+    """The same hook marking the ``pytest.Class`` it built after its ``collect()``: pytest's items are that
+    node's children and read its marks when asked (``item.iter_markers()``), so an ``xfail`` mark makes them
+    xpassed, ``-m`` selects them by a mark and a ``pytest_runtest_setup`` hook finds it with
+    ``get_closest_marker``. rt saw none of them (its tests' parent was a class node of its own): 4 passed,
+    and ``-m backend`` ran nothing. pytest 9.2: 2 passed, 2 xpassed, the same log; ``-m backend``: 2 xpassed."""
+    hooks = _BACKEND_SUBCLASSES.replace(
+        "            by_name.setdefault(made.name, []).append(made)\n",
+        "            by_name.setdefault(made.name, []).append(made)\n"
+        '        built.add_marker("backend")\n'
+        '        built.add_marker(pytest.mark.xfail(reason="not on this backend"))\n',
+    )
+    assert hooks != _BACKEND_SUBCLASSES
+    hooks += """
+
+def pytest_runtest_setup(item):
+    record(f"{item.name}: {item.get_closest_marker('backend') is not None} under {item.parent.name}")
+"""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nmarkers = backend\n",
+            "conftest.py": _conftest(hooks),
+            "test_results.py": _ONE_PLAIN_ONE_BACKEND_CLASS,
+        },
+    )
+    for args, counts in (((), {"pass": 2, "xpass": 2}), (("-m", "backend"), {"xpass": 2})):
+        (pytest_counts, pytest_log), (rt_counts, rt_log, output) = _both(tmp_path, "-p", "no:randomly", *args)
+        assert pytest_counts == counts, args
+        assert "test_c: True under TestTwo_sqlite" in pytest_log
+        assert rt_counts == counts, (args, output)
+        assert rt_log == pytest_log, (args, output)
+
+
 def _same_backend_run(root: Path, counts: dict[str, int], event: str, nodeid: str) -> None:
     """pytest's run of ``root`` gives ``counts``, logs ``event`` and collects ``nodeid``; rt's gives the same
     counts, log and node ids."""

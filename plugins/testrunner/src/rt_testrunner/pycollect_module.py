@@ -31,7 +31,7 @@ from rt_testrunner.fixtures import SCOPES, FixtureDef, Registry, ScopeState, arg
 from rt_testrunner.model import Suite, TestCase
 from rt_testrunner.outcomes import CollectError
 from rt_testrunner.pymarks import CallSpec, Metafunc, argnames_of, direct_names, expand, marks_of
-from rt_testrunner.pynodes import Node, PyItem, inner_id, location_of
+from rt_testrunner.pynodes import Node, PyItem, inner_id, location_of, marks_taken
 from rt_testrunner.pyruntest import make_runner
 from rt_testrunner.reorder import reorder_file
 
@@ -511,8 +511,10 @@ class ModuleCollection:
         if node is not None:
             from rt_testrunner import pyforeign
 
-            # a hook's node of the class: the marks it gave that node so far are its tests' too
+            # a hook's node of the class: the marks it gave that node so far are its tests' too, and those it
+            # gives it later are found above them
             class_marks = [*class_marks, *pyforeign.added_marks(node)]
+            marks_taken(node)
         if is_unittest:
             from rt_testrunner import pyunittest
 
@@ -551,7 +553,10 @@ class ModuleCollection:
         for kind, member_name, inner, member_node in members:
             if kind == "function":
                 function = getattr(cls, member_name)
-                self._collect_function(where, function, member_name, cls, suite, marks, hooks, is_unittest)
+                # a hook's node of the class is its tests' parent, as pytest's items are its children
+                self._collect_function(
+                    where, function, member_name, cls, suite, marks, hooks, is_unittest, parent_node=node
+                )
             elif kind == "made":
                 from rt_testrunner.pycollect import add_nodes
 

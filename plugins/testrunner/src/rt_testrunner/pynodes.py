@@ -210,7 +210,20 @@ def marks_added_above(node: Any) -> list[tuple[Any, Any]]:
             found += [(above, mark) for mark in above.added_markers]
         elif isinstance(above, ScopeNode):
             found += [(above, mark) for mark in above.own_markers]
+        else:  # a hook's own collector node (its marks when rt collected it are the tests' own already)
+            taken = getattr(above, "rt_marks_taken", None)
+            if taken is not None:
+                found += [(above, mark) for mark in above.own_markers[taken:]]
     return found
+
+
+def marks_taken(node: Any) -> None:
+    """Remember the marks a hook's own collector node (a ``pytest.Class`` a collection hook built) has when rt
+    collects the tests below it, which are their own marks then: those the hook adds to it later (after its
+    ``collect()``, as SQLAlchemy's testing plugin may) are found above the tests (:func:`marks_added_above`),
+    as pytest's ``item.iter_markers()`` reads the parent's ``own_markers`` when asked."""
+    node.rt_marks_taken = len(node.own_markers)
+    MARKED_ABOVE[0] += 1
 
 
 def _iter_parents(node: Any) -> Iterator[Any]:
