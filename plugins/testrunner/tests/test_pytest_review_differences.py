@@ -253,6 +253,8 @@ def test_a_worker_that_collected_other_tests_reports_one_line(tmp_path: Path) ->
     result = run_cli("test", "--parallel=2", "-p", "no:randomly", cwd=root, timeout=300)
     assert "Traceback" not in result.output
     assert "crashed" not in result.output
+    assert "CollectionMismatch" not in result.output
+    assert "rt_testrunner" not in result.output
     lines = [line for line in result.output.splitlines() if "different tests were collected" in line]
     assert lines, result.output
     assert all(line.startswith("error: ") and "is not among them" in line for line in lines)

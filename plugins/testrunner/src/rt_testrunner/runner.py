@@ -22,6 +22,7 @@ import attrs
 from rt.events import (
     FileFinished,
     FileStarted,
+    Location,
     RunFinished,
     RunStarted,
     TestFailure,
@@ -1042,17 +1043,13 @@ class Runner:
                 # pytest-rerunfailures logs the attempt's call report before the teardown's it reruns for:
                 # a result of its own, as pytest counts and lists it (3 passed, 1 rerun for 2 tests)
                 recorder.record(
-                    TestFinished(
-                        test_file.relative,
-                        case.path,
-                        status,
+                    _attempt_result(
+                        test_file,
+                        case,
+                        outcome,
+                        (status, None, reason),
                         duration,
-                        attempt,
-                        run_label,
-                        location=location,
-                        output=outcome.captured,
-                        reason=reason,
-                        suite_lines=case.suite.lines,
+                        (attempt, run_label, location),
                     )
                 )
             attempt += 1
@@ -1070,23 +1067,14 @@ class Runner:
             # the run stopped (in the summary) and its returncode
             recorder.interrupt(outcomes.exit_code(outcome.error), outcomes.interrupt_reason(outcome.error))
             return
-        finished = TestFinished(
-            test_file.relative,
-            case.path,
-            status,
+        finished = _attempt_result(
+            test_file,
+            case,
+            outcome,
+            (status, failure, reason),
             duration,
-            attempt,
-            run_label,
-            failure,
-            location,
-            outcome.expect_calls,
-            output=outcome.captured,
-            reason=reason,
-            earlier_failures=tuple(earlier),
-            suite_lines=case.suite.lines,
-            subtests_passed=outcome.subtests_passed,
-            properties=_properties(case),
-            at_setup=outcome.setup_error,
+            (attempt, run_label, location),
+            tuple(earlier),
         )
         interrupted = isinstance(outcome.error, KeyboardInterrupt) or (
             outcome.error is not None and outcomes.classify(outcome.error) is outcomes.Kind.EXIT
@@ -1150,6 +1138,40 @@ class Runner:
             recorder.interrupt(2, f"Interrupted: {session.shouldstop}")
         elif session.hook_error is not None:
             recorder.interrupt(3, f"INTERNALERROR: {session.hook_error}")
+
+
+def _attempt_result(
+    test_file: TestFile,
+    case: TestCase,
+    outcome: Outcome,
+    judged: tuple[TestStatus, TestFailure | None, str],
+    duration: float,
+    attempt: tuple[int, int, Location | None],
+    earlier: tuple[TestFailure, ...] = (),
+) -> TestFinished:
+    """The result of a test's attempt as judged (status, failure, reason), with the attempt's number, the
+    run's and where the test is shown: its last one, or one that pytest-rerunfailures logs before rerunning
+    the test for its teardown."""
+    status, failure, reason = judged
+    number, run_label, location = attempt
+    return TestFinished(
+        test_file.relative,
+        case.path,
+        status,
+        duration,
+        number,
+        run_label,
+        failure,
+        location,
+        outcome.expect_calls,
+        output=outcome.captured,
+        reason=reason,
+        earlier_failures=earlier,
+        suite_lines=case.suite.lines,
+        subtests_passed=outcome.subtests_passed,
+        properties=_properties(case),
+        at_setup=outcome.setup_error,
+    )
 
 
 def _rerun_for_teardown(status: TestStatus, outcome: Outcome) -> bool:
@@ -1222,7 +1244,10 @@ def _turn_root(segment: Segment) -> Suite:
 
 def _rendered(exc: BaseException, root: Path) -> TestFailure:
     """A load or preload error as a failure; :mod:`rt_testrunner.failures` is imported only when one
-    happens (a passing run never does)."""
-    from rt_testrunner.failures import render_exception
+    happens (a passing run never does). A turn this worker's collection lacks is rt's own error: one plain
+    line, without its class's dotted name or rt's frames."""
+    from rt_testrunner.failures import plain_failure, render_exception
 
+    if isinstance(exc, CollectionMismatch):
+        return plain_failure(str(exc), "CollectionMismatch")
     return render_exception(exc, root)
