@@ -97,12 +97,18 @@ class FixtureDef:
 
     @property
     def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.func) or inspect.isasyncgenfunction(self.func)
+        return _is_async_function(self.func)
 
     @property
     def argname(self) -> str:
         """pytest's name for it (``pytest_fixture_setup(fixturedef)`` hooks read it)."""
         return self.name
+
+
+def _is_async_function(func: Any) -> bool:
+    """An ``async def`` fixture (coroutine or async generator function, bound or not): the ones pytest's
+    plugins set up in a loop."""
+    return inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func)
 
 
 def fixture_marker(obj: Any) -> tuple[Callable[..., Any], Any] | None:
@@ -1214,6 +1220,10 @@ class Setup:
             value = next(result)
             finalizers.append(_GeneratorFinalizer(result, fixture.name))
             return value
+        if not (nurseries or self.item.native_async or _is_async_function(func)):
+            # pytest awaits the fixtures whose function is async, not a sync one's coroutine or async
+            # generator, which is its value (google-auth 2.63.0's ``return inner_fixture()``)
+            return result
         if inspect.isasyncgen(result) or inspect.iscoroutine(result):
             try:
                 main_loop = await self.enter_loop(fixture)
