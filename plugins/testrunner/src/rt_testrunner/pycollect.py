@@ -169,7 +169,9 @@ def _add_collector(
         except BaseException:
             session.failed_modules.add(path)  # a test module that does not import: pytest's collection error
             raise
-        collector._obj = module  # noqa: SLF001 - pytest's own cache of the imported module: no second import
+        from rt_testrunner import pyforeign
+
+        pyforeign.hold_module(collector, module)
         session.collect_nodes(collector, module, into, str(path), selectors)
         return
     add_nodes(collector.collect(), path, into, session, selectors)

@@ -180,6 +180,18 @@ def children(node: Any) -> list[Any]:
         _BY_RT.discard(id(node))
 
 
+def hold_module(node: Any, module: Any) -> None:
+    """Give pytest's ``Module`` node ``node`` the module rt imported, as pytest's ``obj`` property does when it
+    imports it: the node caches it (no second import), and takes the module's ``pytestmark`` marks and its
+    names as its own markers and keywords. A collector under the node reads them there: pytest-describe's
+    block of a module marked ``anyio`` (graphql-core 3.3.2) takes that mark by ``iter_markers()``."""
+    from _pytest.mark.structures import get_unpacked_marks
+
+    node._obj = module  # noqa: SLF001 - pytest's own cache of the imported module
+    node.own_markers.extend(get_unpacked_marks(module))
+    node.keywords.update(module.__dict__)
+
+
 def added_marks(node: Any) -> list[Any]:
     """The marks a hook gave ``node`` (a pytest ``Class``) with ``add_marker``, without those of its class's
     ``pytestmark`` (rt reads them from the class): SQLAlchemy's testing plugin marks each class it builds per

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rt_testrunner import pyplugins
+from rt_testrunner import pyforeign, pyplugins
 
 if TYPE_CHECKING:
     from rt_testrunner.model import Suite
@@ -69,7 +69,7 @@ class ItemMaker:
             from rt_testrunner.pycollect import directory_node
 
             node = pytest.Module.from_parent(directory_node(self.path.parent, self.session), path=self.path)
-            node._obj = self.module  # noqa: SLF001 - pytest's own cache of the imported module: no second import
+            pyforeign.hold_module(node, self.module)
             self._module_node = node
         return self._module_node
 
