@@ -4,6 +4,7 @@ in the workers, with ``--parallel=2``), and compares what a suite or a plugin ca
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,67 @@ def test_a_node_id_a_modifyitems_hook_deselects_is_no_usage_error(
     result = run_cli("test", "-p", "no:randomly", *arguments, *both, cwd=root, timeout=180)
     assert result.code == 0, result.output
     assert " 1 pass" in result.stderr
+
+
+_TOLD_HOOKS = """
+def _tell(line):
+    with open("hooks.txt", "a") as out:
+        out.write(line + "\\n")
+
+
+def pytest_itemcollected(item):
+    _tell(f"itemcollected {item.nodeid}")
+
+
+def pytest_collection_modifyitems(items):
+    _tell(f"modifyitems {len(items)}")
+
+
+def pytest_collection_finish(session):
+    _tell(f"collection_finish {len(session.items)}")
+
+
+def pytest_report_header(config):
+    _tell("report_header")
+
+
+def pytest_report_collectionfinish(config, start_path, items):
+    _tell(f"report_collectionfinish {len(items)}")
+"""
+
+
+@pytest.mark.parametrize(
+    ("arguments", "status"),
+    [
+        (("tests/test_a.py::TestEmpty",), 5),
+        (("tests/test_a.py::TestEmpty", "tests/test_a.py::test_a"), 0),
+        (("tests/test_a.py::TestA::nope",), 4),
+        (("tests/test_a.py::TestA", "tests/test_a.py::nope"), 4),
+    ],
+    ids=["empty_class", "empty_class_and_a_test", "not_found", "not_found_and_a_class"],
+)
+def test_an_empty_class_is_found_and_a_node_id_not_found_stops_before_the_items(
+    tmp_path: Path, arguments: tuple[str, ...], status: int
+) -> None:
+    """A node id naming a test class with no test (``TestEmpty``) is found by pytest, which runs nothing,
+    "no tests ran", status 5: rt said "not found", status 4. A node id naming nothing stops pytest's
+    collection before it gathers the items: no ``pytest_itemcollected`` or ``pytest_collection_modifyitems``
+    call, ``pytest_collection_finish`` and the report hooks with no items; rt called the item hooks first. The
+    same status and hook calls under pytest 9.2 and ``rt test``."""
+    files = {
+        **_NODES,
+        "tests/test_a.py": textwrap.dedent(_NODES["tests/test_a.py"]) + "\n\nclass TestEmpty:\n    pass\n",
+        "conftest.py": _TOLD_HOOKS,
+    }
+    root = write_files(tmp_path, files)
+    told = root / "hooks.txt"
+    by_pytest = run_pytest("-p", "no:randomly", *arguments, cwd=root, timeout=180)
+    assert by_pytest.code == status, by_pytest.output
+    expected = sorted(told.read_text().splitlines())
+    told.unlink()
+    result = run_cli("test", "-p", "no:randomly", *arguments, cwd=root, timeout=180)
+    assert result.code == status, result.output
+    assert sorted(told.read_text().splitlines()) == expected, result.output
 
 
 def test_a_missing_path_in_a_project_of_the_spec_patterns_keeps_the_reference_meaning(tmp_path: Path) -> None:

@@ -54,6 +54,9 @@ class Suite:
     #: a file's root only: the nodes inside the file whose collection failed while the rest of it collected
     #: (a pytest test class: its path, and what it raised), each reported as a collection error of its own
     collect_errors: list[tuple[tuple[str, ...], BaseException]] | None = None
+    #: a file's root only: the paths of its test classes that collected no test, which are left out of the
+    #: tree but are nodes pytest finds by id (``test_a.py::TestEmpty``: no tests ran, not "not found")
+    empty_nodes: list[tuple[str, ...]] | None = None
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -75,6 +78,14 @@ class Suite:
         while root.parent is not None:
             root = root.parent
         root.collect_errors = [*(root.collect_errors or ()), (self.path, exc)]
+
+    def record_empty(self) -> None:
+        """This suite's node collected no test (a pytest test class): its path goes to its file's root
+        (:attr:`empty_nodes`); the suite is left out."""
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        root.empty_nodes = [*(root.empty_nodes or ()), self.path]
 
     def inherits(self, flag: str) -> bool:
         suite: Suite | None = self

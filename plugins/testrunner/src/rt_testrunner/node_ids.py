@@ -26,7 +26,8 @@ def answers(own: str, selector: str) -> bool:
 
 
 def _own_ids(root: Suite) -> list[str] | None:
-    """The ids inside the file of the tests collected from it and of its nodes that failed to collect; None
+    """The ids inside the file of the tests collected from it, of its nodes that failed to collect and of its
+    test classes that collected none (pytest runs nothing for those: no tests ran, status 5); None
     when a test is one of rt's own (``test()``, ``describe``), whose names are not pytest's node ids."""
     ids: list[str] = []
     for case in root.tests():
@@ -35,6 +36,7 @@ def _own_ids(root: Suite) -> list[str] | None:
         nodeid = str(getattr(case.item, "nodeid", ""))
         ids.append(nodeid.split("::", 1)[1] if "::" in nodeid else case.name)
     ids.extend("::".join(path) for path, _ in root.collect_errors or ())
+    ids.extend("::".join(path) for path in root.empty_nodes or ())
     return ids
 
 

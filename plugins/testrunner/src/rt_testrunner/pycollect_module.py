@@ -305,12 +305,19 @@ class ModuleCollection:
         """The run's files are about to be collected before any test runs (see :meth:`_modify_items`)."""
         self.deferred = []
 
-    def finish_collection(self) -> None:
+    def finish_collection(self, not_found: bool = False) -> None:
         """Every file is collected: ``pytest_collection_modifyitems`` of every conftest.py loaded, once, with
         all the items in collection order (a hook that deselects or reorders across files, or counts the
         items, sees what it sees under pytest; rt runs files one after the other, so the order it sets
-        applies inside each file), then ``pytest_collection_finish(session)`` with ``session.items``."""
+        applies inside each file), then ``pytest_collection_finish(session)`` with ``session.items``.
+        ``not_found``: a node id of the command line names nothing collected, and pytest stops before it
+        gathers the items: no ``pytest_itemcollected`` or ``pytest_collection_modifyitems`` call, but
+        ``pytest_collection_finish`` still, with no items, before its usage error."""
         pending, self.deferred = self.deferred or [], None
+        if not_found:
+            self.items = []
+            self._collection_finished()
+            return
         nodes = [case.item.node for root, _ in pending for case in root.tests() if case.item is not None]
         for node in nodes if self.named_hooks.get("pytest_itemcollected") else ():
             # read again for each item: a plugin whose hook failed is left out of the next calls
@@ -346,6 +353,10 @@ class ModuleCollection:
         if any(reorder for _, reorder in pending):
             self.items_reordered |= _by_parameters([root for root, _ in pending], nodes)
         self.items = nodes
+        self._collection_finished()
+
+    def _collection_finished(self) -> None:
+        """``pytest_collection_finish(session)``, once ``session.items`` is set."""
         finish_hooks = [hook for _, hook in self.named_hooks.get("pytest_collection_finish", ())]
         if finish_hooks:
             self._collection_hook("pytest_collection_finish", finish_hooks, lambda: {"session": self.node})
@@ -480,6 +491,8 @@ class ModuleCollection:
                 ScopeTeardown(lambda: self.scopes.finish(("class", where.file, cls.__qualname__)))
             )
             root.children.append(suite)
+        else:
+            suite.record_empty()
 
     def _fill_class(
         self,

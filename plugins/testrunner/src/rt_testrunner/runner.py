@@ -472,9 +472,10 @@ class Runner:
         return node_ids.first_not_found(files, self._collected)
 
     def _finish_collection(self, files: Sequence[TestFile]) -> None:
-        """The session-wide collection hooks; what they raise is a collection error of the first file."""
+        """The session-wide collection hooks; what they raise is a collection error of the first file. A node
+        id not found leaves the items ungathered, as pytest's collection stops before them."""
         try:
-            self.session.finish_collection()
+            self.session.finish_collection(not_found=self._not_found is not None)
         except Exception as exc:  # noqa: BLE001 - a conftest.py's hook failing: the run stops, as pytest's
             if files:
                 self._collected[files[0].path] = exc
