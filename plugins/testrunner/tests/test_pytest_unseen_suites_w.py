@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rt.testing import same_counts_as_pytest, write_files
+from rt.testing import (
+    counts_from_pytest,
+    run_cli,
+    run_pytest,
+    same_counts_as_pytest,
+    summary_counts,
+    write_files,
+)
 
 
 def test_a_sync_fixture_returning_a_coroutine_has_it_for_its_value(tmp_path: Path) -> None:
@@ -64,3 +71,54 @@ def test_a_sync_fixture_returning_a_coroutine_has_it_for_its_value(tmp_path: Pat
     pytest_run, rt_run = same_counts_as_pytest(tmp_path, "-p", "no:randomly")
     assert "3 passed" in pytest_run.output, pytest_run.output
     assert "3 pass" in rt_run.output, rt_run.output
+
+
+#: an installed plugin that sets the application up from ``DJANGO_SETTINGS_MODULE`` alone, as pytest-django does
+SETTINGS_PLUGIN = {
+    "djsettings_plugin-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: djsettings-plugin\nVersion: 1.0\n",
+    "djsettings_plugin-1.0.dist-info/entry_points.txt": "[pytest11]\ndjsettings = djsettings_plugin\n",
+    "djsettings_plugin.py": """
+        import os
+
+        def pytest_configure(config):
+            if os.environ.get("DJANGO_SETTINGS_MODULE"):
+                os.environ["CONFIGURED"] = os.environ["DJANGO_SETTINGS_MODULE"]
+    """,
+}
+
+
+def test_the_django_settings_variable_loads_the_plugins_of_a_suite_that_never_imports_pytest(
+    tmp_path: Path,
+) -> None:
+    """django-import-export 4.4.3 as its tox.ini runs it (``DJANGO_SETTINGS_MODULE=settings``, Django's own
+    ``TestCase`` classes, no pytest configuration, no conftest.py, no module importing pytest): pytest loads
+    pytest-django, which sets Django up from that variable before any test module is imported; rt loaded no
+    plugin, so every module importing Django's models was a collection error (45 errors; pytest 718 passed).
+    pytest 9.2: 2 passed."""
+    site = write_files(tmp_path / "site", SETTINGS_PLUGIN)
+    project = write_files(
+        tmp_path / "project",
+        {
+            "core/__init__.py": "",
+            "core/tests/__init__.py": "",
+            "core/tests/test_models.py": """
+                import os
+                import unittest
+
+                SETTINGS = os.environ["CONFIGURED"]  # the application is set up before any module imports
+
+
+                class ModelTests(unittest.TestCase):
+                    def test_settings(self):
+                        self.assertEqual(SETTINGS, "settings")
+
+                    def test_again(self):
+                        self.assertIn("CONFIGURED", os.environ)
+            """,
+        },
+    )
+    env = {"PYTHONPATH": str(site), "DJANGO_SETTINGS_MODULE": "settings"}
+    pytest_run = run_pytest("core", cwd=project, env=env)
+    assert counts_from_pytest(pytest_run.stdout) == {"pass": 2}, pytest_run.output
+    rt_run = run_cli("test", "core", cwd=project, env=env)
+    assert summary_counts(rt_run.stderr) == {"pass": 2}, rt_run.output

@@ -317,6 +317,10 @@ class PytestSession(ModuleCollection):
             # register it (pytest-django's --ds for a suite of Django's own TestCase classes)
             or any(word.startswith("-") for word in self.config.option_words)
             or any((folder / "conftest.py").is_file() for folder in chain)
+            # an installed plugin's configuration in the environment: pytest-django sets Django up from
+            # DJANGO_SETTINGS_MODULE (django-import-export 4.4.3's tox.ini sets it for Django's own TestCase
+            # classes, with no pytest configuration, no conftest.py and no module importing pytest)
+            or bool(os.environ.get("DJANGO_SETTINGS_MODULE"))
         ):
             self.load_plugins()  # before any conftest.py, as pytest loads them
         for folder in reversed(chain):
