@@ -87,15 +87,15 @@ def _node_ids(output: str) -> list[str]:
 
 
 def _compare(root: Path, *args: str) -> tuple[dict[str, int], str]:
-    """Run both on ``root`` with ``args``; assert the same counts and the same node ids (as sets: pytest runs
-    a manifest's files in its order, rt in the folder's). Returns pytest's counts and rt's output."""
+    """Run both on ``root`` with ``args``; assert the same counts and the same node ids in the same order (a
+    manifest's files in its order, as pytest collects them). Returns pytest's counts and rt's output."""
     pytest_run = run_pytest("-p", "no:randomly", *args, cwd=root)
     expected = counts_from_pytest(pytest_run.stdout)
     rt_run = run_cli("test", *args, cwd=root, timeout=180)
     assert summary_counts(rt_run.stderr) == expected, (pytest_run.output, rt_run.output)
     pytest_ids = _node_ids(run_pytest("-p", "no:randomly", "--collect-only", "-q", *args, cwd=root).stdout)
     rt_ids = _node_ids(run_cli("test", "--collect-only", *args, cwd=root).stdout)
-    assert sorted(rt_ids) == sorted(pytest_ids), (pytest_ids, rt_ids)
+    assert rt_ids == pytest_ids, (pytest_ids, rt_ids)
     return expected, rt_run.output
 
 
@@ -282,3 +282,63 @@ def test_a_named_module_the_collector_leaves_out_is_not_found(
         assert rt_run.code == 4, rt_run.output
         assert f"{expected} (no match in any of [<ManifestDirectory tests>])" in rt_run.output
         assert "(pass)" not in rt_run.output
+
+
+#: an installed plugin (an entry point ``pytest11`` on ``PYTHONPATH``) with :data:`_MODULE_MANIFEST_PLUGIN`'s hook
+_MANIFEST_SITE = {
+    "dirplugin-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: dirplugin\nVersion: 1.0\n",
+    "dirplugin-1.0.dist-info/entry_points.txt": "[pytest11]\ndirplugin = dirplugin\n",
+    "dirplugin.py": _MODULE_MANIFEST_PLUGIN,
+}
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["installed_plugin", "registered_at_run_time", "computed_pytest_plugins"],
+)
+def test_a_hook_the_sources_do_not_show_collects_its_folders_in_its_order(
+    tmp_path: Path, origin: str
+) -> None:
+    """rt read ``pytest_collect_directory`` from the conftest.py files' sources, so a hook they do not show
+    (an installed plugin's, an object a conftest.py registers in ``pytest_configure``, a module of a
+    ``pytest_plugins`` built by code) left out the test modules its collector left out but never ran what
+    only it collects (``check_extra.py``, named by the manifest alone), and the modules ran in the folder's
+    order where pytest runs them in the collector's (the manifest's). Once the plugins and conftest.py files
+    are loaded, the session's implementations of the hook say which folders have a collector of their own.
+    pytest 9.2: 3 passed, ``test_z``, ``test_extra``, ``test_a`` in that order, both ways."""
+    conftests = {
+        "installed_plugin": "",
+        "registered_at_run_time": """
+            import importlib
+
+
+            def pytest_configure(config):
+                config.pluginmanager.register(importlib.import_module("dirplugin"), "dirplugin")
+            """,
+        "computed_pytest_plugins": 'pytest_plugins = ["dir" + "plugin"]\n',
+    }
+    site = write_files(tmp_path / "site", _MANIFEST_SITE if origin == "installed_plugin" else {})
+    project = write_files(
+        tmp_path / "project",
+        {
+            "conftest.py": conftests[origin],
+            "pytest.ini": "[pytest]\n",
+            **({} if origin == "installed_plugin" else {"dirplugin.py": _MODULE_MANIFEST_PLUGIN}),
+            "tests/manifest.json": '{"files": ["test_z.py", "check_extra.py", "test_a.py"]}',
+            "tests/test_a.py": _test("test_a"),
+            "tests/test_z.py": _test("test_z"),
+            "tests/check_extra.py": _test("test_extra"),
+            "tests/test_third.py": _test("test_3", "raise AssertionError('not in the manifest')"),
+        },
+    )
+    env = {"PYTHONPATH": str(site)}
+    pytest_run = run_pytest("-p", "no:randomly", "-v", cwd=project, env=env)
+    assert counts_from_pytest(pytest_run.stdout) == {"pass": 3}, pytest_run.output
+    expected = ["tests/test_z.py::test_z", "tests/check_extra.py::test_extra", "tests/test_a.py::test_a"]
+    assert [line.split()[0] for line in pytest_run.stdout.splitlines() if "PASSED" in line] == expected
+    rt_run = run_cli("test", "-p", "no:randomly", cwd=project, env=env)
+    assert summary_counts(rt_run.stderr) == {"pass": 3}, rt_run.output
+    ran = [line.split()[1] for line in rt_run.output.splitlines() if line.startswith("(pass)")]
+    assert ran == ["test_z", "check_extra.py", "test_a"], rt_run.output
+    collected = run_cli("test", "-p", "no:randomly", "--collect-only", cwd=project, env=env)
+    assert _node_ids(collected.stdout) == expected, collected.output

@@ -83,6 +83,8 @@ class ModuleCollection:
     items: list[Any]
     deferred: list[tuple[Suite, bool]] | None
     hook_classes: HookClasses | None
+    #: what each folder's own collector collected (pydirectory.py), None for a folder collected as always
+    folder_collectors: dict[Path, Any]
 
     if TYPE_CHECKING:
 
@@ -319,6 +321,11 @@ class ModuleCollection:
             self._collection_finished()
             return
         nodes = [case.item.node for root, _ in pending for case in root.tests() if case.item is not None]
+        in_collectors_order = False
+        if any(collection is not None for collection in self.folder_collectors.values()):
+            from rt_testrunner.pydirectory import in_collectors_order as sort_by_collectors
+
+            in_collectors_order = sort_by_collectors(nodes, cast("PytestSession", self))
         for node in nodes if self.named_hooks.get("pytest_itemcollected") else ():
             # read again for each item: a plugin whose hook failed is left out of the next calls
             collected_hooks = [hook for _, hook in self.named_hooks.get("pytest_itemcollected", ())]
@@ -349,7 +356,7 @@ class ModuleCollection:
         for root, reorder in pending:
             if reorder:
                 reorder_file(root)
-        self.items_reordered = bool(hooks)
+        self.items_reordered = bool(hooks) or in_collectors_order
         if any(reorder for _, reorder in pending):
             self.items_reordered |= _by_parameters([root for root, _ in pending], nodes)
         self.items = nodes

@@ -15,10 +15,17 @@ that a collector of the suite's own took runs when that collector yielded pytest
 left out otherwise, as pytest never collects it; the folder's unit holds whatever else the collector yielded
 (its items, its file collectors, the modules the walk would not find). Each process asks the hook once per
 folder (:attr:`PytestSession.folder_collectors`), as each pytest-xdist worker collects the whole tree.
+
+The walk reads the hook from the sources, as the fast path; a hook they do not show (an installed plugin's,
+an object registered at run time, a module of a ``pytest_plugins`` built by code) is known once the plugins
+and conftest.py files are loaded, from the session's implementations of the hook: the folders of the run's
+files that then have a collector of their own with something to collect get their units too
+(:func:`folders_to_ask`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +50,8 @@ class Folder:
     modules: set[Path] = attrs.field(factory=set)
     #: what its ``collect()`` raised: the folder's collection error, nothing below it runs
     error: BaseException | None = None
+    #: the path of each node it yielded, in its order (a module's file, a folder's, an item's)
+    order: list[Path] = attrs.field(factory=list)
 
 
 def _pytest_own(collector: Any) -> bool:
@@ -88,6 +97,7 @@ def _gather(folder: Folder, session: PytestSession) -> None:
     if isinstance(collector, pytest.Directory):
         session.load_conftests(Path(collector.path))
     for node in collector.collect() or ():
+        folder.order.append(Path(node.path))
         kind = type(node)
         if (kind.__module__, kind.__name__) == ("_pytest.python", "Module") and walked(node.path, session):
             folder.modules.add(Path(node.path))
@@ -163,3 +173,64 @@ def _build(folder: Folder, into: Suite, session: PytestSession, selectors: tuple
                 into.children.append(suite)
         else:
             add_nodes([entry], Path(entry.path), into, session, selectors)
+
+
+def folders_to_ask(path: Path, session: PytestSession, asked: set[Path]) -> list[TestFile]:
+    """The folder units to try before test module ``path`` is collected: each folder above it (below the
+    rootdir, outermost first) not in ``asked`` (the folders with units of the walk's, and those tried
+    already, which this adds to), while the session has an implementation of the hook. A hook the sources
+    did not show is known by then (an installed plugin's, an object a plugin or an initial conftest.py
+    registered, a module of a computed ``pytest_plugins``), so its folders are asked where the walk would
+    have put their units: before their first test module."""
+    if not session.named_hooks.get(HOOK):
+        return []
+    from rt_testrunner.discovery import TestFile
+
+    root = Path(session.root)
+    units = []
+    for folder in _folders_above(path, session):
+        if folder not in asked:
+            asked.add(folder)
+            relative = folder.relative_to(root).as_posix() if root in folder.parents else folder.as_posix()
+            units.append(TestFile(folder, relative, directory=True))
+    return units
+
+
+def with_units(files: Sequence[TestFile], units: Sequence[TestFile]) -> list[TestFile]:
+    """``files`` with each folder unit before the first file below its folder (where the walk puts one)."""
+    order = list(files)
+    for unit in units:
+        at = next((i for i, f in enumerate(order) if unit.path in f.path.parents), len(order))
+        order.insert(at, unit)
+    return order
+
+
+def in_collectors_order(nodes: list[Any], session: PytestSession) -> bool:
+    """Put the items below each folder a collector of its own took in the order its ``collect()`` yielded
+    their modules, folders and items, as pytest collects them (a manifest's order, not the folder's); each
+    folder's items take the place of its first. Whether anything moved."""
+    moved = False
+    for folder, collection in list(session.folder_collectors.items()):
+        if collection is None:
+            continue
+        paths = [_path_of(node) for node in nodes]
+        at = [i for i, path in enumerate(paths) if path is not None and folder in path.parents]
+        if len(at) < 2:
+            continue
+        ranked = sorted(at, key=lambda i: _yield_index(paths[i], collection.order))  # type: ignore[arg-type]
+        if ranked != at:
+            moved = True
+            inside, taken = [nodes[i] for i in ranked], set(at)
+            kept = [node for i, node in enumerate(nodes) if i not in taken]
+            nodes[:] = [*kept[: at[0]], *inside, *kept[at[0] :]]
+    return moved
+
+
+def _path_of(node: Any) -> Path | None:
+    path = getattr(node, "path", None)
+    return None if path is None else Path(path)
+
+
+def _yield_index(path: Path, order: list[Path]) -> int:
+    """The place of ``path`` among what a collector yielded: the first entry that is it or a folder above it."""
+    return next((i for i, entry in enumerate(order) if entry == path or entry in path.parents), len(order))

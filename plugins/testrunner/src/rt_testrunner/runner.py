@@ -120,6 +120,8 @@ class Runner:
         #: whose import stopped the run then, if one did
         self._precollected = False
         self._stopped_by: TestFile | None = None
+        #: the folder units of a pytest_collect_directory hook the sources did not show (pydirectory.py)
+        self._folder_units: list[TestFile] = []
         #: pytest's usage error for rt test's command line, found once the run is collected, or its internal
         #: error at start-up: the exit status and the line the run stops with before any test (see _refuse)
         self._refused: tuple[int, str] | None = None
@@ -230,6 +232,7 @@ class Runner:
         try:
             with timeouts.installed() as self.executor.alarms:
                 stopped_by = self._collect_pytest_files(files)
+                files = self._with_folder_units(files)
                 for test_file in files if stopped_by is None else [stopped_by]:
                     try:
                         root = self._load(test_file, 1)
@@ -286,6 +289,8 @@ class Runner:
                 stopped_by = self._stopped_by
             else:
                 stopped_by = self._collect_pytest_files(files)
+            if order is files and self._folder_units:  # one process: the late folder units run in turn too
+                files = order = self._with_folder_units(files)
             if self._refused is not None:
                 self._refuse(order, *self._refused)
             elif stopped_by is None and self._collection_failed(files):
@@ -437,6 +442,44 @@ class Runner:
             self._refused = self._stop_at_start_up(files)
             exiting.restore_collector()  # the suite is collected: the tests see Python's thresholds
 
+    def _collect_folder_units(self, test_file: TestFile, asked: set[Path]) -> None:
+        """The folder units of a ``pytest_collect_directory`` hook the walk did not see in the sources
+        (pydirectory.folders_to_ask), collected before ``test_file`` as the walk's would be: those whose
+        folder's own collector collects something beside the test modules run with the files, each before
+        the files of its folder (:meth:`_with_folder_units`)."""
+        from rt_testrunner import pydirectory
+
+        for unit in pydirectory.folders_to_ask(test_file.path, self.session, asked):
+            pending = len(self.session.deferred or ())
+            try:
+                root: Suite | BaseException = collect.load_file(unit, self.session)
+            except Exception as exc:  # noqa: BLE001 - the folder's collection error, reported in its turn
+                root = exc
+            if not (isinstance(root, Suite) and root.flags is collect.IGNORED):
+                self._collected[unit.path] = root
+                self._folder_units.append(unit)
+                self._before_its_files(pending, unit.path)
+
+    def _before_its_files(self, start: int, folder: Path) -> None:
+        """A late folder unit's items (those the collection keeps from ``start`` on) go before those of the
+        files below its folder collected already (the plugins loaded with the first of them) in the
+        session's items, as the walk's unit would be."""
+        pending = self.session.deferred
+        if not pending or len(pending) <= start:
+            return
+        below = {id(r) for p, r in self._collected.items() if folder in p.parents and isinstance(r, Suite)}
+        at = next((i for i, (r, _) in enumerate(pending[:start]) if id(r) in below), None)
+        if at is not None:
+            pending[at:] = [*pending[start:], *pending[at:start]]
+
+    def _with_folder_units(self, files: Sequence[TestFile]) -> Sequence[TestFile]:
+        """``files`` with the folder units found once the hooks were loaded (:meth:`_collect_folder_units`)."""
+        if not self._folder_units:
+            return files
+        from rt_testrunner import pydirectory
+
+        return pydirectory.with_units(files, self._folder_units)
+
     def _stop_at_start_up(self, files: Sequence[TestFile]) -> tuple[int, str] | None:
         """pytest's internal error at start-up (:attr:`PytestSession.internal_error`), else its usage error
         for the command line and the options nothing registered, else for a node id that names nothing
@@ -486,9 +529,12 @@ class Runner:
             print_report_lines(self.session)
 
     def _collect_each(self, files: Sequence[TestFile]) -> TestFile | None:
+        asked = {test_file.path for test_file in files if test_file.directory}  # the walk's folder units
         for test_file in files:
             if self.session.internal_error is not None or self.session.conftest_import_error is not None:
                 break  # pytest stopped at start-up, before collecting
+            if not test_file.directory and self.session.named_hooks.get("pytest_collect_directory"):
+                self._collect_folder_units(test_file, asked)
             if importing.importable(test_file.path) or test_file.custom or test_file.directory:
                 self.collecting(test_file)
                 try:
@@ -499,6 +545,10 @@ class Runner:
                     self._collected[test_file.path] = exc
                     if isinstance(exc, KeyboardInterrupt) or outcomes.classify(exc) is outcomes.Kind.EXIT:
                         return test_file
+        if self.session.named_hooks.get("pytest_collect_directory"):
+            for test_file in files:  # the folders of the files collected before the plugins loaded
+                if not test_file.directory:
+                    self._collect_folder_units(test_file, asked)
         return None
 
     def parts(self, files: Sequence[TestFile]) -> dict[int, tuple[int, ...]]:
