@@ -122,3 +122,32 @@ def test_the_django_settings_variable_loads_the_plugins_of_a_suite_that_never_im
     assert counts_from_pytest(pytest_run.stdout) == {"pass": 2}, pytest_run.output
     rt_run = run_cli("test", "core", cwd=project, env=env)
     assert summary_counts(rt_run.stderr) == {"pass": 2}, rt_run.output
+
+
+def test_an_asserted_identity_with_a_literal_gives_no_syntax_warning(tmp_path: Path) -> None:
+    """azure-core 1.41.0: tests/test_rest_headers.py asserts ``h.get("nope", default="default") is
+    "default"``. pytest's rewrite holds each operand of the comparison in a name, so compiling the module
+    warns of no ``"is" with a literal``; rt kept the literal in the rewritten comparison and showed that
+    SyntaxWarning (31 warnings, pytest 29). Outside an assert both show it. pytest 9.2: 2 passed, 1 warning."""
+    write_files(
+        tmp_path,
+        {
+            "test_literal.py": """
+            def helper(value):
+                return value is "y"
+
+
+            def test_identity():
+                value = None
+                assert value is not "default"
+                assert "x" is not value is not 1
+
+
+            def test_helper():
+                assert not helper("z")
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path, "-p", "no:randomly")
+    assert "2 passed, 1 warning" in pytest_run.output, pytest_run.output
+    assert rt_run.output.count("SyntaxWarning") == 1, rt_run.output
