@@ -418,6 +418,113 @@ def test_a_failed_teardown_is_rerun_as_pytest_rerunfailures_reruns_it(tmp_path: 
     assert [case.get("name") for case in ET.parse(tmp_path / "rt.xml").getroot().iter("testcase")] == expected
 
 
+def test_a_failed_set_up_a_hook_made_passed_is_not_set_up_again_for_the_call(tmp_path: Path) -> None:
+    """A set-up report a ``pytest_runtest_makereport`` hook turns into passed runs the call, as pytest runs it,
+    with the fixture values that were set up: pytest's call fails with ``KeyError: 'broken'`` for the fixture
+    whose set-up raised. rt asked for that fixture again in the call (its set-up ran twice, the call failed
+    with the fixture's error). pytest 9.2: 1 failed, 1 passed, the fixture set up once, the same message."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+
+
+            @pytest.hookimpl(wrapper=True)
+            def pytest_runtest_makereport(item, call):
+                report = yield
+                if report.when == "setup" and report.failed:
+                    report.outcome = "passed"
+                    report.longrepr = None
+                return report
+
+
+            @pytest.fixture
+            def working():
+                return 1
+
+
+            @pytest.fixture
+            def broken(working):
+                with open("set_up.txt", "a") as out:
+                    out.write("broken\\n")
+                raise RuntimeError("fixture fails")
+            """,
+            "test_setup.py": """
+            def test_uses(working, broken):
+                pass
+
+
+            def test_other():
+                pass
+            """,
+        },
+    )
+    set_up = tmp_path / "set_up.txt"
+    pytest_run = run_pytest("-p", "no:randomly", "-rf", cwd=tmp_path)
+    assert "FAILED test_setup.py::test_uses - KeyError: 'broken'" in pytest_run.stdout, pytest_run.output
+    assert set_up.read_text() == "broken\n"
+    set_up.unlink()
+    rt_run = run_cli("test", "-p", "no:randomly", cwd=tmp_path)
+    assert summary_counts(rt_run.stderr) == counts_from_pytest(pytest_run.stdout), rt_run.output
+    assert "KeyError: 'broken'" in rt_run.output, rt_run.output
+    assert "RuntimeError" not in rt_run.output.split("----- Captured")[0]
+    assert set_up.read_text() == "broken\n"
+
+
+def test_the_junit_message_of_a_report_a_hook_made_failed_is_its_crash_line(tmp_path: Path) -> None:
+    """pytest's JUnit ``<failure message=...>`` of a failed report is its crash line
+    (``longrepr.reprcrash.message``): for an expected failure a hook turns into a failure, the exception's
+    ``ValueError: expected``. rt wrote the report's whole text, or the xfail's reason alone (its xfail
+    report kept the reason where pytest's keeps the exception's repr). pytest 9.2: the same messages."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            import pytest
+
+
+            @pytest.hookimpl(wrapper=True)
+            def pytest_runtest_makereport(item, call):
+                report = yield
+                if report.when == "call" and hasattr(report, "wasxfail"):
+                    report.outcome = "failed"
+                    del report.wasxfail
+                return report
+            """,
+            "test_changed.py": """
+            import pytest
+
+
+            @pytest.mark.xfail(reason="known")
+            def test_marked():
+                raise ValueError("expected")
+
+
+            def test_imperative():
+                pytest.xfail("not yet")
+
+
+            @pytest.mark.xfail
+            def test_assert():
+                value = 1
+                assert value == 2
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path, "-p", "no:randomly", "--junitxml", "pytest.xml")
+    assert "3 failed" in pytest_run.stdout, pytest_run.output
+    run_cli("test", "-p", "no:randomly", "--junitxml", "rt.xml", cwd=tmp_path)
+
+    def messages(name: str) -> dict[str, str | None]:
+        root = ET.parse(tmp_path / name).getroot()
+        return {str(case.get("name")): case.find("failure").get("message") for case in root.iter("testcase")}  # type: ignore[union-attr]
+
+    expected = messages("pytest.xml")
+    assert expected["test_marked"] == "ValueError: expected", expected
+    assert messages("rt.xml") == expected
+
+
 def _properties(path: Path) -> dict[str, list[tuple[str | None, str | None]]]:
     """Each ``<testcase>``'s ``<property>`` (name, value) pairs of a JUnit file, by the test's name."""
     return {

@@ -106,8 +106,9 @@ def test_record_testsuite_property_is_written_to_the_junit_file(
     tmp_path: Path, arguments: tuple[str, ...]
 ) -> None:
     """pytest's junitxml writes the run's ``record_testsuite_property`` pairs (values as text) as the
-    ``<properties>`` of its ``<testsuite>``; rt writes them in each file's ``<testsuite>`` (its layout has one
-    per file), also when workers recorded them."""
+    ``<properties>`` of its ``<testsuite>``; rt writes them once, in the first file's ``<testsuite>`` (its
+    layout has one per file), also when workers recorded them (rt wrote them in each file's: a reader of the
+    file's properties saw each pair twice)."""
     write_files(tmp_path, PROPERTY_PROJECT)
     run_pytest("--junitxml", str(tmp_path / "pytest.xml"), cwd=tmp_path)
     expected = _suite_properties(ElementTree.parse(tmp_path / "pytest.xml").getroot().find("testsuite"))  # type: ignore[arg-type]
@@ -116,9 +117,11 @@ def test_record_testsuite_property_is_written_to_the_junit_file(
     assert run.code == 0, run.output
     suites = ElementTree.parse(tmp_path / "rt.xml").getroot().findall("testsuite")
     assert len(suites) == 2
-    for suite in suites:
-        assert sorted(_suite_properties(suite)) == sorted(expected)
-        assert suite[0].tag == "properties"  # the schema's place for them: the suite's first child
+    assert sorted(_suite_properties(suites[0])) == sorted(expected)
+    assert suites[0][0].tag == "properties"  # the schema's place for them: the suite's first child
+    assert _suite_properties(suites[1]) == []
+    every = [(p.get("name"), p.get("value")) for p in ElementTree.parse(tmp_path / "rt.xml").iter("property")]
+    assert sorted(every) == sorted(expected)
 
 
 LIVE_LOG_PROJECT = {

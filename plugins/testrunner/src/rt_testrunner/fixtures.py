@@ -843,6 +843,10 @@ class Setup:
         self.loop_leases: list[LoopKey] = []
         #: ``request._fixture_defs``, what plugins store there (pytest-factoryboy)
         self.fixture_defs: dict[str, Any] = {}
+        #: the set-up raised and a ``pytest_runtest_makereport`` hook made its report passed: the call runs
+        #: with the values set up, and a fixture that is not is pytest's ``KeyError`` of its name, not asked
+        #: for again
+        self.incomplete = False
 
     def chain_to(self, fixture: FixtureDef | None) -> tuple[FixtureDef, ...]:
         """The fixtures being set up down to ``fixture``, when it is the one being set up now (a request made

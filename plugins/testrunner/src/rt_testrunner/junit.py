@@ -61,7 +61,11 @@ def _seconds(value: float) -> str:
 
 def whole_message(failure: TestFailure) -> str:
     """The failure's whole message: every line of it (a diff, a multi-line exception text), without the
-    traceback lines that follow it in ``details``."""
+    traceback lines that follow it in ``details``. A pytest failure (``pytest.fail``, a failed report a hook
+    changed) carries it whole in its message: for a report, its crash line, as pytest's junitxml writes
+    ``reprcrash.message`` rather than the report's whole text."""
+    if failure.kind == "Failed" and failure.message:
+        return failure.message
     details = failure.details or failure.message
     lines: list[str] = []
     for line in details.splitlines():
@@ -207,8 +211,10 @@ class JUnitReporter:
             '<?xml version="1.0" encoding="UTF-8"?>',
             f'<testsuites name="rt test"{counts.attributes()} time="{_seconds(event.duration)}">',
         ]
+        properties = event.testsuite_properties
         for suite in self.files.values():
-            self._suite(lines, suite, 1, top=True, properties=event.testsuite_properties)
+            self._suite(lines, suite, 1, top=True, properties=properties)
+            properties = ()  # once, as pytest writes them: a reader gathering every suite's sees each pair once
         lines.append("</testsuites>")
         return "\n".join(lines) + "\n"
 
@@ -221,7 +227,8 @@ class JUnitReporter:
         properties: Sequence[tuple[str, str]] = (),
     ) -> None:
         """A suite and what it holds. ``properties``: the run's ``record_testsuite_property`` pairs, which pytest
-        writes in its one ``<testsuite>``, written in each file's (rt's top-level suites) as their first child."""
+        writes in its one ``<testsuite>``, written in the first file's (rt's top-level suites) as its first
+        child."""
         pad = "  " * depth
         counts = _Counts.of([suite])
         time = suite.duration if suite.duration is not None else sum(c.duration for c in suite.all_cases())

@@ -111,13 +111,14 @@ def _default_report(
         kind = classify(error)
         if kind is Kind.SKIP:
             longrepr = (location[0], (location[1] or 0) + 1, f"Skipped: {reason(error)}")
-        elif outcome == "skipped":
-            extra["wasxfail"] = reason(error) if kind is Kind.XFAIL else xfail[0] if xfail else ""
-            longrepr = reason(error)
         else:
+            # an expected failure's report keeps the exception's repr, as pytest's skipping plugin only
+            # changes its outcome: a hook that makes it failed again has pytest's crash line
             excinfo = pytest.ExceptionInfo.from_exception(error)
             excinfo.traceback = _users_entries(excinfo.traceback)
             longrepr = excinfo.getrepr(style="short")
+        if outcome == "skipped" and kind is not Kind.SKIP:
+            extra["wasxfail"] = reason(error) if kind is Kind.XFAIL else xfail[0] if xfail else ""
     return pytest.TestReport(
         node.nodeid,
         location,
@@ -183,7 +184,8 @@ def error_from(report: Any) -> BaseException | None:
         longrepr = report.longrepr
         why = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else text
         return pytest.skip.Exception(str(why).removeprefix("Skipped: "))
-    return ReportedFailure(text or f"{report.nodeid}: the {report.when} report says failed")
+    crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", "")
+    return ReportedFailure(text or f"{report.nodeid}: the {report.when} report says failed", str(crash or ""))
 
 
 def _users_entries(traceback: Any) -> Any:

@@ -62,11 +62,13 @@ class ExpectedFailure(Exception):
 class ReportedFailure(Exception):
     """A failed report of a pytest test that rt did not make the failure of (a plugin's
     ``pytest_runtest_makereport`` hook changed the outcome, a plain ``pytest_runtest_protocol`` logged it):
-    the report's text is the whole failure, as ``pytest.fail(text)``'s."""
+    the report's text is the whole failure, as ``pytest.fail(text)``'s; ``crash``, the report's crash line
+    (``longrepr.reprcrash.message``) when it has one, is its message, as pytest's JUnit file writes it."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, crash: str = "") -> None:
         super().__init__(text)
         self.msg = text
+        self.crash = crash
 
 
 def _names(exc: BaseException) -> list[tuple[str, str]]:

@@ -203,7 +203,12 @@ async def _phases(item: PyItem) -> None:
         # the xfail mark (set in the set-up, or added by the test): every phase's report is made with it
         mark = state.xfail if state is not None else None
         if report_hooks:
-            setup_error = _make_report(item, "setup", setup_error, started, report_hooks, mark)
+            raised, setup_error = (
+                setup_error,
+                _make_report(item, "setup", setup_error, started, report_hooks, mark),
+            )
+            if raised is not None and setup_error is None and item.setup is not None:
+                item.setup.incomplete = True  # a hook made the failed set-up's report passed
         if setup_error is not None:
             if state is not None:
                 state.setup_error = True
@@ -541,6 +546,8 @@ async def _call_item(item: PyItem, setup: Setup) -> None:
     }
     missing = [name for name, value in kwargs.items() if value is NOTSET]
     for name in missing:
+        if setup.incomplete:
+            raise KeyError(name)  # pytest's call reads the fixture values set up: ``funcargs[name]``
         kwargs[name] = await setup.get(name)
 
     async def call_function() -> bool:

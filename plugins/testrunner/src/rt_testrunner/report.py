@@ -82,13 +82,11 @@ class Recorder(Tally):
             if outcome.xfail is not None and outcomes.xfail_applies(error, outcome.xfail):
                 return TestStatus.XFAIL, None, outcome.xfail[0]
             if kind is outcomes.Kind.FAIL:
-                return (
-                    TestStatus.FAIL,
-                    _plain_failure(
-                        outcomes.reason(error) or "Failed", "Failed", self.location(case.location)
-                    ),
-                    "",
+                failure = _plain_failure(
+                    outcomes.reason(error) or "Failed", "Failed", self.location(case.location)
                 )
+                crash = getattr(error, "crash", "")  # a changed report's crash line (ReportedFailure)
+                return TestStatus.FAIL, attrs.evolve(failure, message=crash) if crash else failure, ""
         elif outcome.xfail is not None and not outcome.timed_out:
             reason, _, strict = outcome.xfail
             if strict:
