@@ -561,7 +561,7 @@ def test_a_tell_at_the_end_leaves_the_capture_appending() -> None:
     test.add("out", "DEF")
     assert test.positions == {}
     test.add("out", "g")
-    assert test.out == ["ABCDEF", "g"]
+    assert "".join(test.out) == "ABCDEFg"
     assert test.seek("out", 0, 1) == 7
 
     fixture = CaptureFixture()
@@ -573,7 +573,106 @@ def test_a_tell_at_the_end_leaves_the_capture_appending() -> None:
     fixture.write("out", "g")
     assert fixture.seek("out", 0, 1) == 7
     assert fixture._positions == {}
-    assert fixture._taken["out"] == ["abcdEF", "g"]
+    assert "".join(fixture._taken["out"]) == "abcdEFg"
+
+
+def test_writes_over_the_captured_output_cost_what_they_write() -> None:
+    """After a ``seek`` back, each write over the captured output joined the phase's whole output again and
+    cut it anew (O(output) per write: a test writing a file's lines over 1 MB of output after ``seek(0)``
+    copied it once per line). The first write splits the text at the position once; the later ones append
+    and move past as much of the rest, which is never copied again (the same text object) until something
+    reads the output. The same for ``capsys``'s streams; the text is what a file would hold."""
+    import io
+
+    from rt_testrunner.builtin_fixtures import CaptureFixture
+    from rt_testrunner.capture import Capture
+
+    lines = [f"line {n:05}\n" for n in range(2000)]
+    writes = [f"LINE {n:05}!\n" for n in range(1000)]
+    expected = io.StringIO()
+    expected.write("".join(lines))
+    expected.seek(0)
+    expected.write("".join(writes))
+    overwritten = expected.getvalue()
+
+    test = Capture()
+    for line in lines:
+        test.add("out", line)
+    test.seek("out", 0, 0)
+    test.add("out", writes[0])
+    rest = test.tails["out"][0]
+    for number, text in enumerate(writes[1:], 2):
+        test.add("out", text)
+        assert test.tails["out"][0] is rest  # not joined again
+        assert len(test.out) == number  # a piece per write (nothing was before the place of the first)
+    assert test.seek("out", 0, 1) == sum(map(len, writes))
+    assert test.phase_output()[0] == overwritten
+    test.add("out", "x")  # read, the stream is still where the writes left it: over the next character
+    expected.write("x")
+    assert test.phase_output()[0] == expected.getvalue()
+
+    fixture = CaptureFixture()
+    for line in lines:
+        fixture.write("out", line)
+    fixture.seek("out", 0, 0)
+    fixture.write("out", writes[0])
+    rest = fixture._tails["out"][0]
+    for text in writes[1:]:
+        fixture.write("out", text)
+        assert fixture._tails["out"][0] is rest
+    assert fixture.readouterr().out == overwritten
+
+
+def test_many_writes_over_the_captured_output_give_what_pytests_file_holds(tmp_path: Path) -> None:
+    """The end-to-end side: 1,500 lines written over 3,000 after ``seek(0)``, captured and under ``capsys``,
+    read back as a file holds them (``tell()`` where the writes left it). pytest 9.2: 2 passed; rt the same
+    with ``--capture=fd`` and ``--capture=sys``."""
+    root = write_files(
+        tmp_path,
+        {
+            "test_over.py": """
+    import io
+    import sys
+
+    LINES = [f"line {n:05}\\n" for n in range(3000)]
+    WRITES = [f"LINE {n:05}!\\n" for n in range(1500)]
+
+
+    def expected():
+        file = io.StringIO()
+        file.write("".join(LINES))
+        file.seek(0)
+        file.write("".join(WRITES))
+        return file.getvalue()
+
+
+    def write_over():
+        for line in LINES:
+            sys.stdout.write(line)
+        sys.stdout.seek(0)
+        for line in WRITES:
+            sys.stdout.write(line)
+        assert sys.stdout.tell() == sum(map(len, WRITES))
+
+
+    def test_captured():
+        write_over()
+        sys.stdout.seek(0)
+        assert sys.stdout.read() == expected()
+
+
+    def test_under_capsys(capsys):
+        write_over()
+        assert capsys.readouterr().out == expected()
+    """
+        },
+    )
+    by_pytest = run_pytest("-p", "no:randomly", cwd=root, timeout=180)
+    assert "2 passed" in by_pytest.stdout, by_pytest.output
+    for capture in ("fd", "sys"):
+        result = run_cli("test", "-p", "no:randomly", f"--capture={capture}", cwd=root, timeout=180)
+        assert result.code == 0, result.output
+        assert " 2 pass" in result.stderr
 
 
 _REPORTER_READS = """

@@ -56,6 +56,8 @@ class CaptureFixture:
         self._pushed = {"out": 0, "err": 0}
         #: where each stream is once the test sought in it (capture_file.py); absent: at the end
         self._positions: dict[str, int] = {}
+        #: what follows a stream's position while the test writes over it (capture_file.write_at)
+        self._tails: dict[str, tuple[str, int]] = {}
 
     def _start(self) -> None:
         capture.route_streams()  # -s: the fixture's streams replace the routers, not the terminal's
@@ -85,7 +87,11 @@ class CaptureFixture:
         if which in self._positions:  # after a seek before the end: over what is there, as into CaptureIO
             from rt_testrunner.capture_file import write_at
 
-            after = write_at(self._taken[which], 0, self._positions[which], text)
+            tail, after = write_at(
+                self._taken[which], 0, self._positions[which], text, self._tails.pop(which, None)
+            )
+            if tail is not None:
+                self._tails[which] = tail
             if after is None:
                 del self._positions[which]  # at the end again: appends
             else:
@@ -139,14 +145,25 @@ class CaptureFixture:
             self._pushed[which] = len(taken)
 
     def _collect(self) -> None:
-        """What reached the fixture other than through :meth:`write`, added to ``_taken``."""
+        """What reached the fixture other than through :meth:`write`, added to ``_taken`` (after the text
+        past a stream's position, which joins it first: see :meth:`_settle`)."""
+        self._settle()
+
+    def _settle(self) -> None:
+        """The text after a stream's position, while the test writes over it, joins ``_taken`` again."""
+        if self._tails:
+            from rt_testrunner.capture_file import settle
+
+            for which, tail in self._tails.items():
+                settle(self._taken[which], tail)
+            self._tails.clear()
 
     def readouterr(self) -> CaptureResult:
         self._collect()
         out, err = ("".join(self._taken[which]) for which in ("out", "err"))
         self._taken = {"out": [], "err": []}
         self._pushed = {"out": 0, "err": 0}
-        self._positions = {}  # pytest's fixture truncates its file and seeks to 0
+        self._positions, self._tails = {}, {}  # pytest's fixture truncates its file and seeks to 0
         if self._binary:
             return CaptureResult(out.encode(), err.encode())
         return CaptureResult(out, err)
@@ -202,6 +219,7 @@ class FdCaptureFixture(CaptureFixture):
             temporary.close()
 
     def _collect(self) -> None:
+        self._settle()
         for which, entry in zip(("out", "err"), self._files, strict=True):
             temporary, position = entry
             temporary.seek(position)

@@ -94,6 +94,7 @@ class Capture:
 
     def drain(self) -> None:
         """Move what the files hold into the test's output, and close them."""
+        self.settle()
         files, self.files = self.files, {}
         for which, file in files.items():
             file.seek(0)
@@ -110,6 +111,20 @@ class Capture:
     #: per stream, the running length of the phase's output: ``(phase start, pieces counted, their length)``,
     #: so ``tell()`` after each print counts the new pieces only, not the whole output again
     lengths: dict[str, tuple[int, int, int]] = attrs.field(factory=dict, init=False)
+    #: per stream writing over its phase's output after a ``seek``: what follows its position
+    #: (capture_file.write_at); the output is whole again once :meth:`settle` joins it
+    tails: dict[str, tuple[str, int]] = attrs.field(factory=dict, init=False)
+
+    def settle(self) -> None:
+        """The text after a stream's position joins its output again (:attr:`tails`): before anything but
+        a write reads the output."""
+        if self.tails:
+            from rt_testrunner.capture_file import settle
+
+            for which, tail in self.tails.items():
+                settle(self.out if which == "out" else self.err, tail)
+            self.tails.clear()
+            self.lengths.clear()
 
     def seek(self, which: str, offset: int, whence: int) -> int:
         """``sys.stdout.seek`` while the test's output is captured: pytest's ``sys.stdout`` is a file (its
@@ -118,6 +133,8 @@ class Capture:
         sys.stdout)`` seeks to 0, and its tests read the CSV back from the stream it returns)."""
         from rt_testrunner.capture_file import place, sought
 
+        if which in self.tails and (offset, whence) == (0, 1):  # tell() while writing over: no end to count
+            return self.positions[which]
         length = self._phase_length(which)
         return place(self.positions, which, sought(length, self.positions.get(which), offset, whence), length)
 
@@ -138,6 +155,7 @@ class Capture:
         it is, as a file's (past the new end, the next write leaves a gap)."""
         from rt_testrunner.capture_file import place, truncate_to
 
+        self.settle()
         position = self.positions.get(which, self._phase_length(which))
         size = position if size is None else size
         truncate_to(self.out if which == "out" else self.err, self._phase_start(which), size)
@@ -148,13 +166,21 @@ class Capture:
     def _write_at(self, which: str, text: str) -> None:
         """A write after a ``seek`` to before the end: at the stream's position, over what the phase wrote
         there, as into pytest's capture file (a write after ``seek(0)`` overwrites, it does not append);
-        once it reaches the end, the stream appends again."""
+        once it reaches the end, the stream appends again. What reached the descriptors joins the output
+        first (the whole output, then, when it is split at the position)."""
         from rt_testrunner.capture_file import write_at
 
-        self.phase_output()
+        descriptors = _DESCRIPTORS[0] if _DESCRIPTORS else None
+        if descriptors is not None and descriptors.owner is self:
+            self.settle()
+            descriptors.drain()
         pieces = self.out if which == "out" else self.err
-        after = write_at(pieces, self._phase_start(which), self.positions[which], text)
+        tail, after = write_at(
+            pieces, self._phase_start(which), self.positions[which], text, self.tails.pop(which, None)
+        )
         self.lengths.pop(which, None)
+        if tail is not None:
+            self.tails[which] = tail
         if after is None:
             del self.positions[which]
         else:
@@ -163,6 +189,7 @@ class Capture:
     def _phase_length(self, which: str) -> int:
         """How long the running phase's output of stream ``which`` is, counting only the pieces added since
         the last count (what reached the descriptors joins the pieces first)."""
+        self.settle()
         descriptors = _DESCRIPTORS[0] if _DESCRIPTORS else None
         if descriptors is not None and descriptors.owner is self:
             descriptors.drain()
@@ -189,6 +216,7 @@ class Capture:
     def enter(self, when: str) -> None:
         """A pytest test enters phase ``when``: what it writes from now on is shown under that phase's
         title (``Captured stdout setup``), as pytest's report sections are."""
+        self.settle()
         self.positions.clear()
         if self.fixture is not None:
             self.fixture.push()  # what capsys took and the test did not read: the previous phase's too
@@ -230,6 +258,7 @@ class Capture:
 
     def phase_output(self) -> tuple[str, str]:
         """What the test wrote to stdout and stderr in the phase running now (all of it outside phases)."""
+        self.settle()
         descriptors = _DESCRIPTORS[0] if _DESCRIPTORS else None
         if descriptors is not None and descriptors.owner is self:
             descriptors.drain()  # what reached descriptors 1 and 2 so far (--capture=fd) joins the output
@@ -239,6 +268,7 @@ class Capture:
     def report(self) -> str:
         """The sections shown under a failure, as pytest titles them: per phase for a pytest test, a phase's
         stdout, stderr and log, then the next phase's."""
+        self.settle()
         if not self.phases:
             return "\n".join(_sections("", self.out, self.err, self.log))
         sections: list[str] = []

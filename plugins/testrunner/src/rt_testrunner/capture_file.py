@@ -8,9 +8,9 @@ file's position semantics once a test has sought, on the pieces from ``start`` (
 ``capsys`` has not handed back yet).
 
 A position at the end of the text is no position (:func:`place`): ``tell()`` is ``seek(0, 1)``, and a
-stream that stored the end as a position would write every later piece through :func:`write_at`, which
-joins the whole text each time (30,000 prints after one ``tell()`` took 17 s instead of 0.1 s). Writes at
-the end append a piece, as before any seek.
+stream that stored the end as a position would write every later piece through :func:`write_at` (30,000
+prints after one ``tell()`` took 17 s instead of 0.1 s when each such write joined the whole text). Writes
+at the end append a piece, as before any seek; writes before it cost what they write (:func:`write_at`).
 """
 
 from __future__ import annotations
@@ -43,17 +43,42 @@ def place(positions: dict[str, int], which: str, position: int, length: int) -> 
     return position
 
 
-def write_at(pieces: list[str], start: int, position: int, written: str) -> int | None:
-    """Write ``written`` at ``position`` of the text ``pieces[start:]`` make, over what is there (past the end,
-    the gap is NUL characters, as a file's); the position after it, None when that is the end of the text."""
-    text = "".join(pieces[start:])
-    if position >= len(text):
-        pieces.append("\0" * (position - len(text)) + written)
-        return None
-    del pieces[start:]
-    after = position + len(written)
-    pieces.append(text[:position] + written + text[after:])
-    return None if after >= len(text) else after
+#: what follows a stream's position while it writes over its text: that text, and where in it the part not
+#: yet written over starts (:func:`write_at`)
+Tail = tuple[str, int]
+
+
+def write_at(
+    pieces: list[str], start: int, position: int, written: str, tail: Tail | None
+) -> tuple[Tail | None, int | None]:
+    """Write ``written`` at ``position`` of the text ``pieces[start:]`` make (and ``tail``'s rest), over what
+    is there (past the end, the gap is NUL characters, as a file's). The first such write splits the text at
+    the position once: the pieces keep what is before it, the tail what follows; each write then appends to
+    the pieces and moves past as much of the tail, so a run of writes costs what they write, not the
+    output's length each (a test writing a file's lines after ``seek(0)``). Returns the tail left and the
+    position after the write, both None at the end of the text (the stream appends again). The text is whole
+    again once the tail's rest joins the pieces (:func:`settle`), before anything else reads it."""
+    if tail is None:
+        text = "".join(pieces[start:])
+        if position >= len(text):
+            pieces.append("\0" * (position - len(text)) + written)
+            return None, None
+        del pieces[start:]
+        if position:
+            pieces.append(text[:position])
+        tail = (text, position)
+    text, at = tail
+    pieces.append(written)
+    at += len(written)
+    if at >= len(text):
+        return None, None
+    return (text, at), position + len(written)
+
+
+def settle(pieces: list[str], tail: Tail | None) -> None:
+    """The rest of ``tail`` (what a stream writing over its text has not reached) joins ``pieces`` again."""
+    if tail is not None and tail[1] < len(tail[0]):
+        pieces.append(tail[0][tail[1] :])
 
 
 def truncate_to(pieces: list[str], start: int, size: int) -> None:
