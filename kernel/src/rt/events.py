@@ -188,6 +188,9 @@ class RunFinished:
     #: ``record_testsuite_property(name, value)`` pairs of the run, values as text (pytest's junitxml writes
     #: them as the ``<properties>`` of its ``<testsuite>``)
     testsuite_properties: tuple[tuple[str, str], ...] = ()
+    #: reports plugins logged in a category of their own (pytest-retry's ``retried``), by category in the
+    #: order first seen, as pytest's summary line counts them after its own ("1 passed, 2 retried")
+    categories: tuple[tuple[str, int], ...] = ()
 
     @property
     def tests(self) -> int:

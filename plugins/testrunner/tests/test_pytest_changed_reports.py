@@ -266,6 +266,47 @@ def test_a_retry_inside_the_makereport_hook_counts_as_its_last_attempt(tmp_path:
     assert (pytest_run.code, rt_run.code) == (1, 1)
 
 
+@pytest.mark.parametrize("arguments", [(), ("--parallel", "2")], ids=["one_process", "parallel"])
+def test_a_plugins_own_category_of_logged_reports_is_in_the_summary(
+    tmp_path: Path, arguments: tuple[str, ...]
+) -> None:
+    """pytest-retry 1.7.0's default ``retry_outcome`` is ``retried``, a category of its own that pytest's
+    summary line counts after its own (``1 failed, 2 passed, 3 retried``); rt's summary said nothing of it.
+    The same retrying wrapper as above with that word: pytest 9.2 and rt the same counts and ``3 retried``."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": RETRYING_CONFTEST.replace('"rerun"', '"retried"').replace("RERUN", "RETRIED"),
+            "test_retried.py": """
+            import pytest
+
+            RUNS = []
+
+
+            @pytest.mark.retried(2)
+            def test_passes_on_its_second_attempt():
+                RUNS.append(1)
+                assert len(RUNS) >= 2
+
+
+            @pytest.mark.retried(2)
+            def test_fails_each_attempt():
+                assert False
+
+
+            def test_plain():
+                pass
+            """,
+            "test_more.py": "def test_more():\n    pass\n",
+        },
+    )
+    pytest_run = run_pytest("-p", "no:randomly", cwd=tmp_path)
+    assert "1 failed, 3 passed, 3 retried" in pytest_run.stdout, pytest_run.output
+    rt_run = run_cli("test", "-p", "no:randomly", *arguments, cwd=tmp_path)
+    assert summary_counts(rt_run.stderr) == counts_from_pytest(pytest_run.stdout), rt_run.output
+    assert "\n 3 retried\n" in rt_run.stderr, rt_run.output
+
+
 #: a plain ``pytest_runtest_protocol`` running pytest's ``runtestprotocol`` and logging its reports (flaky's
 #: and repeat plugins' way)
 PLAIN_PROTOCOL = """

@@ -58,6 +58,8 @@ class Outcome:
     subtests_passed: int = 0
     #: reports a plugin logged as reruns of the test (``TestState.reruns_logged``)
     reruns_logged: int = 0
+    #: reports a plugin logged in a category of its own (``TestState.categories_logged``)
+    categories_logged: dict[str, int] = attrs.Factory(dict)
     #: the error came from tearing down a pytest scope (:class:`ScopeTeardown`)
     scope_teardown: bool = False
 
@@ -419,6 +421,7 @@ class Executor:
         outcome.subtests = tuple(state.subtests)
         outcome.subtests_passed = state.subtests_passed
         outcome.reruns_logged = state.reruns_logged
+        outcome.categories_logged = state.categories_logged
         return outcome
 
     async def hooks(

@@ -497,6 +497,7 @@ class Pool:
             self.file_reports.append((worker, finished.file, done.reports))
         self.filtered_out += done.filtered_out
         self.recorder.reruns += done.reruns
+        self.recorder.add_categories(dict(done.categories))
         self.recorder.subtests_passed += done.subtests_passed
         self.recorder.warnings += done.warnings
         self.recorder.testsuite_properties += done.testsuite_properties

@@ -170,12 +170,34 @@ _OUTCOMES = ("passed", "failed", "skipped")
 def _count_rerun(item: PyItem, report: Any) -> None:
     """A report a plugin logs with an outcome of its own (pytest-retry logs a failed attempt as
     ``retry_outcome``) counts under the category its ``pytest_report_teststatus`` gives, as pytest's terminal
-    counts it: ``rerun`` is the summary's `` N rerun``; another word is not counted by rt."""
+    counts it: ``rerun`` is the summary's `` N rerun``, another word of the plugin's (pytest-retry's default
+    ``retried``) a `` N retried`` line of its own, as pytest's ``2 passed, 1 retried``."""
     config = item.session.config
     status = config.hook.pytest_report_teststatus(report=report, config=config)
     state = CURRENT.get()
-    if state is not None and isinstance(status, tuple) and status and status[0] == "rerun":
+    if state is None or not isinstance(status, tuple) or not status or not isinstance(status[0], str):
+        return
+    category = status[0]
+    if category == "rerun":
         state.reruns_logged += 1
+    elif category and category not in _PYTEST_CATEGORIES:
+        state.categories_logged[category] = state.categories_logged.get(category, 0) + 1
+
+
+#: the categories of pytest's own summary, which rt counts from its results
+_PYTEST_CATEGORIES = frozenset(
+    {
+        "passed",
+        "failed",
+        "skipped",
+        "error",
+        "xfailed",
+        "xpassed",
+        "deselected",
+        "warnings",
+        "subtests passed",
+    }
+)
 
 
 def item_hooks(item: PyItem) -> ItemHooks:

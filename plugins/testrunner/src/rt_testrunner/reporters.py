@@ -128,6 +128,7 @@ def summary_lines(event: RunFinished) -> list[str]:
         lines.append(f" {event.xpassed} xpass")
     if event.reruns:
         lines.append(f" {event.reruns} rerun")
+    lines.extend(f" {number} {category}" for category, number in event.categories if number)
     if event.subtests_passed:
         lines.append(f" {event.subtests_passed} subtests passed")  # pytest 9's words, "1 subtests passed" too
     if event.warnings:

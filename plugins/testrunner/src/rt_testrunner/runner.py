@@ -1108,6 +1108,8 @@ class Runner:
                 recorder.reruns += 1
         recorder.subtests_passed += outcome.subtests_passed
         recorder.reruns += outcome.reruns_logged
+        if outcome.categories_logged:
+            recorder.add_categories(outcome.categories_logged)
         if case.item is not None:
             self.session.testsfailed += (status in (TestStatus.FAIL, TestStatus.ERROR)) + (
                 outcome.teardown_error is not None and status is not TestStatus.XFAIL

@@ -40,6 +40,8 @@ class TestState:
     #: reports a plugin logged as reruns of the test (pytest's ``rerun`` category: pytest-retry's with
     #: ``retry_outcome = "rerun"``), counted in the summary's `` N rerun`` as pytest's terminal counts them
     reruns_logged: int = 0
+    #: reports a plugin logged in a category of its own (pytest-retry's default ``retried``), by category
+    categories_logged: dict[str, int] = attrs.Factory(dict)
 
 
 CURRENT: contextvars.ContextVar[TestState | None] = contextvars.ContextVar("rt_test_state", default=None)

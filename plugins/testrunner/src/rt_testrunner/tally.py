@@ -26,6 +26,8 @@ class Tally:
         #: attempts of pytest-style tests run again after a failure (pytest-rerunfailures' ``N rerun``; the
         #: runner counts them: the spec's tests print no such count)
         self.reruns = 0
+        #: reports plugins logged in a category of their own (pytest-retry's ``retried``), by category
+        self.categories: dict[str, int] = {}
         self.bailed = False
         self.interrupted = False
         #: ``pytest.exit(msg, returncode=N)``'s N, the status the run then exits with (exit_status.py)
@@ -85,7 +87,13 @@ class Tally:
             testsuite_properties=tuple(self.testsuite_properties),
             snapshots=snapshots,
             reruns=self.reruns,
+            categories=tuple(self.categories.items()),
         )
+
+    def add_categories(self, counts: dict[str, int]) -> None:
+        """Count reports of plugins' own categories (:attr:`categories`)."""
+        for category, number in counts.items():
+            self.categories[category] = self.categories.get(category, 0) + number
 
     def record(self, event: TestFinished) -> None:
         self.counts[event.status] += 1

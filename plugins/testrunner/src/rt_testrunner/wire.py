@@ -227,6 +227,8 @@ class FileDone:
     obsolete: tuple[str, ...] = ()  # the obsolete snapshots' names, for the list after the summary
     interrupted: bool = False  # KeyboardInterrupt or pytest.exit() in this file: the run stops
     reruns: int = 0  # attempts of this file's pytest-style tests run again (pytest-rerunfailures' ` N rerun`)
+    #: this file's reports of plugins' own categories (pytest-retry's ``retried``), by category
+    categories: tuple[tuple[str, int], ...] = ()
     #: a pytest-style file failed to collect, so the worker ran no test (only the collection errors are
     #: reported): the run ends as pytest's does, "Interrupted: N errors during collection"
     collection_stopped: bool = False

@@ -70,6 +70,7 @@ class _Forwarder:
             obsolete=tuple(names[self._sent_obsolete :]),
             interrupted=runner.recorder.interrupted,
             reruns=runner.recorder.reruns - self._sent_reruns,
+            categories=tuple(runner.recorder.categories.items()),
             collection_stopped=runner.collection_stopped,
             exit_code=runner.recorder.exit_code,
             interrupt_reason=runner.recorder.interrupt_reason,
@@ -90,6 +91,7 @@ class _Forwarder:
         self._sent_collection = True
         self._sent_filtered = runner.filtered_out
         self._sent_reruns = runner.recorder.reruns
+        runner.recorder.categories.clear()  # sent: each file's counts once
         self._sent_subtests = runner.recorder.subtests_passed
         self._sent_snapshots = counts
         self._sent_obsolete = len(names)
