@@ -58,6 +58,45 @@ def test_records_of_a_logger_that_does_not_propagate_reach_caplog_and_the_report
     assert "server.access:test_quiet.py:9 served one request" in rt_run.stderr, rt_run.output
 
 
+def test_the_report_handler_on_a_logger_that_does_not_propagate_is_a_stream_handler(tmp_path: Path) -> None:
+    """The handler pytest's logging plugin puts on such a logger for the test's report is its
+    ``LogCaptureHandler``, a ``logging.StreamHandler`` over a text buffer; code under test that looks at its
+    logger's handlers (``isinstance(h, logging.StreamHandler)``, ``h.stream``) found rt's a plain
+    ``logging.Handler``, with no stream. pytest 9.2: 2 passed (with ``caplog``, its handler is one more)."""
+    write_files(
+        tmp_path,
+        {
+            "test_handlers.py": """
+            import io
+            import logging
+
+            quiet = logging.getLogger("library.quiet")
+            quiet.propagate = False
+
+
+            def stream_handlers():
+                return sorted(
+                    type(handler).__name__
+                    for handler in quiet.handlers
+                    if isinstance(handler, logging.StreamHandler) and isinstance(handler.stream, io.StringIO)
+                )
+
+
+            def test_without_caplog():
+                assert "LogCaptureHandler" in stream_handlers(), quiet.handlers
+
+
+            def test_with_caplog(caplog):
+                quiet.warning("seen")
+                assert caplog.messages == ["seen"]
+                assert len(stream_handlers()) >= 2, quiet.handlers
+            """
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path)
+    assert summary_counts(rt_run.stderr) == {"pass": 2}, (pytest_run.output, rt_run.output)
+
+
 def test_pytest_assertrepr_compare_of_conftest_files_explains_failed_comparisons(tmp_path: Path) -> None:
     """pytest calls ``pytest_assertrepr_compare(config, op, left, right)`` for each failed comparison of a
     rewritten assert, the deeper conftest.py first; the first non-empty answer is the explanation, and with

@@ -770,10 +770,17 @@ class _InputRouter(io.TextIOBase):
 
 
 def _log_handler() -> Any:
-    """The root logger's handler that appends each record to the running test's capture."""
+    """The root logger's handler that appends each record to the running test's capture. It is of pytest's
+    kind, a ``logging.StreamHandler`` over a text buffer (pytest's report handler is its
+    ``LogCaptureHandler``), so code under test that inspects the handlers of a logger that does not propagate
+    (where rt puts it too, :func:`attach_to_unpropagating`) finds a stream handler with a ``stream``; its
+    ``emit`` is rt's own, no slower than a plain handler's, and the buffer stays empty."""
     import logging
 
-    class _LogHandler(logging.Handler):
+    class LogCaptureHandler(logging.StreamHandler):  # type: ignore[type-arg]
+        def __init__(self) -> None:
+            super().__init__(io.StringIO())
+
         def emit(self, record: logging.LogRecord) -> None:
             capture = _found()  # a passthrough capture's too: logging is captured under -s
             if capture is not None:
@@ -782,7 +789,7 @@ def _log_handler() -> Any:
                 except Exception:  # noqa: BLE001 - a record that cannot be formatted must not fail the test
                     self.handleError(record)
 
-    handler = _LogHandler()
+    handler = LogCaptureHandler()
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     return handler
 
