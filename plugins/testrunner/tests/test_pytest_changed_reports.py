@@ -323,6 +323,52 @@ def pytest_runtest_protocol(item, nextitem):
 """
 
 
+@pytest.mark.parametrize("arguments", [(), ("--parallel", "2")], ids=["one_process", "parallel"])
+def test_each_report_a_plain_protocol_logs_is_counted(tmp_path: Path, arguments: tuple[str, ...]) -> None:
+    """A plain ``pytest_runtest_protocol`` that runs a test twice and logs both runs' reports (flaky 3.8.1
+    runs an xfail test twice): pytest's terminal counts every logged report, 2 xfailed for one test. rt took
+    the last report of each phase and counted the test once. pytest 9.2: 1 failed, 3 passed, 2 skipped,
+    2 xfailed for these four tests run twice each (one failing its first run only)."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": PLAIN_PROTOCOL.replace(
+                "    for report in runtestprotocol(",
+                "    for report in runtestprotocol(item, nextitem=item, log=False):\n"
+                "        item.ihook.pytest_runtest_logreport(report=report)\n"
+                "    for report in runtestprotocol(",
+            ),
+            "test_twice.py": """
+            import pytest
+
+            RUNS = []
+
+
+            @pytest.mark.xfail(reason="known")
+            def test_expected():
+                assert False
+
+
+            def test_passes():
+                pass
+
+
+            def test_fails_first():
+                RUNS.append(1)
+                assert len(RUNS) > 1
+
+
+            def test_skips():
+                pytest.skip("not here")
+            """,
+        },
+    )
+    pytest_run = run_pytest("-p", "no:randomly", cwd=tmp_path)
+    assert "1 failed, 3 passed, 2 skipped, 2 xfailed" in pytest_run.stdout, pytest_run.output
+    rt_run = run_cli("test", "-p", "no:randomly", *arguments, cwd=tmp_path)
+    assert summary_counts(rt_run.stderr) == counts_from_pytest(pytest_run.stdout), rt_run.output
+
+
 def test_a_plain_protocols_report_a_wrapper_changed_counts_as_changed(tmp_path: Path) -> None:
     """A plain ``pytest_runtest_protocol`` that runs pytest's ``runtestprotocol`` and logs the reports (flaky's
     and repeat plugins' way) with a makereport wrapper that skips a failed test: the logged report is

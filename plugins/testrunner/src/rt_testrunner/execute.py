@@ -60,6 +60,8 @@ class Outcome:
     reruns_logged: int = 0
     #: reports a plugin logged in a category of its own (``TestState.categories_logged``)
     categories_logged: dict[str, int] = attrs.Factory(dict)
+    #: results of reports logged before the last ones (``TestState.logged_earlier``)
+    logged_earlier: tuple[tuple[str, str, str], ...] = ()
     #: the error came from tearing down a pytest scope (:class:`ScopeTeardown`)
     scope_teardown: bool = False
 
@@ -422,6 +424,7 @@ class Executor:
         outcome.subtests_passed = state.subtests_passed
         outcome.reruns_logged = state.reruns_logged
         outcome.categories_logged = state.categories_logged
+        outcome.logged_earlier = tuple(state.logged_earlier)
         return outcome
 
     async def hooks(

@@ -208,10 +208,33 @@ def item_hooks(item: PyItem) -> ItemHooks:
     return found  # type: ignore[no-any-return]
 
 
+def _counted(report: Any) -> tuple[str, str, str] | None:
+    """What pytest's terminal counts a logged report as (``passed``, ``failed``, ``error``, ``skipped``,
+    ``xfailed``, ``xpassed``), with its reason and text; None for a passed set-up or teardown, which it does
+    not count, and a plugin's own outcome (counted by :func:`_count_rerun`)."""
+    text = str(getattr(report, "longreprtext", "") or "")
+    xfail = str(getattr(report, "wasxfail", ""))
+    if report.outcome == "passed":
+        if report.when != "call":
+            return None
+        return ("xpassed", xfail, "") if hasattr(report, "wasxfail") else ("passed", "", "")
+    if report.outcome == "skipped":
+        if hasattr(report, "wasxfail"):
+            return "xfailed", xfail, ""
+        longrepr = report.longrepr
+        why = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else text
+        return "skipped", str(why).removeprefix("Skipped: "), ""
+    if report.outcome == "failed":
+        return ("failed" if report.when == "call" else "error"), "", text
+    return None
+
+
 def settle(item: PyItem) -> None:
     """The test's outcome from the reports the plain protocol logged (the last one of each phase): a failed
     teardown is its teardown error, a set-up that did not pass or a call that did not pass raises what that
-    phase raised (rt counts a failure, an error, a skip or an xfail from it, as pytest counts the reports)."""
+    phase raised (rt counts a failure, an error, a skip or an xfail from it, as pytest counts the reports).
+    The reports logged before those (a test run and logged twice: flaky's xfail test) are results of their
+    own, as pytest's terminal counts every logged report (``TestState.logged_earlier``)."""
     hooks = item_hooks(item)
     last: dict[str, Any] = {}
     for report in hooks.logged:
@@ -223,6 +246,14 @@ def settle(item: PyItem) -> None:
             last[report.when] = report
     state = CURRENT.get()
     if state is not None:
+        kept = {id(report) for report in last.values()}
+        state.logged_earlier = [
+            counted
+            for report in hooks.logged
+            if id(report) not in kept and report.nodeid == item.nodeid and report.when in _PHASES
+            for counted in [_counted(report)]
+            if counted is not None
+        ]
         teardown = last.get("teardown")
         # a skipped teardown (xfailed under the mark, or pytest.skip()) counts as pytest counts it too
         state.teardown_error = (

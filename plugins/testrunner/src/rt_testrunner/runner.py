@@ -1108,6 +1108,8 @@ class Runner:
                 recorder.reruns += 1
         recorder.subtests_passed += outcome.subtests_passed
         recorder.reruns += outcome.reruns_logged
+        for category, reason, text in outcome.logged_earlier:
+            recorder.record(_logged_result(test_file, case, _LOGGED_STATUS[category], reason, text, location))
         if outcome.categories_logged:
             recorder.add_categories(outcome.categories_logged)
         if case.item is not None:
@@ -1225,6 +1227,39 @@ def _attempt_result(
         properties=_properties(case),
         at_setup=outcome.setup_error,
     )
+
+
+#: the status of each category pytest's terminal counts a logged report in
+_LOGGED_STATUS = {
+    "passed": TestStatus.PASS,
+    "failed": TestStatus.FAIL,
+    "error": TestStatus.ERROR,
+    "skipped": TestStatus.SKIP,
+    "xfailed": TestStatus.XFAIL,
+    "xpassed": TestStatus.XPASS,
+}
+
+
+def _logged_result(
+    test_file: TestFile, case: TestCase, status: TestStatus, reason: str, text: str, location: Location | None
+) -> TestFinished:
+    """A result of a report a plain ``pytest_runtest_protocol`` logged before the test's last ones."""
+    from rt_testrunner.failures import plain_failure
+
+    failure = plain_failure(text or "failed", "Failed", location) if status in _FAILED else None
+    return TestFinished(
+        test_file.relative,
+        case.path,
+        status,
+        0.0,
+        failure=failure,
+        location=location,
+        reason=reason,
+        suite_lines=case.suite.lines,
+    )
+
+
+_FAILED = (TestStatus.FAIL, TestStatus.ERROR)
 
 
 def _rerun_for_teardown(status: TestStatus, outcome: Outcome) -> bool:

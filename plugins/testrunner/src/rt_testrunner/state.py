@@ -42,6 +42,10 @@ class TestState:
     reruns_logged: int = 0
     #: reports a plugin logged in a category of its own (pytest-retry's default ``retried``), by category
     categories_logged: dict[str, int] = attrs.Factory(dict)
+    #: reports a plain ``pytest_runtest_protocol`` logged before the last one of each phase, each a result
+    #: pytest counts: (its category: ``passed``, ``failed``, ``error``, ``skipped``, ``xfailed``, ``xpassed``;
+    #: the reason; the failure's text)
+    logged_earlier: list[tuple[str, str, str]] = attrs.Factory(list)
 
 
 CURRENT: contextvars.ContextVar[TestState | None] = contextvars.ContextVar("rt_test_state", default=None)
