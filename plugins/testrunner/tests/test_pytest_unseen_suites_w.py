@@ -151,3 +151,32 @@ def test_an_asserted_identity_with_a_literal_gives_no_syntax_warning(tmp_path: P
     pytest_run, rt_run = same_counts_as_pytest(tmp_path, "-p", "no:randomly")
     assert "2 passed, 1 warning" in pytest_run.output, pytest_run.output
     assert rt_run.output.count("SyntaxWarning") == 1, rt_run.output
+
+
+def test_the_frames_under_a_test_have_locals_of_a_small_repr(tmp_path: Path) -> None:
+    """django-debug-toolbar 8.0.0: its SQL panel, with stack-trace locals on, formats the locals of every
+    frame under each query, the runner's too. rt's frames held lists of its tests and suites, whose generated
+    reprs spelled out the whole tree (78 MB of text for a file of 200 tests, 5 s for one query): the suite's
+    test_insert_locals took 5 s alone and the whole run did not end in 10 minutes (pytest: 67 s). pytest's
+    nodes have short reprs (``<Function test_x>``); rt's tests and suites now too. pytest 9.2: 151 passed."""
+    tests = "".join(f"\n\n            def test_n{number}():\n                pass\n" for number in range(150))
+    write_files(
+        tmp_path,
+        {
+            "test_locals.py": """
+            import sys
+            from pprint import pformat
+
+
+            def test_locals_of_the_frames_below():
+                frame, size = sys._getframe(), 0
+                while frame is not None:
+                    size += len(pformat(frame.f_locals))
+                    frame = frame.f_back
+                assert size < 2_000_000
+            """
+            + tests,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path, "-p", "no:randomly")
+    assert "151 passed" in pytest_run.output, pytest_run.output

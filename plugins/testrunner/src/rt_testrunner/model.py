@@ -16,7 +16,7 @@ from rt.events import Location
 HOOK_KINDS = ("before_all", "before_each", "after_each", "after_all")
 
 
-@attrs.define(eq=False)
+@attrs.define(eq=False, repr=False)
 class TestCase:
     """One declared test. ``args`` are the row of ``test.each``; ``flags`` are the chained qualifiers."""
 
@@ -40,8 +40,14 @@ class TestCase:
     def has(self, flag: str) -> bool:
         return flag in self.flags or self.suite.inherits(flag)
 
+    def __repr__(self) -> str:
+        # short, as pytest's ``<Function test_x>``: code that formats the locals of the frames under a test
+        # (django-debug-toolbar 8.0.0's SQL panel with stack-trace locals) reads the runner's frames, whose
+        # lists of tests and suites made a generated repr of the whole tree (78 MB for 200 tests)
+        return f"<TestCase {' > '.join(self.path)}>"
 
-@attrs.define(eq=False)
+
+@attrs.define(eq=False, repr=False)
 class Suite:
     """A file's root suite (``name is None``) or a ``describe`` block."""
 
@@ -70,6 +76,9 @@ class Suite:
         if self.parent is None or self.name is None:
             return ()
         return (*self.parent.lines, self.location.line if self.location is not None else 0)
+
+    def __repr__(self) -> str:
+        return f"<Suite {' > '.join(self.path)}>"  # short, as the test's (see TestCase.__repr__)
 
     def record_collect_error(self, exc: BaseException) -> None:
         """This suite's node failed to collect (a pytest test class, a conftest.py's collector): the error goes
