@@ -612,6 +612,36 @@ def test_the_junit_message_of_a_report_a_hook_made_failed_is_its_crash_line(tmp_
     assert messages("rt.xml") == expected
 
 
+def test_the_junit_message_of_a_fixtures_pytest_fail_keeps_every_line(tmp_path: Path) -> None:
+    """The crash line is the message only of a failure whose details do not begin with it (a report's text):
+    a fixture's ``pytest.fail`` of two lines keeps both in the JUnit ``message``, as pytest's
+    ``failed on setup with "Failed: first line\\nsecond line"`` (a rule on the failure's kind alone cut it to
+    its first line)."""
+    write_files(
+        tmp_path,
+        {
+            "test_fails.py": """
+            import pytest
+
+
+            @pytest.fixture
+            def broken():
+                pytest.fail("first line\\nsecond line")
+
+
+            def test_uses(broken):
+                pass
+            """,
+        },
+    )
+    pytest_run = run_pytest("-p", "no:randomly", "--junitxml", "pytest.xml", cwd=tmp_path)
+    error = ET.parse(tmp_path / "pytest.xml").getroot().find(".//error")
+    assert error is not None and "first line\nsecond line" in str(error.get("message")), pytest_run.output
+    rt_run = run_cli("test", "-p", "no:randomly", "--junitxml", "rt.xml", cwd=tmp_path)
+    error = ET.parse(tmp_path / "rt.xml").getroot().find(".//error")
+    assert error is not None and "first line\nsecond line" in str(error.get("message")), rt_run.output
+
+
 def _properties(path: Path) -> dict[str, list[tuple[str | None, str | None]]]:
     """Each ``<testcase>``'s ``<property>`` (name, value) pairs of a JUnit file, by the test's name."""
     return {

@@ -61,12 +61,13 @@ def _seconds(value: float) -> str:
 
 def whole_message(failure: TestFailure) -> str:
     """The failure's whole message: every line of it (a diff, a multi-line exception text), without the
-    traceback lines that follow it in ``details``. A pytest failure (``pytest.fail``, a failed report a hook
-    changed) carries it whole in its message: for a report, its crash line, as pytest's junitxml writes
-    ``reprcrash.message`` rather than the report's whole text."""
-    if failure.kind == "Failed" and failure.message:
-        return failure.message
+    traceback lines that follow it in ``details``. A failure whose details do not begin with its message (a
+    failed report a hook changed, whose details are the report's text) has its message apart: the report's
+    crash line, as pytest's junitxml writes ``reprcrash.message`` rather than the report's whole text."""
     details = failure.details or failure.message
+    head = failure.message.splitlines()[0] if failure.message else ""
+    if head and head not in details.splitlines()[0]:
+        return failure.message
     lines: list[str] = []
     for line in details.splitlines():
         if line.startswith(("    at ", "      at ")):
