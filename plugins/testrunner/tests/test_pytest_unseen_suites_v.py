@@ -98,3 +98,44 @@ def test_a_block_inside_a_marked_module_sees_the_modules_marks(tmp_path: Path) -
     assert "describe_block::parametrizes_it[given]" in rt_run.output or "4 pass" in rt_run.output, (
         rt_run.output
     )
+
+
+def test_the_captured_streams_descriptor_is_made_with_the_real_os_functions(tmp_path: Path) -> None:
+    """celery 5.7.0: t/unit/utils/test_platforms.py's ``test_DaemonContext.test_open`` patches ``os.open``
+    (and ``os.close``, ``os.dup2``) with mocks, then opens a ``DaemonContext``, which asks ``sys.stdout`` and
+    ``sys.stderr`` for their descriptors. pytest's captured streams are files it opened before the test; rt
+    made the file when the test first asked, with ``tempfile``, through the patched ``os.open``: "TypeError:
+    expected integer from opener", one failed more than pytest. pytest 9.2: 3 passed."""
+    write_files(
+        tmp_path,
+        {
+            "test_daemon.py": """
+            import builtins
+            import os
+            import sys
+            from unittest import mock
+
+
+            def test_descriptors_under_a_mocked_os_open():
+                with mock.patch("os.open") as opened, mock.patch("os.close"):
+                    descriptors = [stream.fileno() for stream in (sys.stdout, sys.stderr)]
+                assert all(isinstance(fd, int) for fd in descriptors)
+                opened.assert_not_called()
+                print("after")
+
+
+            def test_descriptor_under_a_mocked_open():
+                with mock.patch("builtins.open", mock.mock_open()), mock.patch("io.open", mock.mock_open()):
+                    fd = sys.stdout.fileno()
+                assert isinstance(fd, int)
+                os.write(fd, b"written to the descriptor")
+
+
+            def test_output_after():
+                print("plain")
+                assert builtins.open is not None
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path, "-p", "no:randomly")
+    assert "3 passed" in pytest_run.output, pytest_run.output

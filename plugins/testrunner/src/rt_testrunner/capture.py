@@ -30,6 +30,8 @@ from rt_testrunner.real_os import RealOs
 
 #: held while a test's stream file is made (:meth:`Capture.fileno`)
 _FILES_LOCK = threading.Lock()
+#: the raw file class over a descriptor, as it was when rt started (a test may patch ``io`` or ``open``)
+_FILE_IO = io.FileIO
 
 LOG_FORMAT = "%(levelname)-8s %(name)s:%(filename)s:%(lineno)d %(message)s"
 
@@ -87,9 +89,9 @@ class Capture:
         with _FILES_LOCK:
             found = self.files.get(which)
             if found is None:
-                import tempfile
-
-                found = self.files[which] = tempfile.TemporaryFile(buffering=0)
+                # made with the real descriptor functions: the test may have patched ``os.open`` (celery
+                # 5.7.0's DaemonContext test asks for ``sys.stdout.fileno()`` under a mocked one)
+                found = self.files[which] = _FILE_IO(_temporary_descriptor(), "r+")
             return int(found.fileno())
 
     def drain(self) -> None:
