@@ -180,3 +180,29 @@ def test_the_frames_under_a_test_have_locals_of_a_small_repr(tmp_path: Path) -> 
     )
     pytest_run, rt_run = same_counts_as_pytest(tmp_path, "-p", "no:randomly")
     assert "151 passed" in pytest_run.output, pytest_run.output
+
+
+def test_an_option_no_plugin_registers_is_named_as_asked(tmp_path: Path) -> None:
+    """django-polymorphic at its GitHub head (4.11.3): its conftest.py's ``pytest_configure`` asks for
+    pytest-playwright's ``--headed``, which, without that plugin, is pytest's ``ValueError: no option named
+    '--headed'``; rt named it ``'headed'``. A test here compares the message. pytest 9.2: 2 passed."""
+    write_files(
+        tmp_path,
+        {
+            "test_options.py": """
+            import pytest
+
+
+            def test_dashed(request):
+                with pytest.raises(ValueError, match="^no option named '--headed'$"):
+                    request.config.getoption("--headed")
+
+
+            def test_plain(request):
+                with pytest.raises(ValueError, match="^no option named 'headed'$"):
+                    request.config.getoption("headed")
+            """,
+        },
+    )
+    pytest_run, rt_run = same_counts_as_pytest(tmp_path, "-p", "no:randomly")
+    assert "2 passed" in pytest_run.output, pytest_run.output

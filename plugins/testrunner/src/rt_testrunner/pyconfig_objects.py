@@ -397,7 +397,9 @@ class Config:
                 return default
             if skip:
                 raise skip_exception(f"no {name!r} option found")
-            raise ValueError(f"no option named {dest!r}")
+            # the name as asked, as pytest's (no option registers it, so it maps to no attribute):
+            # django-polymorphic's conftest.py asks for pytest-playwright's "--headed"
+            raise ValueError(f"no option named {name!r}")
         return value
 
     getvalue = getoption
