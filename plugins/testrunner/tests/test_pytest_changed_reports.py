@@ -642,6 +642,67 @@ def test_the_junit_message_of_a_fixtures_pytest_fail_keeps_every_line(tmp_path: 
     assert error is not None and "first line\nsecond line" in str(error.get("message")), rt_run.output
 
 
+def test_only_rerun_and_rerun_except_choose_the_errors_pytest_rerunfailures_reruns(tmp_path: Path) -> None:
+    """pytest-rerunfailures 16.7 reruns a failed attempt only when each failed phase's error (``Type: text``,
+    or one it was raised from) matches an ``--only-rerun`` pattern and none a ``--rerun-except`` one, the
+    ``flaky`` mark's ``only_rerun`` first. rt reran every failure (a teardown's too): 2 passed, 2 skipped,
+    2 errors, 2 rerun where pytest 9.2 counts 1 passed, 1 skipped, 2 errors for the teardowns."""
+    write_files(
+        tmp_path,
+        {
+            "test_filtered_reruns.py": """
+            import pytest
+
+            RUNS = {}
+
+
+            def first_run(name):
+                RUNS[name] = RUNS.get(name, 0) + 1
+                return RUNS[name] == 1
+
+
+            @pytest.fixture
+            def teardown_fails():
+                yield
+                raise RuntimeError("teardown boom")
+
+
+            def test_teardown_fails(teardown_fails):
+                pass
+
+
+            def test_skips_then_teardown_fails(teardown_fails):
+                pytest.skip("skipped in the call")
+
+
+            def test_value_error_once():
+                if first_run("value"):
+                    raise ValueError("first value")
+
+
+            def test_key_error_from_a_value_error_once():
+                if first_run("key"):
+                    try:
+                        raise ValueError("inner")
+                    except ValueError as exc:
+                        raise KeyError("outer") from exc
+
+
+            @pytest.mark.flaky(reruns=1, only_rerun=["KeyError"])
+            def test_marked_for_key_errors_only():
+                if first_run("marked"):
+                    raise ValueError("not the kind the mark wants")
+            """,
+        },
+    )
+    plugins = ("-p", "no:randomly", "-p", "rerunfailures", "--reruns", "1")
+    pytest_run, _ = same_counts_as_pytest(tmp_path, *plugins, "--only-rerun", "ValueError")
+    assert "1 failed, 3 passed, 1 skipped, 2 errors, 2 rerun" in pytest_run.stdout, pytest_run.output
+    excepted = ("--rerun-except", "RuntimeError", "--rerun-except", "Key.*outer")
+    pytest_run, _ = same_counts_as_pytest(tmp_path, *plugins, *excepted)
+    assert "2 failed, 2 passed, 1 skipped, 2 errors, 1 rerun" in pytest_run.stdout, pytest_run.output
+
+
 def _properties(path: Path) -> dict[str, list[tuple[str | None, str | None]]]:
     """Each ``<testcase>``'s ``<property>`` (name, value) pairs of a JUnit file, by the test's name."""
     return {

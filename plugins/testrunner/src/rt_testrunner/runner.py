@@ -1088,6 +1088,8 @@ class Runner:
             teardown_only = case.item is not None and _rerun_for_teardown(status, outcome)
             if not (retried or teardown_only) or attempt > retries:
                 break
+            if case.item is not None and self._rerun_refused(case, outcome, retried, timeout_ms):
+                break
             if failure is not None:
                 earlier.append(failure)
             elif teardown_only:
@@ -1179,6 +1181,18 @@ class Runner:
             )
         if interrupted:
             recorder.interrupt(outcomes.exit_code(outcome.error))
+
+    def _rerun_refused(self, case: TestCase, outcome: Outcome, call_failed: bool, timeout_ms: int) -> bool:
+        """pytest-rerunfailures' ``--only-rerun``/``--rerun-except`` refuse to rerun this attempt of a pytest
+        test for the error of its failed set-up or call (``call_failed``) or of its failed teardown."""
+        from rt_testrunner.reruns import rerun_refused
+
+        errors = [outcome.error] if call_failed else []
+        if outcome.teardown_error is not None:
+            if self.recorder.judge_teardown(outcome, timeout_ms)[0] is TestStatus.ERROR:
+                errors.append(outcome.teardown_error)
+        assert case.item is not None
+        return rerun_refused(self.session.config, case.item.node, errors)
 
     def _stop_when_asked(self, recorder: Recorder) -> None:
         """A plugin's or conftest.py's ``session.shouldfail`` or ``session.shouldstop`` (pytest's stepwise, a
