@@ -642,6 +642,47 @@ def test_the_junit_message_of_a_fixtures_pytest_fail_keeps_every_line(tmp_path: 
     assert error is not None and "first line\nsecond line" in str(error.get("message")), rt_run.output
 
 
+def test_a_failed_teardown_after_an_imperative_xfail_is_rerun_as_pytest_rerunfailures_reruns_it(
+    tmp_path: Path,
+) -> None:
+    """The teardown report of a test that called ``pytest.xfail()`` with no xfail mark has no ``wasxfail``:
+    pytest-rerunfailures 16.7 reruns the test for it as for any failed teardown, while a marked test's failed
+    teardown is an expected failure it leaves alone. rt reran only after a passed or skipped call: 4 xfailed,
+    1 xpassed, 1 error where pytest 9.2 counts 5 xfailed, 1 xpassed, 1 error, 1 rerun."""
+    write_files(
+        tmp_path,
+        {
+            "test_xfail_teardowns.py": """
+            import pytest
+
+
+            @pytest.fixture
+            def teardown_fails():
+                yield
+                raise RuntimeError("teardown boom")
+
+
+            @pytest.mark.xfail(reason="marked")
+            def test_marked_and_failing(teardown_fails):
+                assert 0
+
+
+            @pytest.mark.xfail(reason="marked")
+            def test_marked_and_passing(teardown_fails):
+                pass
+
+
+            def test_imperative_xfail(teardown_fails):
+                pytest.xfail("imperative")
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(
+        tmp_path, "-p", "no:randomly", "-p", "rerunfailures", "--reruns", "1"
+    )
+    assert "5 xfailed, 1 xpassed, 1 error, 1 rerun" in pytest_run.stdout, pytest_run.output
+
+
 def test_only_rerun_and_rerun_except_choose_the_errors_pytest_rerunfailures_reruns(tmp_path: Path) -> None:
     """pytest-rerunfailures 16.7 reruns a failed attempt only when each failed phase's error (``Type: text``,
     or one it was raised from) matches an ``--only-rerun`` pattern and none a ``--rerun-except`` one, the

@@ -1085,10 +1085,11 @@ class Runner:
             status, failure, reason = recorder.judge(case, outcome, timeout_ms)
             # a pytest test's set-up error is retried too, as pytest-rerunfailures reruns any failed phase
             retried = status is TestStatus.FAIL or (case.item is not None and status is TestStatus.ERROR)
-            teardown_only = case.item is not None and _rerun_for_teardown(status, outcome)
+            teardown_failed = case.item is not None and self._teardown_failed(outcome, timeout_ms)
+            teardown_only = teardown_failed and not retried
             if not (retried or teardown_only) or attempt > retries:
                 break
-            if case.item is not None and self._rerun_refused(case, outcome, retried, timeout_ms):
+            if case.item is not None and self._rerun_refused(case, outcome, retried, teardown_failed):
                 break
             if failure is not None:
                 earlier.append(failure)
@@ -1182,15 +1183,25 @@ class Runner:
         if interrupted:
             recorder.interrupt(outcomes.exit_code(outcome.error))
 
-    def _rerun_refused(self, case: TestCase, outcome: Outcome, call_failed: bool, timeout_ms: int) -> bool:
+    def _teardown_failed(self, outcome: Outcome, timeout_ms: int) -> bool:
+        """A pytest test's teardown failed as its report says: an error, not the expected failure of a test
+        marked xfail nor a skip. pytest-rerunfailures reruns the test for it whatever the call's report was,
+        an imperative ``pytest.xfail()``'s too (its teardown report has no ``wasxfail``)."""
+        return (
+            outcome.teardown_error is not None
+            and self.recorder.judge_teardown(outcome, timeout_ms)[0] is TestStatus.ERROR
+        )
+
+    def _rerun_refused(
+        self, case: TestCase, outcome: Outcome, call_failed: bool, teardown_failed: bool
+    ) -> bool:
         """pytest-rerunfailures' ``--only-rerun``/``--rerun-except`` refuse to rerun this attempt of a pytest
         test for the error of its failed set-up or call (``call_failed``) or of its failed teardown."""
         from rt_testrunner.reruns import rerun_refused
 
         errors = [outcome.error] if call_failed else []
-        if outcome.teardown_error is not None:
-            if self.recorder.judge_teardown(outcome, timeout_ms)[0] is TestStatus.ERROR:
-                errors.append(outcome.teardown_error)
+        if teardown_failed:
+            errors.append(outcome.teardown_error)
         assert case.item is not None
         return rerun_refused(self.session.config, case.item.node, errors)
 
@@ -1274,12 +1285,6 @@ def _logged_result(
 
 
 _FAILED = (TestStatus.FAIL, TestStatus.ERROR)
-
-
-def _rerun_for_teardown(status: TestStatus, outcome: Outcome) -> bool:
-    """A pytest test whose call passed or skipped and whose teardown failed: pytest-rerunfailures reruns it
-    for the failed teardown report (one with ``wasxfail``, an xfail test's, it leaves alone)."""
-    return outcome.teardown_error is not None and status in (TestStatus.PASS, TestStatus.SKIP)
 
 
 def _in_files_order(files: Sequence[TestFile], collected: dict[Path, Any], items: Sequence[Any]) -> bool:
