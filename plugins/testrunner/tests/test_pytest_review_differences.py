@@ -4,6 +4,7 @@ in the workers, with ``--parallel=2``), and compares what a suite or a plugin ca
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -673,6 +674,75 @@ def test_many_writes_over_the_captured_output_give_what_pytests_file_holds(tmp_p
         result = run_cli("test", "-p", "no:randomly", f"--capture={capture}", cwd=root, timeout=180)
         assert result.code == 0, result.output
         assert " 2 pass" in result.stderr
+
+
+def test_capsys_writes_each_phase_into_a_file_of_its_own(tmp_path: Path) -> None:
+    """pytest's ``capsys`` closes its ``CaptureIO`` after each phase (what the test did not read goes to the
+    phase's section) and opens a new one: a ``seek(0)`` in the call is at the start of the call's file, not
+    of what set-up printed. rt sought in everything the fixture took since the last ``readouterr()``, and,
+    since session 17's writes over the output, cut that in the wrong place: the call's section was
+    ``Zdefgh`` (before: no call section at all). pytest 9.2: 1 failed, 1 passed; the call's section
+    ``XYZ``, the teardown's ``td``; ``readouterr()`` still gives set-up's output with the call's."""
+    root = write_files(
+        tmp_path,
+        {
+            "test_phases.py": """
+    import sys
+
+    import pytest
+
+
+    @pytest.fixture
+    def printed(capsys):
+        print("abcdefgh")
+        yield capsys
+        sys.stdout.seek(0)
+        sys.stdout.write("td")
+
+
+    def test_written_over_in_the_call(printed):
+        sys.stdout.seek(0)
+        sys.stdout.write("XY")
+        print(sys.stdout.tell(), file=sys.stderr)
+        sys.stdout.write("Z")
+        assert 0
+
+
+    def test_the_call_has_a_file_of_its_own(printed):
+        assert sys.stdout.tell() == 0
+        sys.stdout.seek(0)
+        assert sys.stdout.read() == ""
+        sys.stdout.write("XY")
+        assert sys.stdout.seek(0, 2) == 2
+        sys.stdout.seek(1)
+        sys.stdout.write("Q")
+        sys.stdout.seek(0)
+        assert sys.stdout.read() == "XQ"
+        sys.stdout.write("1234")
+        sys.stdout.truncate(3)
+        assert sys.stdout.tell() == 6
+        out, err = printed.readouterr()
+        assert out == "abcdefgh\\nXQ1", repr(out)
+        sys.stdout.write("after")
+        sys.stdout.seek(2)
+        sys.stdout.write("-")
+        assert printed.readouterr().out == "af-er"
+    """
+        },
+    )
+    by_pytest = run_pytest("-p", "no:randomly", cwd=root, timeout=180)
+    assert "1 failed, 1 passed" in by_pytest.stdout, by_pytest.output
+    for section in ("stdout setup -+\nabcdefgh\n", "stdout call -+\nXYZ\n", "stdout teardown -+\ntd\n"):
+        assert re.search(f"Captured {section}", by_pytest.stdout), section
+    for capture in ("fd", "sys"):
+        result = run_cli("test", "-p", "no:randomly", f"--capture={capture}", cwd=root, timeout=180)
+        assert " 1 pass" in result.stderr, result.output
+        assert " 1 fail" in result.stderr
+        for section in ("stdout setup", "stdout call", "stdout teardown"):
+            assert by_pytest.stdout.count(f"Captured {section} -") == 1, section
+            assert result.output.count(f"Captured {section} -") == 1, section
+        assert "----- Captured stdout call -----\nXYZ\n" in result.output
+        assert "----- Captured stdout teardown -----\ntd\n" in result.output
 
 
 _REPORTER_READS = """

@@ -52,9 +52,11 @@ class CaptureFixture:
         self._test: capture.Capture | None = None
         self._token: Any = None
         self._taken: dict[str, list[str]] = {"out": [], "err": []}
-        #: how much of ``_taken`` the test's captured output has already (:meth:`push`)
+        #: how much of ``_taken`` the test's captured output has already (:meth:`push`): the pieces after it
+        #: are the file the stream is in this phase, as pytest's fixture opens a new one each phase
         self._pushed = {"out": 0, "err": 0}
-        #: where each stream is once the test sought in it (capture_file.py); absent: at the end
+        #: where each stream is in this phase's file once the test sought in it (capture_file.py); absent:
+        #: at the end
         self._positions: dict[str, int] = {}
         #: what follows a stream's position while the test writes over it (capture_file.write_at)
         self._tails: dict[str, tuple[str, int]] = {}
@@ -88,7 +90,11 @@ class CaptureFixture:
             from rt_testrunner.capture_file import write_at
 
             tail, after = write_at(
-                self._taken[which], 0, self._positions[which], text, self._tails.pop(which, None)
+                self._taken[which],
+                self._pushed[which],
+                self._positions[which],
+                text,
+                self._tails.pop(which, None),
             )
             if tail is not None:
                 self._tails[which] = tail
@@ -96,7 +102,6 @@ class CaptureFixture:
                 del self._positions[which]  # at the end again: appends
             else:
                 self._positions[which] = after
-            self._pushed[which] = min(self._pushed[which], len(self._taken[which]))
             return
         self._taken[which].append(text)
 
@@ -104,7 +109,7 @@ class CaptureFixture:
         from rt_testrunner.capture_file import place, sought
 
         self._collect()
-        length = sum(map(len, self._taken[which]))
+        length = sum(map(len, self._taken[which][self._pushed[which] :]))
         return place(
             self._positions, which, sought(length, self._positions.get(which), offset, whence), length
         )
@@ -115,7 +120,7 @@ class CaptureFixture:
         self._collect()
         if which not in self._positions:
             return ""
-        whole = "".join(self._taken[which])
+        whole = "".join(self._taken[which][self._pushed[which] :])
         text, position = read_from(whole, self._positions[which], size)
         place(self._positions, which, position, len(whole))
         return text
@@ -124,17 +129,20 @@ class CaptureFixture:
         from rt_testrunner.capture_file import place, truncate_to
 
         self._collect()
-        position = self._positions.get(which, sum(map(len, self._taken[which])))
+        start = self._pushed[which]
+        position = self._positions.get(which, sum(map(len, self._taken[which][start:])))
         size = position if size is None else size
-        truncate_to(self._taken[which], 0, size)
-        self._pushed[which] = min(self._pushed[which], len(self._taken[which]))
-        place(self._positions, which, position, sum(map(len, self._taken[which])))
+        truncate_to(self._taken[which], start, size)
+        place(self._positions, which, position, sum(map(len, self._taken[which][start:])))
         return size
 
     def fileno(self, which: str) -> int:
         raise io.UnsupportedOperation("fileno")
 
     def push(self) -> None:
+        """What the fixture took this phase and the test did not read, given to the test's captured output;
+        the next phase writes to a new file, at its start (pytest's fixture closes its ``CaptureIO`` after
+        each phase and opens another: a ``seek(0)`` in the call does not reach what set-up printed)."""
         self._collect()
         assert self._test is not None
         for which, taken in self._taken.items():
@@ -143,6 +151,7 @@ class CaptureFixture:
                 if text:
                     self._test.take(which, text)
             self._pushed[which] = len(taken)
+        self._positions = {}
 
     def _collect(self) -> None:
         """What reached the fixture other than through :meth:`write`, added to ``_taken`` (after the text
