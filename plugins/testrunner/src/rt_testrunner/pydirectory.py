@@ -208,21 +208,38 @@ def with_units(files: Sequence[TestFile], units: Sequence[TestFile]) -> list[Tes
 def in_collectors_order(nodes: list[Any], session: PytestSession) -> bool:
     """Put the items below each folder a collector of its own took in the order its ``collect()`` yielded
     their modules, folders and items, as pytest collects them (a manifest's order, not the folder's); each
-    folder's items take the place of its first. Whether anything moved."""
-    moved = False
-    for folder, collection in list(session.folder_collectors.items()):
-        if collection is None:
+    folder's items take the place of its first. Whether anything moved.
+
+    Linear in the items (times the depth of their folders): each item's path is read once, each collector's
+    order becomes a map from path to place once, and every folder's items move in one pass, so a suite of
+    many folders with collectors of their own (or one big manifest) sorts as fast as a plain one."""
+    collections = {folder: c for folder, c in session.folder_collectors.items() if c is not None}
+    places = {folder: _first_places(collection.order) for folder, collection in collections.items()}
+    owner: list[Path | None] = []  # the outermost collector folder above each item
+    keys: list[tuple[int, ...]] = []  # its place in each collector's order above it, the outermost first
+    for node in nodes:
+        path = _path_of(node)
+        if path is None:
+            owner.append(None)
+            keys.append(())
             continue
-        paths = [_path_of(node) for node in nodes]
-        at = [i for i, path in enumerate(paths) if path is not None and folder in path.parents]
-        if len(at) < 2:
-            continue
-        ranked = sorted(at, key=lambda i: _yield_index(paths[i], collection.order))  # type: ignore[arg-type]
-        if ranked != at:
-            moved = True
-            inside, taken = [nodes[i] for i in ranked], set(at)
-            kept = [node for i, node in enumerate(nodes) if i not in taken]
-            nodes[:] = [*kept[: at[0]], *inside, *kept[at[0] :]]
+        above = [folder for folder in path.parents if folder in collections][::-1]
+        owner.append(above[0] if above else None)
+        keys.append(tuple(_yield_index(path, places[f], len(collections[f].order)) for f in above))
+    groups: dict[Path, list[int]] = {}
+    for i, folder in enumerate(owner):
+        if folder is not None:
+            groups.setdefault(folder, []).append(i)
+    for at in groups.values():
+        at.sort(key=keys.__getitem__)  # stable: items of one place keep their order
+    ordered: list[Any] = []
+    for i, folder in enumerate(owner):
+        if folder is None:
+            ordered.append(nodes[i])
+        elif folder in groups:  # the folder's first item: all of them, in its collector's order
+            ordered.extend(nodes[j] for j in groups.pop(folder))
+    moved = any(new is not old for new, old in zip(ordered, nodes, strict=True))
+    nodes[:] = ordered
     return moved
 
 
@@ -231,6 +248,15 @@ def _path_of(node: Any) -> Path | None:
     return None if path is None else Path(path)
 
 
-def _yield_index(path: Path, order: list[Path]) -> int:
-    """The place of ``path`` among what a collector yielded: the first entry that is it or a folder above it."""
-    return next((i for i, entry in enumerate(order) if entry == path or entry in path.parents), len(order))
+def _first_places(order: list[Path]) -> dict[Path, int]:
+    """Each path a collector yielded, with the place it first yielded it."""
+    places: dict[Path, int] = {}
+    for i, entry in enumerate(order):
+        places.setdefault(entry, i)
+    return places
+
+
+def _yield_index(path: Path, places: dict[Path, int], last: int) -> int:
+    """The place of ``path`` among what a collector yielded: the first entry that is it or a folder above it
+    (``last``, after them all, when none is)."""
+    return min((places[entry] for entry in (path, *path.parents) if entry in places), default=last)
