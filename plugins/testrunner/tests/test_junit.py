@@ -110,10 +110,13 @@ def test_results_messages_and_retries(tmp_path: Path) -> None:
     assert hook is not None and hook.get("message") == "RuntimeError: database down"
     after = cases["body passes"].find("failure")
     assert after is not None and after.get("message") == "OSError: cleanup failed"
-    # the pytest-style file: bare asserts, their explanation in the message
+    # the pytest-style file: bare asserts, their explanation in the message, after the type's name as
+    # pytest's (its repr begins ``AssertionError("assert {'k'``, which pytest does not shorten)
     bad = cases["test_bad"].find("failure")
     assert bad is not None and bad.get("type") == "AssertionError"
-    assert (bad.get("message") or "").startswith("assert {'k': 1} == {'k': 2}\n  \n  Differing items:")
+    assert (bad.get("message") or "").startswith(
+        "AssertionError: assert {'k': 1} == {'k': 2}\n  \n  Differing items:"
+    )
 
 
 def test_file_that_fails_to_load_is_an_error_not_a_test(tmp_path: Path) -> None:

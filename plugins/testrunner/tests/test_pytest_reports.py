@@ -239,3 +239,103 @@ def test_a_reports_keywords_are_pytests_and_k_matches_the_nodes_names(tmp_path: 
     selected = run_cli("test", "-k", "Base", cwd=tmp_path)
     assert summary_counts(selected.stderr) == {"pass": 1}, selected.output
     assert "test_base" in selected.output, selected.output
+
+
+JUNIT_MESSAGES_PROJECT = {
+    "test_messages.py": """
+    import pytest
+
+
+    @pytest.fixture
+    def broken():
+        raise RuntimeError("fixture broke")
+
+
+    @pytest.fixture
+    def breaks_after():
+        yield
+        raise OSError("teardown broke")
+
+
+    def test_assert_with_message():
+        assert 1 == 2, "plain message"
+
+
+    def test_assert_without_message():
+        assert 1 == 2
+
+
+    def test_assert_on_text():
+        value = "a"
+        assert value == "b"
+
+
+    def test_assert_on_quoted_text():
+        assert "it's" == "b"
+
+
+    def test_raised_assertion():
+        raise AssertionError("explicit")
+
+
+    def test_bare_assertion():
+        raise AssertionError
+
+
+    def test_value_error():
+        raise ValueError("bad value")
+
+
+    def test_pytest_fail():
+        pytest.fail("x")
+
+
+    def test_pytest_fail_without_trace():
+        pytest.fail("first\\nsecond", pytrace=False)
+
+
+    def test_fixture_error(broken):
+        pass
+
+
+    def test_teardown_error(breaks_after):
+        pass
+
+
+    class TestBroken:
+        @pytest.mark.parametrize("missing", [1])
+        def test_it(self):
+            pass
+    """,
+}
+
+
+def _junit_messages(path: Path) -> dict[str, list[tuple[str, str | None]]]:
+    root = ElementTree.parse(path).getroot()
+    return {
+        str(case.get("name")): [
+            (child.tag, child.get("message")) for child in case if child.tag != "system-out"
+        ]
+        for case in root.iter("testcase")
+    }
+
+
+def test_the_junit_messages_are_pytests_crash_lines(tmp_path: Path) -> None:
+    """pytest's junitxml writes a failure's ``reprcrash.message`` (the exception's type name and text, an
+    assert's explanation without ``AssertionError: `` when its repr begins ``AssertionError('assert ``), and
+    an error as ``failed on setup with "<crash>"`` / ``failed on teardown with "<crash>"``. rt wrote an
+    assertion's text and ``pytest.fail``'s without the type name (``plain message`` for pytest's
+    ``AssertionError: plain message``) and its own ``error at setup: ...`` line. pytest 9.2: the same."""
+    write_files(tmp_path, JUNIT_MESSAGES_PROJECT)
+    arguments = ("-p", "no:randomly", "--continue-on-collection-errors")
+    pytest_run = run_pytest(*arguments, "--junitxml", "pytest.xml", cwd=tmp_path)
+    expected = _junit_messages(tmp_path / "pytest.xml")
+    assert expected["test_assert_with_message"] == [
+        ("failure", "AssertionError: plain message\nassert 1 == 2")
+    ], pytest_run.output
+    assert expected["test_fixture_error"] == [
+        ("error", 'failed on setup with "RuntimeError: fixture broke"')
+    ], pytest_run.output
+    assert expected["TestBroken"] == [("error", "collection failure")], pytest_run.output
+    rt_run = run_cli("test", *arguments, "--junitxml", "rt.xml", cwd=tmp_path)
+    assert _junit_messages(tmp_path / "rt.xml") == expected, rt_run.output

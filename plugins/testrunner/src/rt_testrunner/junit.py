@@ -38,6 +38,11 @@ _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _SKIPPED = ("skip", "todo", "xfail")
 #: the name rt gives a pytest test's failed teardown, reported next to the test's own result
 _TEARDOWN = " [teardown]"
+#: the kinds of failure whose text rt writes without the exception's type name (see :func:`crash_message`)
+_BARE_KINDS = ("AssertionError", "Failed")
+#: how rt begins the details of a pytest test's error while set up, and of a node's collection error
+_AT_SETUP = "error at setup: "
+_AT_COLLECTION = "error at collection: "
 
 
 def _clean(value: object) -> str:
@@ -64,16 +69,48 @@ def whole_message(failure: TestFailure) -> str:
     traceback lines that follow it in ``details``. A failure whose details do not begin with its message (a
     failed report a hook changed, whose details are the report's text) has its message apart: the report's
     crash line, as pytest's junitxml writes ``reprcrash.message`` rather than the report's whole text."""
-    details = failure.details or failure.message
-    head = failure.message.splitlines()[0] if failure.message else ""
-    if head and head not in details.splitlines()[0]:
+    if _crash_apart(failure):
         return failure.message
+    details = failure.details or failure.message
     lines: list[str] = []
     for line in details.splitlines():
         if line.startswith(("    at ", "      at ")):
             break
         lines.append(line)
     return "\n".join(lines).rstrip() or failure.message
+
+
+def _crash_apart(failure: TestFailure) -> bool:
+    """Whether the failure's message is a changed report's crash line, apart from its details."""
+    details = failure.details or failure.message
+    head = failure.message.splitlines()[0] if failure.message else ""
+    return bool(head) and head not in details.splitlines()[0]
+
+
+def crash_message(failure: TestFailure) -> str:
+    """pytest's ``reprcrash.message`` of a failure: the exception's type name and its text. rt writes the text
+    of an ``AssertionError`` and of ``pytest.fail`` (kind ``Failed``) without the type's name, which pytest's
+    junitxml keeps, but for an assert's own explanation: pytest strips ``AssertionError: `` when the
+    exception's repr begins ``AssertionError('assert `` (a text in single quotes), so ``assert 'a' == 'b'``
+    keeps it and ``assert x == 1`` does not."""
+    message = whole_message(failure)
+    kind = failure.kind
+    if kind not in _BARE_KINDS or _crash_apart(failure) or message == kind or message.startswith(f"{kind}: "):
+        return message
+    if kind == "AssertionError" and repr(message).startswith("'assert "):
+        return message
+    return f"{kind}: {message}"
+
+
+def _error_message(failure: TestFailure, teardown: bool) -> str:
+    """The ``message`` of an ``<error>``, as pytest's junitxml words it: ``failed on setup with "<crash>"``
+    (``teardown`` for a failed teardown), ``collection failure`` for a node that failed to collect."""
+    details = failure.details or failure.message
+    if details.startswith(_AT_COLLECTION):
+        return "collection failure"
+    if details.startswith(_AT_SETUP):
+        failure = attrs.evolve(failure, details=details.removeprefix(_AT_SETUP))
+    return f'failed on {"teardown" if teardown else "setup"} with "{crash_message(failure)}"'
 
 
 @attrs.define
@@ -90,6 +127,8 @@ class _Suite:
     #: the results of a test's subtests that did not pass, by the test's (path, run): elements of its own
     #: ``<testcase>``, as pytest 9's junitxml writes them
     subresults: dict[tuple[tuple[str, ...], int], list[TestFinished]] = attrs.Factory(dict)
+    #: the ids of the results that are a test's failed teardown (their name without rt's ``[teardown]``)
+    teardowns: set[int] = attrs.Factory(set)
 
     def all_subresults(self) -> list[TestFinished]:
         found = [result for results in self.subresults.values() for result in results]
@@ -140,9 +179,12 @@ def _add_case(suite: _Suite, event: TestFinished) -> None:
             case = cases[index]
             if case.path == event.path and case.run == event.run:
                 if case.status is TestStatus.PASS:
-                    cases[index] = attrs.evolve(event, duration=case.duration, output=case.output)
+                    event = attrs.evolve(event, duration=case.duration, output=case.output)
+                    suite.teardowns.add(id(event))
+                    cases[index] = event
                     return
                 break
+        suite.teardowns.add(id(event))
     cases.append(event)
 
 
@@ -150,7 +192,7 @@ def _status(case: TestFinished) -> str:
     return str(case.status.value)
 
 
-def _outcome_element(case: TestFinished) -> str | None:
+def _outcome_element(case: TestFinished, teardown: bool = False) -> str | None:
     """The ``<skipped>``, ``<failure>`` or ``<error>`` element of a result, as pytest's junitxml writes it
     (a skip with a reason: ``type="pytest.skip"``, the reason as its message, and ``file:line: reason`` as
     its text);
@@ -171,7 +213,9 @@ def _outcome_element(case: TestFinished) -> str | None:
         tag = "error" if status == "error" else "failure"
         failure = case.failure
         kind = failure.kind if failure is not None else "Error"
-        message = whole_message(failure) if failure is not None else ""
+        message = ""
+        if failure is not None:
+            message = _error_message(failure, teardown) if status == "error" else crash_message(failure)
         details = (failure.details or failure.message) if failure is not None else ""
         if case.attempt > 1:
             details += f"\n(attempt {case.attempt}: the last of {case.attempt} attempts)"
@@ -258,11 +302,17 @@ class JUnitReporter:
             if isinstance(entry, _Suite):
                 self._suite(lines, entry, depth + 1, top=False)
             else:
-                self._case(lines, entry, depth + 1, suite.subresults.get((entry.path, entry.run), ()))
+                subresults = suite.subresults.get((entry.path, entry.run), ())
+                self._case(lines, entry, depth + 1, subresults, suite.teardowns)
         lines.append(f"{pad}</testsuite>")
 
     def _case(
-        self, lines: list[str], case: TestFinished, depth: int, subresults: Sequence[TestFinished] = ()
+        self,
+        lines: list[str],
+        case: TestFinished,
+        depth: int,
+        subresults: Sequence[TestFinished] = (),
+        teardowns: set[int] | frozenset[int] = frozenset(),
     ) -> None:
         pad = "  " * depth
         classname = " > ".join(case.path[:-1]) or case.file
@@ -281,7 +331,7 @@ class JUnitReporter:
             )
             body.append("</properties>")
         for result in (*subresults, case):  # pytest reports the subtests first, as they end during the call
-            element = _outcome_element(result)
+            element = _outcome_element(result, id(result) in teardowns)
             if element is not None:
                 body.append(element)
         if output:

@@ -82,8 +82,10 @@ class Recorder(Tally):
             if outcome.xfail is not None and outcomes.xfail_applies(error, outcome.xfail):
                 return TestStatus.XFAIL, None, outcome.xfail[0]
             if kind is outcomes.Kind.FAIL:
+                # a report's text (ReportedFailure) is the whole failure: pytest names no exception's type
+                named = "ReportedFailure" if isinstance(error, outcomes.ReportedFailure) else "Failed"
                 failure = _plain_failure(
-                    outcomes.reason(error) or "Failed", "Failed", self.location(case.location)
+                    outcomes.reason(error) or "Failed", named, self.location(case.location)
                 )
                 crash = getattr(error, "crash", "")  # a changed report's crash line (ReportedFailure)
                 return TestStatus.FAIL, attrs.evolve(failure, message=crash) if crash else failure, ""

@@ -1271,7 +1271,7 @@ def _logged_result(
     """A result of a report a plain ``pytest_runtest_protocol`` logged before the test's last ones."""
     from rt_testrunner.failures import plain_failure
 
-    failure = plain_failure(text or "failed", "Failed", location) if status in _FAILED else None
+    failure = plain_failure(text or "failed", "ReportedFailure", location) if status in _FAILED else None
     return TestFinished(
         test_file.relative,
         case.path,
