@@ -797,7 +797,9 @@ def measure(
     # the `rt` console script next to this Python, as users run it (`python -m rt` adds runpy's start-up)
     script = Path(python).with_name("rt")
     rt_cmd = [str(script), "test"] if script.exists() else [python, "-m", "rt", "test"]
-    rt_cmd += [arg for arg in PYTEST_ARGS.get(name, ()) if arg in RT_ARGS]
+    # the same verbosity as pytest's: it decides which subtests count (a plain run leaves passed and skipped
+    # subtests out of its summary, under either runner)
+    rt_cmd += ["--verbosity=-1", *(arg for arg in PYTEST_ARGS.get(name, ()) if arg in RT_ARGS)]
     if bytecode:  # the untimed warm-up run of each
         run(pytest_cmd, folder, env)
         run(rt_cmd, folder, env)

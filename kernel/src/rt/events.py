@@ -119,6 +119,10 @@ class TestFinished:
     #: the result was decided while the test was set up (a pytest-style test's skip mark or a fixture that
     #: skipped or failed), not by its body: pytest reports it for its ``setup`` phase
     at_setup: bool = False
+    #: False for a result pytest's terminal leaves out of its counts: a subtest that skipped or failed as
+    #: expected while the subtests' verbosity is 0 (a plain ``pytest`` run); the JUnit report still has it,
+    #: the summary's counts and the result lines do not
+    counted: bool = True
 
     @property
     def name(self) -> str:

@@ -1307,7 +1307,7 @@ def test_the_pipe_carries_every_field_of_the_test_events() -> None:
     assert [f.name for f in attrs.fields(TestFinished)] == [
         "file", "path", "status", "duration", "attempt", "run", "failure", "location", "expect_calls",
         "hook", "output", "reason", "earlier_failures", "suite_lines", "subtest_of", "subtests_passed",
-        "properties", "at_setup",
+        "properties", "at_setup", "counted",
     ]  # fmt: skip
     assert [f.name for f in attrs.fields(TestFailure)] == [
         "message",
@@ -1340,6 +1340,7 @@ def test_the_pipe_carries_every_field_of_the_test_events() -> None:
             2,
             (("key", "value"),),
             True,
+            False,
         ),
     ]
     read_fd, write_fd = os.pipe()

@@ -329,11 +329,11 @@ def test_subtests_count_as_pytest_9_counts_them(tmp_path: Path) -> None:
     """unittest's ``subTest`` and pytest 9's ``subtests`` fixture: each subtest that fails or skips is a result
     of its own (``test_one_fails [odd] (i=1)``); a unittest test still passes, a test using the fixture fails
     ("contains 1 failed subtest"); the subtests that pass are counted apart. pytest 9.2 -q on this project:
-    3 failed, 4 passed, 1 skipped, 9 subtests passed."""
+    3 failed, 4 passed, 1 skipped, 9 subtests passed (-v counts the same: the subtests' verbosity is not 0)."""
     project(tmp_path, SUBTESTS)
     completed = run_pytest("-q", cwd=tmp_path, timeout=120)
     assert "3 failed, 4 passed, 1 skipped, 9 subtests passed" in completed.stdout, completed.stdout
-    result = run_rt_test(tmp_path)
+    result = run_rt_test(tmp_path, "-v")
     assert counts(result) == {"pass": 4, "fail": 3, "skip": 1}, result.output
     err = result.stderr
     assert "\n 9 subtests passed\n" in err, err
@@ -341,6 +341,26 @@ def test_subtests_count_as_pytest_9_counts_them(tmp_path: Path) -> None:
     assert "(skip) T > test_one_skips (i=1)" in err and "(pass) T > test_one_skips " in err
     assert "(fail) test_fixture [x] (i=2)" in err and "contains 1 failed subtest" in err
     assert "(pass) test_fixture_all_pass " in err
+
+
+def test_subtests_at_verbosity_0_count_only_their_failures(tmp_path: Path) -> None:
+    """pytest 9.2 counts a passed, skipped or xfailed subtest only when the subtests' verbosity is not 0: a plain
+    run (verbosity 0) says "3 failed, 4 passed" for the project above, and its JUnit file still has the
+    skipped subtest; ``-o verbosity_subtests=1`` counts them again. rt counted them at every verbosity."""
+    project(tmp_path, SUBTESTS)
+    completed = run_pytest(cwd=tmp_path, timeout=120)
+    assert "= 3 failed, 4 passed in" in completed.stdout, completed.stdout
+    result = run_rt_test(tmp_path, "--junitxml", "out.xml")
+    assert counts(result) == {"pass": 4, "fail": 3}, result.output
+    assert "subtests passed" not in result.stderr and "(skip)" not in result.stderr, result.stderr
+    assert "(fail) T > test_one_fails [odd] (i=1)" in result.stderr, result.stderr
+    skipped = ET.parse(tmp_path / "out.xml").getroot().findall(".//testcase[@name='test_one_skips']/skipped")
+    assert [element.get("message") for element in skipped] == ["not this one"]
+    completed = run_pytest("-o", "verbosity_subtests=1", cwd=tmp_path, timeout=120)
+    assert "3 failed, 4 passed, 1 skipped, 9 subtests passed" in completed.stdout, completed.stdout
+    result = run_rt_test(tmp_path, "-o", "verbosity_subtests=1")
+    assert counts(result) == {"pass": 4, "fail": 3, "skip": 1}, result.output
+    assert "\n 9 subtests passed\n" in result.stderr, result.stderr
 
 
 def test_keyword_and_mark_expressions_and_node_ids(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ class ProgressReporter:
             self.current = event.file
         elif isinstance(event, TestStarted):
             self.current = f"{event.file} > {' > '.join(event.path)}"
-        elif isinstance(event, TestFinished):
+        elif isinstance(event, TestFinished) and event.counted:
             self.counts[event.status] += 1
         elif isinstance(event, RunFinished):
             self.erase()

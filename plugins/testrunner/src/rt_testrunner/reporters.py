@@ -208,6 +208,8 @@ class ConsoleReporter:
             self.stream.flush()
 
     def on_test(self, event: TestFinished) -> None:
+        if not event.counted:  # a quiet subtest's skip or xfail: pytest prints no letter or line for it
+            return
         self.write_attempts(event)
         if event.status in (TestStatus.FAIL, TestStatus.ERROR):
             self._write_header()

@@ -1109,7 +1109,9 @@ class Runner:
             attempt += 1
             if case.item is not None:
                 recorder.reruns += 1
-        recorder.subtests_passed += outcome.subtests_passed
+        quiet_subtests = (outcome.subtests_passed or outcome.subtests) and self._subtests_quiet()
+        if not quiet_subtests:
+            recorder.subtests_passed += outcome.subtests_passed
         recorder.reruns += outcome.reruns_logged
         for category, reason, text in outcome.logged_earlier:
             recorder.record(_logged_result(test_file, case, _LOGGED_STATUS[category], reason, text, location))
@@ -1161,6 +1163,7 @@ class Runner:
                     reason=sub_reason,
                     suite_lines=case.suite.lines,
                     subtest_of=case.name,
+                    counted=not (quiet_subtests and sub_status in (TestStatus.SKIP, TestStatus.XFAIL)),
                 )
             )
         if case.item is None and outcome.capture is not None:
@@ -1204,6 +1207,14 @@ class Runner:
             errors.append(outcome.teardown_error)
         assert case.item is not None
         return rerun_refused(self.session.config, case.item.node, errors)
+
+    def _subtests_quiet(self) -> bool:
+        """pytest 9.2's subtests plugin counts the subtests that pass ("5 subtests passed") and those that skip
+        or fail as expected only when the subtests' verbosity (``verbosity_subtests``, else ``-v``/``-q``) is
+        not 0: a plain ``pytest`` run leaves them out of its summary, ``-q`` and ``-v`` count them; a failed
+        subtest counts at every verbosity, and the JUnit report has them all. Asked only for a test that had
+        subtests (a plugin's ``pytest_configure`` may change the verbosity)."""
+        return int(self.session.config.get_verbosity("subtests")) == 0
 
     def _stop_when_asked(self, recorder: Recorder) -> None:
         """A plugin's or conftest.py's ``session.shouldfail`` or ``session.shouldstop`` (pytest's stepwise, a

@@ -96,7 +96,8 @@ class Tally:
             self.categories[category] = self.categories.get(category, 0) + number
 
     def record(self, event: TestFinished) -> None:
-        self.counts[event.status] += 1
+        if event.counted:
+            self.counts[event.status] += 1
         self.expect_calls += event.expect_calls
         self.results.append(event)
         self.emit(event)

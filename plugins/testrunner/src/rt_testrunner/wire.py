@@ -175,6 +175,7 @@ def _finished(e: TestFinished) -> tuple[Any, ...]:
         e.subtests_passed,
         e.properties,
         e.at_setup,
+        e.counted,
     )
 
 
@@ -198,6 +199,7 @@ def _finished_from(v: tuple[Any, ...]) -> TestFinished:
         v[16],
         tuple(tuple(pair) for pair in v[17]),
         v[18],
+        v[19],
     )
 
 
