@@ -509,6 +509,13 @@ COMPAT_SUITES: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
         ("django", "pytest-django", "crispy-bootstrap3", "crispy-bootstrap4"),
         {},
     ),
+    # session 17, sweep X (scheduling and calendars): subTest loops over cron expressions (148 subtests)
+    "cronsim": ("2.6", (), {"PYTHONPATH": "."}),
+    # a single root module with its test module beside it, no configuration
+    "isoweek": ("1.3.3", (), {}),
+    # --import-mode=importlib, --strict-config and --strict-markers from [tool.pytest.ini_options], a src
+    # layout, 5903 parametrized cases over date tables
+    "hijridate": ("2.6.0", (), {"PYTHONPATH": "src"}),
 }
 #: pytest arguments a suite needs in this environment, with the reason
 PYTEST_ARGS: dict[str, tuple[str, ...]] = {
