@@ -683,6 +683,67 @@ def test_a_failed_teardown_after_an_imperative_xfail_is_rerun_as_pytest_rerunfai
     assert "5 xfailed, 1 xpassed, 1 error, 1 rerun" in pytest_run.stdout, pytest_run.output
 
 
+#: the conftest.py of the rerun tests' projects: ``first_run(name)`` tells the first of a test's attempts (its
+#: count lives in the process, across reruns), ``teardown_fails`` fails every teardown
+RERUN_CONFTEST = """
+import pytest
+
+RUNS = {}
+
+
+@pytest.fixture
+def first_run():
+    def first(name):
+        RUNS[name] = RUNS.get(name, 0) + 1
+        return RUNS[name] == 1
+
+    return first
+
+
+@pytest.fixture
+def teardown_fails():
+    yield
+    raise RuntimeError("teardown boom")
+"""
+
+
+def test_a_failed_call_or_set_up_and_a_failed_teardown_are_two_reruns_as_pytest_rerunfailures_counts(
+    tmp_path: Path,
+) -> None:
+    """pytest-rerunfailures 16.7 logs each failed report of an attempt it reruns as a rerun: a failed call (or
+    set-up) followed by a failed teardown counts twice. rt counted one rerun per attempt: 2 rerun where pytest
+    9.2 counts 4 (one process and ``--parallel 2``)."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": RERUN_CONFTEST,
+            "test_two_failed_phases.py": """
+            import pytest
+
+
+            @pytest.fixture
+            def set_up_fails_once(teardown_fails, first_run):
+                if first_run("set-up"):
+                    raise OSError("set-up fails once")
+
+
+            @pytest.mark.flaky(reruns=1)
+            def test_call_fails_once(teardown_fails, first_run):
+                assert not first_run("call")
+
+
+            @pytest.mark.flaky(reruns=1)
+            def test_set_up_fails_once(set_up_fails_once):
+                pass
+            """,
+        },
+    )
+    pytest_run, _ = same_counts_as_pytest(tmp_path, "-p", "no:randomly", "-p", "rerunfailures")
+    assert "2 passed, 2 errors, 4 rerun" in pytest_run.stdout, pytest_run.output
+    parallel = run_cli("test", "-p", "no:randomly", "--parallel", "2", cwd=tmp_path)
+    assert summary_counts(parallel.stderr) == counts_from_pytest(pytest_run.stdout), parallel.output
+
+
 def test_only_rerun_and_rerun_except_choose_the_errors_pytest_rerunfailures_reruns(tmp_path: Path) -> None:
     """pytest-rerunfailures 16.7 reruns a failed attempt only when each failed phase's error (``Type: text``,
     or one it was raised from) matches an ``--only-rerun`` pattern and none a ``--rerun-except`` one, the
@@ -691,21 +752,9 @@ def test_only_rerun_and_rerun_except_choose_the_errors_pytest_rerunfailures_reru
     write_files(
         tmp_path,
         {
+            "conftest.py": RERUN_CONFTEST,
             "test_filtered_reruns.py": """
             import pytest
-
-            RUNS = {}
-
-
-            def first_run(name):
-                RUNS[name] = RUNS.get(name, 0) + 1
-                return RUNS[name] == 1
-
-
-            @pytest.fixture
-            def teardown_fails():
-                yield
-                raise RuntimeError("teardown boom")
 
 
             def test_teardown_fails(teardown_fails):
@@ -716,12 +765,12 @@ def test_only_rerun_and_rerun_except_choose_the_errors_pytest_rerunfailures_reru
                 pytest.skip("skipped in the call")
 
 
-            def test_value_error_once():
+            def test_value_error_once(first_run):
                 if first_run("value"):
                     raise ValueError("first value")
 
 
-            def test_key_error_from_a_value_error_once():
+            def test_key_error_from_a_value_error_once(first_run):
                 if first_run("key"):
                     try:
                         raise ValueError("inner")
@@ -730,7 +779,7 @@ def test_only_rerun_and_rerun_except_choose_the_errors_pytest_rerunfailures_reru
 
 
             @pytest.mark.flaky(reruns=1, only_rerun=["KeyError"])
-            def test_marked_for_key_errors_only():
+            def test_marked_for_key_errors_only(first_run):
                 if first_run("marked"):
                     raise ValueError("not the kind the mark wants")
             """,

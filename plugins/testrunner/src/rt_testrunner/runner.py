@@ -1108,7 +1108,9 @@ class Runner:
                 )
             attempt += 1
             if case.item is not None:
-                recorder.reruns += 1
+                # the plugin logs every failed report of the attempt it reruns as a rerun: a failed set-up or
+                # call and then a failed teardown are two
+                recorder.reruns += 1 + (retried and teardown_failed)
         quiet_subtests = (outcome.subtests_passed or outcome.subtests) and self._subtests_quiet()
         if not quiet_subtests:
             recorder.subtests_passed += outcome.subtests_passed
