@@ -168,12 +168,14 @@ class Capture:
     def _write_at(self, which: str, text: str) -> None:
         """A write after a ``seek`` to before the end: at the stream's position, over what the phase wrote
         there, as into pytest's capture file (a write after ``seek(0)`` overwrites, it does not append);
-        once it reaches the end, the stream appends again. What reached the descriptors joins the output
-        first (the whole output, then, when it is split at the position)."""
+        once it reaches the end, the stream appends again. What reached the descriptors since joins the
+        output first (the whole output, then, when it is split at the position again); only then: a run of
+        writes over the output under ``--capture=fd`` joined it back at each (5,000 writes after ``seek(0)``
+        over 2 MB: 0.45 s, pytest 0.02 s)."""
         from rt_testrunner.capture_file import write_at
 
         descriptors = _DESCRIPTORS[0] if _DESCRIPTORS else None
-        if descriptors is not None and descriptors.owner is self:
+        if descriptors is not None and descriptors.owner is self and descriptors.holds_output():
             self.settle()
             descriptors.drain()
         pieces = self.out if which == "out" else self.err
@@ -399,6 +401,14 @@ class _Descriptors:
         RealOs.dup2(self.files[0], 1)
         RealOs.dup2(self.files[1], 2)
         self.owner = capture
+
+    def holds_output(self) -> bool:
+        """Whether the files took anything since the last :meth:`drain` (Python's buffers written out first):
+        a look at their offsets, without reading them."""
+        if self.owner is None:
+            return False
+        _flush_streams()
+        return any(RealOs.lseek(fd, 0, os.SEEK_CUR) for fd in self.files)
 
     def drain(self) -> None:
         """Move what the files took into the owner's output, and empty them."""
