@@ -314,3 +314,32 @@ def test_config_file_and_rootdir_in_pytest_addopts_choose_the_configuration(tmp_
         node_ids = [line for line in listed.stdout.splitlines() if "::" in line]
         assert node_ids == [line for line in pytest_listed.stdout.splitlines() if "::" in line], listed.output
         assert node_ids == ["check_x.py::test_c"], pytest_listed.output
+
+
+@pytest.mark.parametrize(
+    ("table", "accepted"),
+    [
+        ('[tool.pytest]\nverbosity_subtests = "0"\n', False),  # psutil 7.2.2's
+        ('[tool.pytest]\naddopts = "-q"\n', False),
+        ('[tool.pytest]\nmarkers = ["slow: slow", 3]\n', False),
+        ('[tool.pytest]\nlog_cli = "true"\n', False),
+        ('[tool.pytest]\nverbosity_subtests = "auto"\nmarkers = ["slow: slow"]\n', True),
+        ('[tool.pytest.ini_options]\nverbosity_subtests = "0"\naddopts = "-q"\n', True),  # ini text: no check
+    ],
+    ids=["verbosity-str", "addopts-str", "markers-int-item", "log-cli-str", "right-types", "ini-options"],
+)
+def test_the_native_toml_tables_values_are_checked_as_pytest_checks_them(
+    tmp_path: Path, table: str, accepted: bool
+) -> None:
+    """pytest 9 keeps the native ``[tool.pytest]`` table's TOML types and refuses a value of the wrong type
+    for an option it reads in every run: status 4 and ``ERROR: <file>: config option 'verbosity_subtests'
+    expects one of int | 'auto', got str: '0'`` before any test. rt ran the suite (psutil 7.2.2). The
+    ``[tool.pytest.ini_options]`` table is ini text, as pytest reads it: no check. pytest 9.2: the same."""
+    write_files(tmp_path, {"pyproject.toml": table, "test_a.py": "def test_a():\n    pass\n"})
+    pytest_run = run_pytest("-p", "no:randomly", cwd=tmp_path)
+    rt_run = run_cli("test", "-p", "no:randomly", cwd=tmp_path)
+    assert pytest_run.code == (0 if accepted else 4), pytest_run.output
+    assert rt_run.code == pytest_run.code, rt_run.output
+    if not accepted:
+        line = next(line for line in pytest_run.stderr.splitlines() if line.startswith("ERROR: "))
+        assert line.removeprefix("ERROR: ") in rt_run.output, (line, rt_run.output)

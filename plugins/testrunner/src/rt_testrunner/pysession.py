@@ -565,6 +565,13 @@ class PytestSession(ModuleCollection):
         config = self.config
         if config.usage_errors:
             return config.usage_errors[0]
+        inifile = self.pyconfig.inifile
+        if inifile is not None and inifile.suffix == ".toml":
+            from rt_testrunner.pytoml_types import native_type_error
+
+            refused = native_type_error(self.pyconfig)
+            if refused is not None:
+                return refused
         words = list(self.pyconfig.command_line_options)
         unknown = addopts.read(self.pyconfig).unrecognized(config.registered_options - config.late_options)
         unknown += [
