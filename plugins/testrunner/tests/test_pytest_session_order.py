@@ -10,6 +10,8 @@ compares the logs, the node ids of ``--collect-only`` and the counts."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -632,6 +634,67 @@ def pytest_runtest_setup(item):
         assert "test_c: True under TestTwo_sqlite" in pytest_log
         assert rt_counts == counts, (args, output)
         assert rt_log == pytest_log, (args, output)
+
+
+#: ``rt test`` in this process with each walk for marks above a test counted (printed as ``WALKS=N``)
+_COUNT_WALKS = """
+import sys
+
+from rt_testrunner import pynodes
+from rt.cli import main
+
+walks = [0]
+walk = pynodes.marks_added_above
+
+
+def counted(node):
+    walks[0] += 1
+    return walk(node)
+
+
+pynodes.marks_added_above = counted
+status = main(["test", *sys.argv[1:]])
+print(f"WALKS={walks[0]}")
+sys.exit(status)
+"""
+
+
+def test_a_late_mark_on_a_hook_built_class_leaves_the_other_tests_marks_their_own(tmp_path: Path) -> None:
+    """Once a hook's ``pytest.Class`` took its marks, every test of the process looked for marks above it,
+    for each ``iter_markers()`` (-m, skip and xfail checks, keywords): 200 plain tests beside the hook's class
+    walked their parents about 18 times each (2,000 of them: 36,005 walks, 1.5 s under cProfile). Only the
+    tests below such a node walk now; the late mark still selects the hook's test as pytest's ``-m`` does."""
+    hooks = _BACKEND_SUBCLASSES.replace(
+        "            by_name.setdefault(made.name, []).append(made)\n",
+        "            by_name.setdefault(made.name, []).append(made)\n        built.add_marker('late')\n",
+    )
+    assert hooks != _BACKEND_SUBCLASSES
+    plain = "".join(f"def test_{i}():\n    pass\n" for i in range(200))
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nmarkers = late\n",
+            "conftest.py": _conftest(hooks),
+            "test_results.py": _ONE_PLAIN_ONE_BACKEND_CLASS,
+            "test_plain.py": plain,
+            "count_walks.py": _COUNT_WALKS,
+        },
+    )
+    for args in (("-m", "late"), ("-m", "not late")):
+        (pytest_counts, _), (rt_counts, _, output) = _both(tmp_path, "-p", "no:randomly", *args)
+        assert rt_counts == pytest_counts, (args, output)
+    counted = subprocess.run(
+        [sys.executable, "count_walks.py", "-p", "no:randomly"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    walks = [int(line[6:]) for line in counted.stdout.splitlines() if line.startswith("WALKS=")]
+    assert walks, counted.stdout + counted.stderr
+    assert summary_counts(counted.stderr) == {"pass": 204}, counted.stdout + counted.stderr
+    assert walks[0] < 100, walks  # the hook's class's two tests, a few looks each; not 200 tests' worth
 
 
 def _same_backend_run(root: Path, counts: dict[str, int], event: str, nodeid: str) -> None:

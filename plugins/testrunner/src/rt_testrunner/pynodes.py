@@ -198,6 +198,30 @@ def class_path(cls: type) -> str:
 MARKED_ABOVE = [0]
 
 
+def marks_may_be_above(node: Node) -> bool:
+    """Whether a test's marks are worth looking for above it: ``add_marker`` gave rt's module, class, folder
+    or session nodes one (:data:`MARKED_ABOVE`), or a hook's own collector node above it took its marks
+    (:func:`marks_taken`), whose later marks rt cannot see coming. Every other test's marks are its own, so
+    one hook-built class does not make every test of the run walk its parents."""
+    return bool(MARKED_ABOVE[0]) or _taken_above(node._item.collector)
+
+
+def _taken_above(collector: Any) -> bool:
+    """A hook's collector node that took its marks is ``collector`` or above it: found once per collector
+    (a collector's parents are set when it is made, and :func:`marks_taken` marks a class before the tests
+    below it are made)."""
+    if collector is None:
+        return False
+    known = getattr(collector, "rt_taken_above", None)
+    if known is None:
+        known = any(getattr(above, "rt_marks_taken", None) is not None for above in _iter_parents(collector))
+        try:
+            collector.rt_taken_above = known
+        except AttributeError:  # a node that takes no attributes: asked again next time
+            pass
+    return bool(known)
+
+
 def marks_added_above(node: Any) -> list[tuple[Any, Any]]:
     """The marks ``add_marker`` gave the nodes above a test, each with its node, nearest first: pytest's
     ``item.iter_markers()`` yields them after the test's own (its module's and class's own marks are among the
@@ -223,7 +247,6 @@ def marks_taken(node: Any) -> None:
     ``collect()``, as SQLAlchemy's testing plugin may) are found above the tests (:func:`marks_added_above`),
     as pytest's ``item.iter_markers()`` reads the parent's ``own_markers`` when asked."""
     node.rt_marks_taken = len(node.own_markers)
-    MARKED_ABOVE[0] += 1
 
 
 def _iter_parents(node: Any) -> Iterator[Any]:
@@ -522,13 +545,13 @@ class Node(_OfItem):
         are the set-up's, gone with it."""
 
     def iter_markers(self, name: str | None = None) -> Iterator[Any]:
-        if MARKED_ABOVE[0]:
+        if marks_may_be_above(self):
             return (mark for _, mark in self.iter_markers_with_node(name))
         return (m for m in self.own_markers if name is None or m.name == name)
 
     def iter_markers_with_node(self, name: str | None = None) -> Iterator[tuple[Any, Any]]:
         pairs = [(self, mark) for mark in self.own_markers]
-        if MARKED_ABOVE[0]:
+        if marks_may_be_above(self):
             pairs += marks_added_above(self)
         return (pair for pair in pairs if name is None or pair[1].name == name)
 
@@ -731,7 +754,7 @@ class PyItem:
         words.update(getattr(self.function, "__dict__", {}).keys())
         if self.node is not None:
             words.update(self.node.keywords.added)
-            if MARKED_ABOVE[0]:
+            if marks_may_be_above(self.node):
                 words.update(mark.name for _, mark in marks_added_above(self.node))
         return words
 
