@@ -495,3 +495,40 @@ def test_report_header_post_finalizer_and_nextitem_hooks(tmp_path: Path) -> None
     rt_run = run_cli("test", cwd=root)
     assert f"project: demo\nstarted in: {root.name}\nselected 5 tests\n" in rt_run.stdout, rt_run.output
     assert (root / "hooks.txt").read_text() == written, rt_run.output
+
+
+def test_each_report_hooks_lines_come_where_its_hooks_return(tmp_path: Path) -> None:
+    """pytest writes the ``pytest_report_header`` lines when those hooks return, before it calls the
+    ``pytest_report_collectionfinish`` hooks: what a collection-finish hook prints comes after the header's
+    lines. rt wrote both hooks' lines together, after everything both printed. pytest 9.2: the same order."""
+    write_files(
+        tmp_path,
+        {
+            "conftest.py": """
+            def pytest_report_header(config):
+                print("printed by the header hook")
+                return ["header line one", "header line two"]
+
+
+            def pytest_report_collectionfinish(config, start_path, items):
+                print("printed by the collection-finish hook")
+                return "collection-finish line"
+            """,
+            "test_a.py": "def test_a():\n    pass\n",
+        },
+    )
+    wanted = (
+        "printed by the header hook",
+        "header line one",
+        "header line two",
+        "printed by the collection-finish hook",
+        "collection-finish line",
+    )
+
+    def order(output: str) -> list[str]:
+        return [line for line in output.splitlines() if line in wanted]
+
+    pytest_run = run_pytest("-p", "no:randomly", "-p", "no:benchmark", cwd=tmp_path)
+    assert order(pytest_run.stdout) == list(wanted), pytest_run.output
+    rt_run = run_cli("test", "-p", "no:randomly", cwd=tmp_path)
+    assert order(rt_run.stdout) == list(wanted), rt_run.output

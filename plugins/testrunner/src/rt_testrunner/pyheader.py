@@ -5,8 +5,8 @@ a project's versions of its dependencies) and after its ``collected N items`` li
 own, but the lines are the suite's: once the run is collected, before the first test, rt prints those of the
 suite's conftest.py files and plugin modules (``pytest_plugins``, ``-p``; not installed plugins', whose
 lines, such as pytest-benchmark's settings, would join every run's output) on stdout in pytest's order (the
-hooks' answers last registered first, reversed, as pytest writes them), the header's unless ``-q`` or
-``--no-header``. Under ``--parallel`` the process that collects for every worker
+hooks' answers last registered first, reversed, as pytest writes them), each hook's when its hooks return
+(after what they print), the header's unless ``-q`` or ``--no-header``. Under ``--parallel`` the process that collects for every worker
 prints them (the zygote), or the first worker, never each worker.
 """
 
@@ -30,12 +30,16 @@ def print_report_lines(session: PytestSession) -> None:
         return  # another --parallel worker prints them
     config = session.config
     available: dict[str, Any] = {"config": config, "start_path": Path.cwd()}
-    lines: list[str] = []
     option = config.option
+    # each hook's lines are written when its hooks return, as pytest's: what the collection-finish hooks
+    # print comes after the header's lines, not before them
     if getattr(option, "verbose", 0) >= 0 and not getattr(option, "no_header", False):
-        lines += _answers(session, "pytest_report_header", available)
+        _write(_answers(session, "pytest_report_header", available))
     available["items"] = list(getattr(session, "items", ()))
-    lines += _answers(session, "pytest_report_collectionfinish", available)
+    _write(_answers(session, "pytest_report_collectionfinish", available))
+
+
+def _write(lines: list[str]) -> None:
     if lines:
         terminal = capture.terminal_stream("out")
         terminal.write("".join(f"{line}\n" for line in lines))
