@@ -183,7 +183,8 @@ class CaptureFixture:
     def disabled(self) -> Iterator[None]:
         token = capture.CURRENT.set(None)
         try:
-            yield
+            with capture.descriptors_suspended():
+                yield
         finally:
             capture.CURRENT.reset(token)
 

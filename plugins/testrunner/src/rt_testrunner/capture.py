@@ -17,11 +17,13 @@ it was 10 million instructions of an empty run's start-up (about 470 million; do
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import io
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any, Protocol, TextIO
 
 import attrs
@@ -490,6 +492,24 @@ def _descriptors() -> _Descriptors | None:
         return None
     _DESCRIPTORS[:] = [made]
     return made
+
+
+@contextlib.contextmanager
+def descriptors_suspended() -> Iterator[None]:
+    """Descriptors 1 and 2 on the terminal again for a while (``capsys.disabled()``), as pytest suspends its
+    global capture there: a tool that redirects descriptor 1 itself (sacred's tee of the process's output)
+    then sees the terminal, not the test's file, and ``sys.stdout`` writes to the descriptor it redirected.
+    What the files took so far stays the test's output; the files take the output again afterwards."""
+    descriptors = _DESCRIPTORS[0] if _DESCRIPTORS else None
+    owner = descriptors.owner if descriptors is not None else None
+    if descriptors is None or owner is None or descriptors.pid != RealOs.getpid():
+        yield
+        return
+    descriptors.restore()
+    try:
+        yield
+    finally:
+        descriptors.redirect(owner)
 
 
 def _terminal(which: str) -> TextIO | None:
