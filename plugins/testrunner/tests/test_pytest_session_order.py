@@ -636,6 +636,49 @@ def pytest_runtest_setup(item):
         assert rt_log == pytest_log, (args, output)
 
 
+def test_a_mark_a_hook_gives_the_class_it_built_of_the_same_name_selects_its_tests(tmp_path: Path) -> None:
+    """A ``pytest_pycollect_makeitem`` hook answers for a test class with pytest's ``Class`` of the same name
+    and object, marked ``early`` before its collection: rt took the class as its own and dropped the node with
+    its mark, so ``-m early`` ran nothing (2 filtered out). pytest 9.2: ``-m early`` 1 passed, 1 failed;
+    ``-m "not early"`` 1 passed."""
+    write_files(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\nmarkers = early\n",
+            "conftest.py": textwrap.dedent(
+                """
+                import pytest
+
+
+                def pytest_pycollect_makeitem(collector, name, obj):
+                    if name == "TestK":
+                        built = pytest.Class.from_parent(collector, name=name, obj=obj)
+                        built.add_marker(pytest.mark.early)
+                        return [built]
+                """
+            ),
+            "test_a.py": textwrap.dedent(
+                """
+                class TestK:
+                    def test_m(self):
+                        pass
+
+                    def test_n(self):
+                        assert 0
+
+
+                def test_plain():
+                    pass
+                """
+            ),
+        },
+    )
+    for args, counts in ((("-m", "early"), {"pass": 1, "fail": 1}), (("-m", "not early"), {"pass": 1})):
+        (pytest_counts, _), (rt_counts, _, output) = _both(tmp_path, "-p", "no:randomly", *args)
+        assert pytest_counts == counts, args
+        assert rt_counts == counts, (args, output)
+
+
 #: ``rt test`` in this process with each walk for marks above a test counted (printed as ``WALKS=N``)
 _COUNT_WALKS = """
 import sys

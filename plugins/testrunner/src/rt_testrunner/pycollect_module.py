@@ -152,8 +152,9 @@ class ModuleCollection:
                     for node in made:
                         collected = collected_by_rt(node, name)
                         if collected == "class":
+                            # the hook's node: the marks it gave it are its tests' (-m selects them)
                             self._collect_class(
-                                where, node.obj, node.name, root, module_marks, is_testcase(node.obj)
+                                where, node.obj, node.name, root, module_marks, is_testcase(node.obj), node
                             )
                         elif collected == "function":
                             self._collect_function(where, value, name, None, root, module_marks, module_hooks)

@@ -103,6 +103,8 @@ class ItemMaker:
             return [] if collects else None
         nodes = answer if isinstance(answer, list) else [answer]
         if collects:
+            if any(_marked_class(node) for node in nodes):
+                return nodes  # a Class the hook marked: collected with its node, whose marks its tests have
             if nodes and all(_pytests_own(node, name) for node in nodes):
                 return None
             return [node for node in nodes if not _pytests_own(node, name)]
@@ -131,6 +133,14 @@ def collected_by_rt(node: Any, name: str) -> str | None:
         except Exception:  # noqa: BLE001 - a name the module lacks: pytest's own collection error, as a node's
             return None
     return "function" if _pytests_own(node, name) else None
+
+
+def _marked_class(node: Any) -> bool:
+    """``node`` is pytest's own ``Class`` to which the hook gave marks of its own (``add_marker``)."""
+    from rt_testrunner.pyforeign import added_marks
+
+    kind = type(node)
+    return (kind.__module__, kind.__name__) == ("_pytest.python", "Class") and bool(added_marks(node))
 
 
 def _pytests_own(node: Any, name: str) -> bool:
