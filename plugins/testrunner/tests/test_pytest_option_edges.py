@@ -325,8 +325,22 @@ def test_config_file_and_rootdir_in_pytest_addopts_choose_the_configuration(tmp_
         ('[tool.pytest]\nlog_cli = "true"\n', False),
         ('[tool.pytest]\nverbosity_subtests = "auto"\nmarkers = ["slow: slow"]\n', True),
         ('[tool.pytest.ini_options]\nverbosity_subtests = "0"\naddopts = "-q"\n', True),  # ini text: no check
+        # read while the run's paths are worked out: rt crashed there (IndexError) before the check
+        ('[tool.pytest]\ntestpaths = "."\n', False),
+        ("[tool.pytest]\nminversion = 8\n", False),
+        ('[tool.pytest]\nrequired_plugins = "pytest-xdist"\n', False),
     ],
-    ids=["verbosity-str", "addopts-str", "markers-int-item", "log-cli-str", "right-types", "ini-options"],
+    ids=[
+        "verbosity-str",
+        "addopts-str",
+        "markers-int-item",
+        "log-cli-str",
+        "right-types",
+        "ini-options",
+        "testpaths-str",
+        "minversion-int",
+        "required-plugins-str",
+    ],
 )
 def test_the_native_toml_tables_values_are_checked_as_pytest_checks_them(
     tmp_path: Path, table: str, accepted: bool

@@ -60,6 +60,20 @@ def _check_retention(project: PytestConfig) -> None:
         raise refused from None
 
 
+def _check_native_types(project: PytestConfig) -> None:
+    """pytest's type check of the native ``[tool.pytest]`` table (:mod:`rt_testrunner.pytoml_types`), made
+    before anything reads a value of it (``testpaths``, ``addopts``, ``minversion``, ``required_plugins`` are
+    read while the run's paths and options are worked out): a wrong type is pytest's usage error, status 4,
+    never a crash inside the code that reads it (``testpaths = "."``)."""
+    if project.inifile is None or project.inifile.suffix != ".toml":
+        return
+    from rt_testrunner.pytoml_types import native_type_error
+
+    refused = native_type_error(project)
+    if refused is not None:
+        raise PytestUsageError(refused)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add(
@@ -432,6 +446,7 @@ def parse_invocation(
         project = attrs.evolve(
             project, values={**project.values, **{n: v for n, v in given.overrides if n == "addopts"}}
         )
+    _check_native_types(project)
     extra = addopts.read(project)  # the project's addopts; the command line wins over each
     project = addopts.configured(_doctest_options(args, addopts.configured(project, extra)), given)
     filters, plugin_words = _plugin_options(
