@@ -793,6 +793,45 @@ def test_only_rerun_and_rerun_except_choose_the_errors_pytest_rerunfailures_reru
     assert "2 failed, 2 passed, 1 skipped, 2 errors, 1 rerun" in pytest_run.stdout, pytest_run.output
 
 
+def test_only_rerun_matches_a_teardown_error_without_the_calls_error(tmp_path: Path) -> None:
+    """pytest tears a test down after its call's report, so the error of a failed teardown has no context
+    from the call's error and ``--only-rerun AssertionError`` refuses to rerun the attempt for a teardown's
+    ValueError. rt tore down while the call's AssertionError propagated, Python chained it to the teardown's
+    error, and the filter found it there: 2 failed, 2 errors, 8 rerun where pytest 9.2 counts 2 failed, 2 errors
+    (a fixture's teardown and a unittest tearDown)."""
+    write_files(
+        tmp_path,
+        {
+            "test_teardown_after_failed_call.py": """
+            import unittest
+
+            import pytest
+
+
+            @pytest.fixture
+            def teardown_fails():
+                yield
+                raise ValueError("teardown")
+
+
+            def test_call_and_teardown_fail(teardown_fails):
+                assert 0, "call"
+
+
+            class TestCase(unittest.TestCase):
+                def tearDown(self):
+                    raise ValueError("tearDown")
+
+                def test_fails(self):
+                    self.assertEqual(1, 2)
+            """,
+        },
+    )
+    plugins = ("-p", "no:randomly", "-p", "rerunfailures", "--reruns", "2")
+    pytest_run, _ = same_counts_as_pytest(tmp_path, *plugins, "--only-rerun", "AssertionError")
+    assert "2 failed, 2 errors in" in pytest_run.stdout, pytest_run.output
+
+
 def _properties(path: Path) -> dict[str, list[tuple[str | None, str | None]]]:
     """Each ``<testcase>``'s ``<property>`` (name, value) pairs of a JUnit file, by the test's name."""
     return {

@@ -197,6 +197,7 @@ async def _phases(item: PyItem) -> None:
     report_hooks = _report_readers(item)
     started = clock.time()
     interrupted = False
+    pending: BaseException | None = None
     mark = None
     try:
         setup_error = await _raised(setup_step(item))
@@ -226,15 +227,32 @@ async def _phases(item: PyItem) -> None:
         from rt_testrunner.makereport import interrupt  # only when a phase raised: a passing run never does
 
         interrupted = interrupt(exc)
+        pending = exc
         raise
     finally:
         started = clock.time()
-        teardown_error = await teardown_step(item, next_node(item))
+        teardown_error = _unchained(await teardown_step(item, next_node(item)), pending)
         if report_hooks and not interrupted:  # pytest tears down after an interrupt without reports
             teardown_error = _make_report(item, "teardown", teardown_error, started, report_hooks, mark)
         if state is not None and teardown_error is not None:
             state.teardown_error = teardown_error
         os.environ.pop("PYTEST_CURRENT_TEST", None)
+
+
+def _unchained(error: BaseException | None, pending: BaseException | None) -> BaseException | None:
+    """The teardown's ``error`` without the set-up's or call's ``pending`` error as its context: rt tears
+    down while that error propagates, so Python chains it to what the teardown raised; pytest tears down after
+    the call's report, with nothing to chain (its teardown report shows no "During handling" section, and
+    pytest-rerunfailures' ``--only-rerun`` does not find the call's error in the teardown's)."""
+    seen: set[int] = set()
+    exc = error
+    while pending is not None and exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if exc.__context__ is pending:
+            exc.__context__ = None
+            break
+        exc = exc.__context__
+    return error
 
 
 async def _raised(step: Awaitable[None]) -> BaseException | None:
