@@ -832,6 +832,37 @@ def test_only_rerun_matches_a_teardown_error_without_the_calls_error(tmp_path: P
     assert "2 failed, 2 errors in" in pytest_run.stdout, pytest_run.output
 
 
+def test_rerun_filters_do_not_apply_to_a_test_failed_only_by_its_subtests(tmp_path: Path) -> None:
+    """A test whose body passed and whose subtest failed has a passed call report when pytest-rerunfailures
+    checks it (pytest 9.2 marks it failed later, when it counts it): the plugin reruns it for its failed
+    subtests whatever ``--only-rerun``/``--rerun-except`` say. rt matched its own "contains 1 failed
+    subtest" error against them: 1 rerun where pytest counts 2 with ``--only-rerun AssertionError``, none
+    where it counts 1 with ``--only-rerun ValueError``."""
+    write_files(
+        tmp_path,
+        {
+            "test_failed_subtests.py": """
+            def test_only_a_subtest_fails(subtests):
+                with subtests.test("a"):
+                    assert 0, "subtest"
+
+
+            def test_a_subtest_and_the_body_fail(subtests):
+                with subtests.test("a"):
+                    raise ValueError("subtest")
+                assert 0
+            """,
+        },
+    )
+    plugins = ("-p", "no:randomly", "-p", "rerunfailures", "--reruns", "1")
+    pytest_run, _ = same_counts_as_pytest(tmp_path, *plugins, "--only-rerun", "AssertionError")
+    assert "4 failed, 2 rerun in" in pytest_run.stdout, pytest_run.output
+    pytest_run, _ = same_counts_as_pytest(tmp_path, *plugins, "--only-rerun", "ValueError")
+    assert "4 failed, 1 rerun in" in pytest_run.stdout, pytest_run.output
+    pytest_run, _ = same_counts_as_pytest(tmp_path, *plugins, "--rerun-except", "AssertionError")
+    assert "4 failed, 1 rerun in" in pytest_run.stdout, pytest_run.output
+
+
 def _properties(path: Path) -> dict[str, list[tuple[str | None, str | None]]]:
     """Each ``<testcase>``'s ``<property>`` (name, value) pairs of a JUnit file, by the test's name."""
     return {

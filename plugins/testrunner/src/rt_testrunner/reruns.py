@@ -41,9 +41,15 @@ def rerun_refused(config: Any, node: Any, errors: Sequence[BaseException | None]
     """Whether the plugin's ``--only-rerun``/``--rerun-except`` (or the ``flaky`` mark's ``only_rerun``,
     ``rerun_except``, or their ini values) refuse a rerun for the failed phases' ``errors`` of one attempt (None
     for a phase that failed with no exception, a strict xpass): as the plugin, any one refused error keeps
-    the whole attempt from being rerun, its set-up's, call's and teardown's alike."""
+    the whole attempt from being rerun, its set-up's, call's and teardown's alike. A call that failed only
+    by its failed subtests (rt's :class:`~rt_testrunner.subtests.SubtestsFailed`) refuses nothing: its pytest
+    report passed when the plugin checked it (pytest marks it failed later, when it counts it), and the plugin
+    reruns it for its failed subtests without a filter."""
+    from rt_testrunner.subtests import SubtestsFailed
+
     if config.pluginmanager.getplugin(PLUGIN) is None:
         return False
+    errors = [error for error in errors if not isinstance(error, SubtestsFailed)]
     only = _filters(config, node, "only_rerun")
     excepted = _filters(config, node, "rerun_except")
     if not only and not excepted:
