@@ -123,6 +123,9 @@ class TestFinished:
     #: expected while the subtests' verbosity is 0 (a plain ``pytest`` run); the JUnit report still has it,
     #: the summary's counts and the result lines do not
     counted: bool = True
+    #: a test of rt's own API (``rt.test``), not a pytest item: the JUnit report writes its failure's message as
+    #: rt's reporter always did (an assert's text alone), not in the words of pytest's junitxml
+    own_style: bool = False
 
     @property
     def name(self) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import xmlschema
 
-from rt.testing import run_cli
+from rt.testing import run_cli, run_pytest, write_files
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCHEMA = xmlschema.XMLSchema(Path(__file__).parent / "data" / "junit.xsd")
@@ -117,6 +117,35 @@ def test_results_messages_and_retries(tmp_path: Path) -> None:
     assert (bad.get("message") or "").startswith(
         "AssertionError: assert {'k': 1} == {'k': 2}\n  \n  Differing items:"
     )
+
+
+def test_an_asserts_message_is_pytests_for_a_pytest_test_and_rts_own_for_an_rt_test(tmp_path: Path) -> None:
+    """The same ``assert 1 == 2, "plain"`` in a pytest test and in a test of rt's own API: the pytest test's
+    ``message`` is pytest 9.2 junitxml's (``AssertionError: plain`` and the explanation), rt's own test keeps
+    rt's (``plain`` and the explanation, no type name), as before pytest's wording was adopted (a regression
+    of it gave rt's own tests pytest's words too)."""
+    body = 'assert 1 == 2, "plain"\n'
+    write_files(
+        tmp_path,
+        {
+            "own.test.py": f'from rt.test import test\n\n@test("own")\ndef _():\n    {body}',
+            "test_py.py": f"def test_py():\n    {body}",
+        },
+    )
+    pytest_run = run_pytest("-p", "no:randomly", "--junitxml=p.xml", cwd=tmp_path)
+    assert pytest_run.code == 1, pytest_run.output
+    result = run_cli("test", "--reporter=junit", "--reporter-outfile=r.xml", cwd=tmp_path)
+    assert result.code == 1, result.output
+
+    def messages(report: str) -> dict[str | None, str | None]:
+        cases = ET.parse(tmp_path / report).getroot().iter("testcase")
+        return {
+            case.get("name"): getattr(case.find("failure"), "attrib", {}).get("message") for case in cases
+        }
+
+    expected = messages("p.xml")["test_py"]
+    assert expected is not None and expected.startswith("AssertionError: plain\n"), expected
+    assert messages("r.xml") == {"test_py": expected, "own": "plain\nassert 1 == 2"}
 
 
 def test_file_that_fails_to_load_is_an_error_not_a_test(tmp_path: Path) -> None:

@@ -1307,7 +1307,7 @@ def test_the_pipe_carries_every_field_of_the_test_events() -> None:
     assert [f.name for f in attrs.fields(TestFinished)] == [
         "file", "path", "status", "duration", "attempt", "run", "failure", "location", "expect_calls",
         "hook", "output", "reason", "earlier_failures", "suite_lines", "subtest_of", "subtests_passed",
-        "properties", "at_setup", "counted",
+        "properties", "at_setup", "counted", "own_style",
     ]  # fmt: skip
     assert [f.name for f in attrs.fields(TestFailure)] == [
         "message",
@@ -1341,6 +1341,7 @@ def test_the_pipe_carries_every_field_of_the_test_events() -> None:
             (("key", "value"),),
             True,
             False,
+            True,
         ),
     ]
     read_fd, write_fd = os.pipe()

@@ -215,7 +215,12 @@ def _outcome_element(case: TestFinished, teardown: bool = False) -> str | None:
         kind = failure.kind if failure is not None else "Error"
         message = ""
         if failure is not None:
-            message = _error_message(failure, teardown) if status == "error" else crash_message(failure)
+            if case.own_style:  # rt's own tests keep rt's message: the assert's text, no type name added
+                message = whole_message(failure)
+            elif status == "error":
+                message = _error_message(failure, teardown)
+            else:
+                message = crash_message(failure)
         details = (failure.details or failure.message) if failure is not None else ""
         if case.attempt > 1:
             details += f"\n(attempt {case.attempt}: the last of {case.attempt} attempts)"

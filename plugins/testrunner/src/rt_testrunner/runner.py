@@ -1264,6 +1264,7 @@ def _attempt_result(
         subtests_passed=outcome.subtests_passed,
         properties=_properties(case),
         at_setup=outcome.setup_error,
+        own_style=case.item is None,
     )
 
 

@@ -176,6 +176,7 @@ def _finished(e: TestFinished) -> tuple[Any, ...]:
         e.properties,
         e.at_setup,
         e.counted,
+        e.own_style,
     )
 
 
@@ -200,6 +201,7 @@ def _finished_from(v: tuple[Any, ...]) -> TestFinished:
         tuple(tuple(pair) for pair in v[17]),
         v[18],
         v[19],
+        v[20],
     )
 
 
