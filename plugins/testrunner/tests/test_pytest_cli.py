@@ -339,7 +339,8 @@ def test_color_turns_rt_s_colours_on_or_off(tmp_path: Path, color: str, painted:
 
 def _junit(path: Path) -> tuple[dict[str, str | None], dict[str, list[tuple[str, str | None, str | None]]]]:
     """A JUnit report's totals (``<testsuites>`` for rt's, its first ``<testsuite>`` for pytest's) and each
-    ``<testcase>``'s elements as (tag, type, message), by name."""
+    ``<testcase>``'s elements as (tag, type, message), by name (a failure's or error's type apart: pytest's
+    junitxml writes none)."""
     import xml.etree.ElementTree as ET
 
     root = ET.parse(path).getroot()
@@ -349,7 +350,7 @@ def _junit(path: Path) -> tuple[dict[str, str | None], dict[str, list[tuple[str,
         elements = cases.setdefault(str(case.get("name")), [])
         for child in case:
             if child.tag in ("failure", "error"):
-                elements.append((child.tag, None, None))
+                elements.append((child.tag, None, child.get("message")))
             elif child.tag == "skipped":
                 elements.append((child.tag, child.get("type"), child.get("message")))
             elif child.tag == "properties":
@@ -359,7 +360,8 @@ def _junit(path: Path) -> tuple[dict[str, str | None], dict[str, list[tuple[str,
 
 def test_junit_writes_subtests_skips_and_properties_as_pytest_s_junitxml(tmp_path: Path) -> None:
     """pytest 9's junitxml: each failed subtest is a ``<failure>`` of its test's ``<testcase>`` (not a testcase
-    of its own) and every subtest counts in ``tests``; a skip is ``<skipped type="pytest.skip"
+    of its own) and every subtest counts in ``tests``; the test its subtests failed has ``<failure
+    message="contains 1 failed subtest">``; a skip is ``<skipped type="pytest.skip"
     message=reason>``; ``record_property`` pairs are the testcase's ``<properties>``."""
     write_files(
         tmp_path,
@@ -401,7 +403,12 @@ def test_junit_writes_subtests_skips_and_properties_as_pytest_s_junitxml(tmp_pat
     totals, cases = _junit(tmp_path / "rt.xml")
     assert cases == expected_cases, found.output
     assert totals == expected_totals
-    assert cases["test_sub"] == [("failure", None, None), ("failure", None, None)]
+    assert [message for _, _, message in cases["test_sub"]] == [
+        "AssertionError: 1 not less than 1",
+        "AssertionError: 2 not less than 1",
+    ]
+    # the test its subtests failed: pytest's text, no type name (rt wrote ``SubtestsFailed: contains ...``)
+    assert cases["test_sub_fixture"][-1] == ("failure", None, "contains 1 failed subtest")
     assert cases["test_skip"] == [("skipped", "pytest.skip", "not here")]
     assert cases["test_prop"] == [("property", "example_key", "1")]
     run_cli("test", "--junitxml=parallel.xml", "--parallel=2", cwd=tmp_path)  # the events cross the pipe

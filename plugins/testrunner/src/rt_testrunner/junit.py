@@ -40,6 +40,9 @@ _SKIPPED = ("skip", "todo", "xfail")
 _TEARDOWN = " [teardown]"
 #: the kinds of failure whose text rt writes without the exception's type name (see :func:`crash_message`)
 _BARE_KINDS = ("AssertionError", "Failed")
+#: the kinds of failure pytest reports as a text, not as an exception: its ``<failure>``'s message and text are
+#: that text alone, without the type's name (a test its subtests failed: ``contains 1 failed subtest``)
+_TEXT_KINDS = ("SubtestsFailed",)
 #: how rt begins the details of a pytest test's error while set up, and of a node's collection error
 _AT_SETUP = "error at setup: "
 _AT_COLLECTION = "error at collection: "
@@ -222,6 +225,8 @@ def _outcome_element(case: TestFinished, teardown: bool = False) -> str | None:
             else:
                 message = crash_message(failure)
         details = (failure.details or failure.message) if failure is not None else ""
+        if kind in _TEXT_KINDS:
+            message = details = message.removeprefix(f"{kind}: ")
         if case.attempt > 1:
             details += f"\n(attempt {case.attempt}: the last of {case.attempt} attempts)"
         return f"<{tag} type={_attr(kind)} message={_attr(message)}>{_text(details)}</{tag}>"
