@@ -329,6 +329,11 @@ def test_config_file_and_rootdir_in_pytest_addopts_choose_the_configuration(tmp_
         ('[tool.pytest]\ntestpaths = "."\n', False),
         ("[tool.pytest]\nminversion = 8\n", False),
         ('[tool.pytest]\nrequired_plugins = "pytest-xdist"\n', False),
+        # a fixed choice (pytest's Literal types): rt ran the suite
+        ('[tool.pytest]\nconsole_output_style = "bogus"\n', False),
+        ('[tool.pytest]\nlog_file_mode = "x"\n', False),
+        ('[tool.pytest]\nempty_parameter_set_mark = "bogus"\n', False),
+        ('[tool.pytest]\nconsole_output_style = "count"\nlog_file_mode = "a"\n', True),
     ],
     ids=[
         "verbosity-str",
@@ -340,6 +345,10 @@ def test_config_file_and_rootdir_in_pytest_addopts_choose_the_configuration(tmp_
         "testpaths-str",
         "minversion-int",
         "required-plugins-str",
+        "console-style-choice",
+        "log-file-mode-choice",
+        "empty-parameter-set-choice",
+        "right-choices",
     ],
 )
 def test_the_native_toml_tables_values_are_checked_as_pytest_checks_them(

@@ -14,8 +14,9 @@ from typing import Any
 
 from rt_testrunner.pyconfig import PytestConfig
 
-#: pytest's own options it reads in every run, by their declared type (pytest 9.2's ``parser.addini``)
-_READ_EVERY_RUN: dict[str, str] = {
+#: pytest's own options it reads in every run, by their declared type (pytest 9.2's ``parser.addini``); a
+#: tuple is a ``Literal`` type: a string, one of those, in pytest's order
+_READ_EVERY_RUN: dict[str, str | tuple[str, ...]] = {
     "addopts": "args",
     "testpaths": "args",
     "required_plugins": "args",
@@ -24,13 +25,13 @@ _READ_EVERY_RUN: dict[str, str] = {
     "markers": "linelist",
     "pythonpath": "paths",
     "minversion": "string",
-    "empty_parameter_set_mark": "string",
-    "console_output_style": "string",
+    "empty_parameter_set_mark": ("skip", "xfail", "fail_at_collect"),
+    "console_output_style": ("classic", "progress", "count", "times", "progress-even-when-capture-no"),
     "log_format": "string",
     "log_date_format": "string",
     "log_file": "string",
-    "log_file_mode": "string",
-    "tmp_path_retention_policy": "string",
+    "log_file_mode": ("w", "a"),
+    "tmp_path_retention_policy": ("all", "failed", "none"),
     "log_cli": "bool",
     "consider_namespace_packages": "bool",
     "enable_assertion_pass_hook": "bool",
@@ -57,9 +58,13 @@ def _native_table(config: PytestConfig) -> dict[str, Any] | None:
     return table
 
 
-def _refusal(kind: str, value: object) -> str | None:
+def _refusal(kind: str | tuple[str, ...], value: object) -> str | None:
     """What pytest says of ``value`` for an option of type ``kind`` (after ``config option 'NAME' ``)."""
     got = f"got {type(value).__name__}: {value!r}"
+    if isinstance(kind, tuple):  # a fixed choice (``console_output_style = "bogus"``)
+        if not isinstance(value, str):
+            return f"expects a string, {got}"
+        return None if value in kind else f"expects one of {' | '.join(map(repr, kind))}, got {value!r}"
     if kind in ("args", "linelist", "paths"):
         if not isinstance(value, list):
             return f"expects a list for type '{kind}', {got}"
