@@ -334,6 +334,7 @@ def test_config_file_and_rootdir_in_pytest_addopts_choose_the_configuration(tmp_
         ('[tool.pytest]\nlog_file_mode = "x"\n', False),
         ('[tool.pytest]\nempty_parameter_set_mark = "bogus"\n', False),
         ('[tool.pytest]\nconsole_output_style = "count"\nlog_file_mode = "a"\n', True),
+        ('[tool.pytest.ini_options]\nlog_file_mode = "x"\n', False),  # choices are checked in ini text too
     ],
     ids=[
         "verbosity-str",
@@ -349,6 +350,7 @@ def test_config_file_and_rootdir_in_pytest_addopts_choose_the_configuration(tmp_
         "log-file-mode-choice",
         "empty-parameter-set-choice",
         "right-choices",
+        "ini-options-choice",
     ],
 )
 def test_the_native_toml_tables_values_are_checked_as_pytest_checks_them(

@@ -64,12 +64,12 @@ def _check_native_types(project: PytestConfig) -> None:
     """pytest's type check of the native ``[tool.pytest]`` table (:mod:`rt_testrunner.pytoml_types`), made
     before anything reads a value of it (``testpaths``, ``addopts``, ``minversion``, ``required_plugins`` are
     read while the run's paths and options are worked out): a wrong type is pytest's usage error, status 4,
-    never a crash inside the code that reads it (``testpaths = "."``)."""
-    if project.inifile is None or project.inifile.suffix != ".toml":
-        return
-    from rt_testrunner.pytoml_types import native_type_error
+    never a crash inside the code that reads it (``testpaths = "."``); so is a value none of an option's fixed
+    choices, in any configuration file or ``-o``."""
+    from rt_testrunner.pytoml_types import choice_error, native_type_error
 
-    refused = native_type_error(project)
+    native = project.inifile is not None and project.inifile.suffix == ".toml"
+    refused = (native_type_error(project) if native else None) or choice_error(project)
     if refused is not None:
         raise PytestUsageError(refused)
 
@@ -449,6 +449,7 @@ def parse_invocation(
     _check_native_types(project)
     extra = addopts.read(project)  # the project's addopts; the command line wins over each
     project = addopts.configured(_doctest_options(args, addopts.configured(project, extra)), given)
+    _check_native_types(project)  # again, with the values of ``-o`` (a fixed choice's is checked too)
     filters, plugin_words = _plugin_options(
         list(getattr(args, "extra_options", None) or ()), words or (), list(args.filters), root, project
     )

@@ -96,3 +96,18 @@ def native_type_error(config: PytestConfig) -> str | None:
         if refusal is not None:
             return f"{config.inifile}: config option '{name}' {refusal}"
     return None
+
+
+def choice_error(config: PytestConfig) -> str | None:
+    """pytest's usage error for an option of fixed choices whose value, a string from an ini file or from
+    ``-o``, is none of them: pytest checks those in every kind of configuration file (``console_output_style
+    = bogus`` in pytest.ini), not in the native table alone. None when every value is one of its choices."""
+    if config.inifile is None:
+        return None
+    for name, value in config.values.items():
+        kind = _READ_EVERY_RUN.get(name)
+        if isinstance(kind, tuple) and isinstance(value, str):
+            refusal = _refusal(kind, value)
+            if refusal is not None:
+                return f"{config.inifile}: config option '{name}' {refusal}"
+    return None
