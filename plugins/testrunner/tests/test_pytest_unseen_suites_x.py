@@ -44,7 +44,9 @@ def test_capsys_disabled_gives_the_descriptors_back_to_the_terminal(tmp_path: Pa
 
             def test_redirect_inside_disabled(capsys):
                 def write():
-                    print("from print")
+                    # flushed: where stdout is a pipe (CI's tox env) print's buffer would reach the file
+                    # after os.write's line, under pytest and rt alike
+                    print("from print", flush=True)
                     os.write(1, b"from os.write\\n")
                     subprocess.run([sys.executable, "-c", "print('from a subprocess')"], check=True)
 
