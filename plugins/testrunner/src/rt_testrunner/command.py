@@ -66,6 +66,8 @@ def _check_native_types(project: PytestConfig) -> None:
     read while the run's paths and options are worked out): a wrong type is pytest's usage error, status 4,
     never a crash inside the code that reads it (``testpaths = "."``); so is a value none of an option's fixed
     choices, in any configuration file or ``-o``."""
+    if project.inifile is None:  # no configuration file, nothing to check: pytoml_types is not even imported
+        return
     from rt_testrunner.pytoml_types import choice_error, native_type_error
 
     native = project.inifile is not None and project.inifile.suffix == ".toml"
