@@ -60,7 +60,7 @@ def _check_retention(project: PytestConfig) -> None:
         raise refused from None
 
 
-def _check_native_types(project: PytestConfig) -> None:
+def _check_native_types(project: PytestConfig, *, choices_only: bool = False) -> None:
     """pytest's type check of the native ``[tool.pytest]`` table (:mod:`rt_testrunner.pytoml_types`), made
     before anything reads a value of it (``testpaths``, ``addopts``, ``minversion``, ``required_plugins`` are
     read while the run's paths and options are worked out): a wrong type is pytest's usage error, status 4,
@@ -70,7 +70,7 @@ def _check_native_types(project: PytestConfig) -> None:
         return
     from rt_testrunner.pytoml_types import choice_error, native_type_error
 
-    native = project.inifile is not None and project.inifile.suffix == ".toml"
+    native = project.inifile.suffix == ".toml" and not choices_only
     refused = (native_type_error(project) if native else None) or choice_error(project)
     if refused is not None:
         raise PytestUsageError(refused)
@@ -451,7 +451,8 @@ def parse_invocation(
     _check_native_types(project)
     extra = addopts.read(project)  # the project's addopts; the command line wins over each
     project = addopts.configured(_doctest_options(args, addopts.configured(project, extra)), given)
-    _check_native_types(project)  # again, with the values of ``-o`` (a fixed choice's is checked too)
+    # again for the fixed choices, with the values of ``-o`` (the file's types were checked above)
+    _check_native_types(project, choices_only=True)
     filters, plugin_words = _plugin_options(
         list(getattr(args, "extra_options", None) or ()), words or (), list(args.filters), root, project
     )
